@@ -1,0 +1,50 @@
+# The two commands of the README: `make demo` and `make test`.  Both set everything up first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+NODE_DIR   := tests/e2e/node
+NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
+
+.PHONY: setup demo test lint typecheck unit bench lab clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# npm peers for the end-to-end tests (installed from the lock file when there is one).
+$(NODE_STAMP): $(wildcard $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json)
+	@if [ -f $(NODE_DIR)/package.json ]; then \
+	  if command -v npm >/dev/null 2>&1; then \
+	    cd $(NODE_DIR) && (npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error); \
+	  else echo "npm not found: end-to-end tests against npm servers will skip" >&2; fi; \
+	fi
+	@mkdir -p $(dir $(NODE_STAMP)) && touch $(NODE_STAMP)
+
+setup: $(STAMP) $(NODE_STAMP)
+
+demo: setup
+	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check mcpeval_nb tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: setup
+	MPLBACKEND=Agg $(PY) -m pytest -q
+
+test: lint typecheck unit
+
+bench: setup
+	$(PY) -m bench
+
+lab: setup
+	$(PY) -m pip install -q -e '.[lab]'
+	$(VENV)/bin/jupyter lab notebooks/
+
+clean:
+	rm -rf build .pytest_cache .mypy_cache .ruff_cache

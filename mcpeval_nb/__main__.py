@@ -1,0 +1,5 @@
+"""``python -m mcpeval_nb`` runs the CLI."""
+
+from mcpeval_nb.cli import run
+
+run()

@@ -1,0 +1,64 @@
+"""Annotations: typed remarks about a recorded call, joined to it by ``(session, seq)`` (SPEC 5)."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+from ..errors import UsageError
+from ..home import resolve_root
+from ..journal.append import append_record
+from ..limits import MAX_NOTE_CHARS
+from ..privacy.records import ANNOTATION_KINDS, AnnotationRecord
+from ..privacy.timestamps import now_ts
+
+__all__ = ["annotate", "validate_annotation"]
+
+
+def validate_annotation(kind: str, note: str, seq: int) -> None:
+    """Check an annotation the way ``mcpeval annotate`` does; messages never quote the note.
+
+    Raises:
+        UsageError: unknown kind, an over-long note, control characters, or a negative seq.
+    """
+    if kind not in ANNOTATION_KINDS:
+        raise UsageError(f'unknown annotation kind "{_safe(kind)}"; valid kinds are: '
+                         + ", ".join(ANNOTATION_KINDS))
+    count = len(note)
+    if count > MAX_NOTE_CHARS:
+        raise UsageError(f"note exceeds {MAX_NOTE_CHARS} characters (got {count})")
+    if any(unicodedata.category(c) == "Cc" for c in note):
+        raise UsageError("note must not contain control characters or newlines")
+    if seq < 0 or seq >= 2**64:
+        raise UsageError("seq must be an unsigned 64-bit integer")
+
+
+def _safe(kind: str) -> str:
+    # The kind is an operator-typed label, not payload, but keep the message bounded and printable.
+    printable = "".join(c for c in kind if c.isprintable())[:64]
+    return printable
+
+
+def annotate(session: str, seq: int, kind: str, note: str, *,
+             root: str | os.PathLike[str] | None = None) -> AnnotationRecord:
+    """Validate and append an annotation to ``annotations-<day>.jsonl``.
+
+    Args:
+        session: the raw session value or a stored ``session:<hex>`` token (hashed either way).
+        seq: the call's sequence number in that session.
+        kind: one of ``ANNOTATION_KINDS``.
+        note: free text, at most 240 characters, no control characters.
+        root: capture root (default: ``MCPEVAL_HOME`` or ``~/.mcp-eval``).
+
+    Returns:
+        The stored (sanitised) annotation.
+
+    Raises:
+        UsageError: invalid kind, note or seq; nothing written.
+        JournalError: the store could not be written.
+    """
+    validate_annotation(kind, note, seq)
+    record = AnnotationRecord(ts=now_ts(), session=session, seq=seq, kind=kind, note=note).sanitized()
+    append_record(Path(resolve_root(root)), record)
+    return record

@@ -1,0 +1,118 @@
+"""The capture root: where it is, how the store is laid out, and the fingerprint salt (SPEC 1)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import uuid
+from pathlib import Path
+
+from .errors import SaltError
+
+__all__ = [
+    "SALT_BYTES",
+    "annotations_path",
+    "calls_path",
+    "history_path",
+    "load_salt",
+    "resolve_root",
+    "salt_path",
+    "store_dir",
+]
+
+SALT_BYTES = 32
+
+
+def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """Resolve the capture root: ``root`` if given, else ``$MCPEVAL_HOME``, else ``$HOME/.mcp-eval``.
+
+    Nothing is created.  With ``HOME`` unset the relative path ``.mcp-eval`` is used, as the Rust tool does.
+    """
+    if root is not None:
+        return Path(root)
+    env = os.environ.get("MCPEVAL_HOME")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("HOME", "")) / ".mcp-eval"
+
+
+def store_dir(root: Path) -> Path:
+    """``<root>/store``: the share-safe capture tree."""
+    return root / "store"
+
+
+def calls_path(root: Path, day: str) -> Path:
+    """``<root>/store/calls-<day>.jsonl``."""
+    return store_dir(root) / f"calls-{day}.jsonl"
+
+
+def annotations_path(root: Path, day: str) -> Path:
+    """``<root>/store/annotations-<day>.jsonl``."""
+    return store_dir(root) / f"annotations-{day}.jsonl"
+
+
+def history_path(root: Path) -> Path:
+    """``<root>/store/probes/history.jsonl``: readiness trend points."""
+    return store_dir(root) / "probes" / "history.jsonl"
+
+
+def salt_path(root: Path) -> Path:
+    """``<root>/.salt``: beside the store, never inside it; never shared."""
+    return root / ".salt"
+
+
+def _read_salt(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(SALT_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SaltError(f"cannot read salt file at {path}: {exc.strerror}") from None
+    if len(data) != SALT_BYTES:
+        size = len(data) if len(data) <= SALT_BYTES else path.stat().st_size
+        raise SaltError(f"salt file at {path} has {size} bytes, expected {SALT_BYTES}")
+    return data
+
+
+def load_salt(root: Path, *, create: bool = True) -> bytes:
+    """Return the capture root's 32-byte salt, creating it race-free if absent (SPEC 1).
+
+    Creation writes a 0600 temp file, fsyncs it and hard-links it into place; a process that loses
+    the race reads the winner's salt, so every process ends up with the on-disk bytes.
+
+    Raises:
+        SaltError: the salt has the wrong size or cannot be read or created (it is never overwritten).
+    """
+    path = salt_path(root)
+    existing = _read_salt(path)
+    if existing is not None or not create:
+        if existing is None:
+            raise SaltError(f"no salt file at {path}")
+        return existing
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SaltError(f"cannot create capture root {root}: {exc.strerror}") from None
+    secret = uuid.uuid4().bytes + uuid.uuid4().bytes
+    tmp = root / f".salt.tmp-{uuid.uuid4()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, secret)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise SaltError(f"cannot create salt file at {path}: {exc.strerror}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    salt = _read_salt(path)
+    if salt is None:
+        raise SaltError(f"salt file at {path} vanished during creation")
+    return salt

@@ -1,0 +1,116 @@
+"""The journal writer (SPEC 6.1-6.2).
+
+Encode first, check the 4 MiB bound (newline included) before any file is opened, then take an
+exclusive ``flock`` on the journal file itself and write the whole line in one write.  A refused record
+leaves every existing byte unchanged and creates no file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import JournalError, RecordTooLarge
+from ..home import annotations_path, calls_path, history_path
+from ..limits import LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from .locks import flocked
+
+__all__ = ["Record", "append_record", "append_records", "encode_line", "journal_path"]
+
+Record = CallRecord | AnnotationRecord | TrendPoint
+
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+def encode_line(record: Record) -> bytes:
+    """Sanitise and encode a record as one journal line (UTF-8, trailing newline).
+
+    Raises:
+        RecordTooLarge: the line would exceed 4 MiB including the newline.
+        ProfileError: a trend point carries an invalid measurement profile.
+    """
+    line = (record.sanitized().encode() + "\n").encode("utf-8")
+    if len(line) > MAX_RECORD_BYTES:
+        raise RecordTooLarge()
+    return line
+
+
+def journal_path(root: Path, record: Record) -> Path:
+    """The journal file a (sanitised) record belongs to."""
+    if isinstance(record, CallRecord):
+        return calls_path(root, record.day)
+    if isinstance(record, AnnotationRecord):
+        return annotations_path(root, record.day)
+    return history_path(root)
+
+
+def _write_locked(path: Path, data: bytes, timeout: float) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, _OPEN_FLAGS, 0o666)
+    except OSError as exc:
+        raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
+    try:
+        with flocked(fd, path, exclusive=True, timeout=timeout):
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+    except OSError as exc:
+        raise JournalError(f"cannot write journal {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
+    """Append one record to its journal under ``root`` (sanitised on the way).
+
+    Args:
+        root: the capture root.
+        record: a call record, annotation or trend point.
+        timeout: seconds to wait for the exclusive lock.
+
+    Returns:
+        The journal path written.
+
+    Raises:
+        RecordTooLarge: nothing was written and no file was created.
+        LockTimeout: another process held the journal past the deadline; nothing was written.
+        JournalError: the store is not writable.
+    """
+    line = encode_line(record)
+    path = journal_path(Path(root), record.sanitized())
+    _write_locked(path, line, timeout)
+    return path
+
+
+def append_records(root: Path | str, records: Iterable[Record], *, timeout: float = LOCK_TIMEOUT_S,
+                   chunk_bytes: int = 8 * 1024 * 1024) -> int:
+    """Append many records, grouped per journal, a chunk of whole lines per locked write.
+
+    Every record is encoded and checked before anything is written, so one oversized record refuses the
+    whole batch with no byte changed.
+
+    Returns:
+        The number of records written.
+    """
+    groups: dict[Path, list[bytes]] = {}
+    count = 0
+    for record in records:
+        line = encode_line(record)
+        groups.setdefault(journal_path(Path(root), record.sanitized()), []).append(line)
+        count += 1
+    for path, lines in groups.items():
+        chunk: list[bytes] = []
+        size = 0
+        for line in lines:
+            if size + len(line) > chunk_bytes and chunk:
+                _write_locked(path, b"".join(chunk), timeout)
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line)
+        if chunk:
+            _write_locked(path, b"".join(chunk), timeout)
+    return count

@@ -1,0 +1,44 @@
+"""Every bound mcpeval-nb enforces, in one place (SPEC 6.1, 8.4, 13, 14)."""
+
+from __future__ import annotations
+
+#: A journal record, encoded as UTF-8 and including its trailing newline (SPEC 6.1).
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+#: A stdio frame including its newline, for the shim and the probe client (SPEC 14).
+MAX_FRAME_BYTES = 4 * 1024 * 1024
+#: serde_json refuses input nested this deep (127 levels parse, 128 do not; SPEC 0.5).
+MAX_JSON_DEPTH = 128
+#: Incoming stdio frames queued by the probe client before the transport closes.
+MAX_QUEUED_FRAMES = 16
+#: Unsolicited notifications buffered while a response is awaited (count and total bytes).
+MAX_NOTIFICATIONS = 128
+MAX_NOTIFICATION_BYTES = 4 * 1024 * 1024
+#: Server-to-client requests answered during one call in the battery, contention and payload cases.
+MAX_SERVER_REQUESTS = 8
+#: tools/list pages walked for the catalog.
+MAX_TOOL_PAGES = 20
+#: Default per-request response deadline on stdio, and the HTTP I/O timeout (seconds).
+DEFAULT_RESPONSE_TIMEOUT_S = 30.0
+DEFAULT_IO_TIMEOUT_S = 5.0
+#: HTTP bodies (shim-http and the probe's HTTP client).
+MAX_HTTP_BODY_BYTES = 8 * 1024 * 1024
+MAX_HTTP_HEADER_BYTES = 64 * 1024
+HTTP_WORKERS = 8
+HTTP_ACCEPT_QUEUE = 32
+#: The shared evaluation budget of one probe run.
+MAX_EVAL_REQUESTS = 4096
+MAX_EVAL_SECONDS = 300.0
+#: Standard battery.
+BATTERY_REPEATS = 3
+BATTERY_CALL_TIMEOUT_S = 15.0
+BATTERY_PAYLOAD_BYTES = 1_000_000
+#: Input synthesis budgets (SPEC 8.4 and the seed requirements).
+SYNTH_MAX_ENCODED_BYTES = 64 * 1024
+SYNTH_MAX_NODES = 4096
+SYNTH_MAX_ARRAY_ITEMS = 256
+SYNTH_MAX_STRING_BYTES = 16 * 1024
+SYNTH_MAX_DEPTH = 8
+#: Journal locks wait at most this long before LockTimeout.
+LOCK_TIMEOUT_S = 10.0
+#: Annotation notes (SPEC 5).
+MAX_NOTE_CHARS = 240

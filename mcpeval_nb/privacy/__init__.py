@@ -1,0 +1,66 @@
+"""The privacy boundary: everything that turns raw protocol content into storable tokens.
+
+Raw payloads enter these functions in memory; only their outputs (tokens, buckets, salted ids) may
+reach disk.  See docs/privacy.md.
+"""
+
+from __future__ import annotations
+
+from .errorinfo import error_info, privacy_safe_code, safe_string_bucket, sanitize_error, tool_error_info
+from .fingerprint import skeleton, template_id
+from .grammar import (
+    SERVER_LABEL_MESSAGE,
+    opaque_session,
+    valid_identifier,
+    valid_method,
+    valid_server,
+    valid_session_token,
+    valid_template_id,
+    valid_tool,
+)
+from .records import (
+    ANNOTATION_KINDS,
+    AnnotationRecord,
+    CallRecord,
+    Identity,
+    MeasurementProfile,
+    ProfileError,
+    TrendPoint,
+)
+from .shape import EnumIndex, is_canonical_token, sanitize_shape, shape, string_bucket
+from .timestamps import day_of, now_ts, valid_rfc3339
+from .urls import classify_url
+
+__all__ = [
+    "ANNOTATION_KINDS",
+    "SERVER_LABEL_MESSAGE",
+    "AnnotationRecord",
+    "CallRecord",
+    "EnumIndex",
+    "Identity",
+    "MeasurementProfile",
+    "ProfileError",
+    "TrendPoint",
+    "classify_url",
+    "day_of",
+    "error_info",
+    "is_canonical_token",
+    "now_ts",
+    "opaque_session",
+    "privacy_safe_code",
+    "safe_string_bucket",
+    "sanitize_error",
+    "sanitize_shape",
+    "shape",
+    "skeleton",
+    "string_bucket",
+    "template_id",
+    "tool_error_info",
+    "valid_identifier",
+    "valid_method",
+    "valid_rfc3339",
+    "valid_server",
+    "valid_session_token",
+    "valid_template_id",
+    "valid_tool",
+]

@@ -1,0 +1,160 @@
+"""URL classification for argument shaping (SPEC 3.3 rule 3).
+
+A WHATWG-style host extraction for ``http``/``https`` (what the Rust ``url`` crate does for special
+schemes: leading/trailing C0-or-space trimmed, any run of ``/`` or ``\\`` after the scheme, userinfo
+dropped, lenient IPv4 numbers, bracketed IPv6), then the Public Suffix List (ICANN and private sections)
+through tldextract's bundled snapshot: no network, no cache writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import urllib.parse
+from typing import Any
+
+__all__ = ["classify_url"]
+
+_SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+\-.]*):")
+_FORBIDDEN_HOST = set("\x00\t\n\r #/:<>?@[\\]^|%")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+@functools.lru_cache(maxsize=1)
+def _extractor() -> Any:
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+
+
+def _ipv4_number(part: str) -> int | None:
+    if part == "":
+        return None
+    base = 10
+    if part[:2].lower() == "0x":
+        part, base = part[2:], 16
+    elif len(part) > 1 and part[0] == "0":
+        part, base = part[1:], 8
+    if part == "":
+        return 0
+    digits = {10: "0123456789", 16: "0123456789abcdefABCDEF", 8: "01234567"}[base]
+    if any(c not in digits for c in part):
+        return None
+    return int(part, base)
+
+
+def _ends_in_number(host: str) -> bool:
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts = parts[:-1]
+    last = parts[-1]
+    if last and all(c in "0123456789" for c in last):
+        return True
+    return last[:2].lower() == "0x" and _ipv4_number(last) is not None
+
+
+def _parse_ipv4(host: str) -> bool:
+    """Validate a WHATWG IPv4 host; returns False for an invalid one (URL failure)."""
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts = parts[:-1]
+    if len(parts) > 4:
+        return False
+    numbers = [_ipv4_number(p) for p in parts]
+    if any(n is None for n in numbers):
+        return False
+    nums = [n for n in numbers if n is not None]
+    if any(n > 255 for n in nums[:-1]):
+        return False
+    return nums[-1] < 256 ** (5 - len(nums))
+
+
+def _authority(rest: str) -> str:
+    i = 0
+    while i < len(rest) and rest[i] in "/\\":
+        i += 1
+    end = len(rest)
+    for j in range(i, len(rest)):
+        if rest[j] in "/\\?#":
+            end = j
+            break
+    return rest[i:end]
+
+
+def _split_host(authority: str) -> str | None:
+    """Return the host of an authority, or None when the authority is invalid."""
+    hostport = authority.rsplit("@", 1)[-1]
+    if hostport.startswith("["):
+        close = hostport.find("]")
+        if close < 0:
+            return None
+        host, tail = hostport[: close + 1], hostport[close + 1:]
+    else:
+        host, _, port = hostport.partition(":")
+        tail = ":" + port if _ else ""
+    if tail:
+        if not tail.startswith(":"):
+            return None
+        port = tail[1:]
+        if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
+            return None
+    return host
+
+
+def _domain_to_ascii(host: str) -> str | None:
+    host = urllib.parse.unquote(host)
+    if host.isascii():
+        ascii_host = host.lower()
+    else:
+        try:
+            ascii_host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            return None
+    if not ascii_host or any(c in _FORBIDDEN_HOST or ord(c) < 0x20 or c == "\x7f" for c in ascii_host):
+        return None
+    return ascii_host
+
+
+def classify_url(value: str) -> str | None:
+    """Return the ``url:...`` token for an http(s) URL, or None when the string is not one.
+
+    Args:
+        value: a string argument value (used in memory only).
+
+    Returns:
+        ``url:ip``, ``url:localhost``, ``url:host``, ``url:public-suffix`` or ``url:<registrable
+        domain>``; None when the string is not a parseable http(s) URL with a host.
+    """
+    if _CONTROL_RE.search(value):
+        return None
+    text = value.strip("".join(chr(c) for c in range(0x21)))
+    match = _SCHEME_RE.match(text)
+    if match is None or match.group(1).lower() not in ("http", "https"):
+        return None
+    raw_host = _split_host(_authority(text[match.end():]))
+    if not raw_host:
+        return None
+    if raw_host.startswith("["):
+        try:
+            ipaddress.IPv6Address(raw_host[1:-1])
+        except ValueError:
+            return None
+        return "url:ip"
+    host = _domain_to_ascii(raw_host)
+    if host is None:
+        return None
+    if _ends_in_number(host):
+        return "url:ip" if _parse_ipv4(host) else None
+    if host == "localhost":
+        return "url:localhost"
+    return _registrable(host)
+
+
+def _registrable(host: str) -> str:
+    parts = _extractor()(host)
+    if not parts.suffix:
+        return "url:host"
+    if not parts.domain:
+        return "url:public-suffix"
+    return "url:" + f"{parts.domain}.{parts.suffix}".lower()

@@ -1,0 +1,1 @@
+"""Fixture MCP servers (newline-delimited JSON-RPC on stdio unless noted)."""
