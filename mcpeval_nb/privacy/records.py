@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from itertools import pairwise
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from ..jsonfmt import dumps

@@ -67,7 +67,7 @@ def _parse_ipv4(host: str) -> bool:
     nums = [n for n in numbers if n is not None]
     if any(n > 255 for n in nums[:-1]):
         return False
-    return nums[-1] < 256 ** (5 - len(nums))
+    return bool(nums[-1] < 256 ** (5 - len(nums)))
 
 
 def _authority(rest: str) -> str:
