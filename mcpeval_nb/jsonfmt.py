@@ -108,6 +108,9 @@ def dumps(value: Any, *, sort_keys: bool, indent: int | None = None) -> str:
         text = json.dumps(value, sort_keys=sort_keys, indent=indent, separators=seps,
                           ensure_ascii=False, allow_nan=False)
     except (ValueError, OverflowError):
+        text = None
+    if text is None or _LONG_DIGITS_RE.search(text):
+        # NaN/inf become null; integers outside u64/i64 become floats (serde_json has no bigger ints).
         text = json.dumps(_finite(value), sort_keys=sort_keys, indent=indent, separators=seps,
                           ensure_ascii=False, allow_nan=False)
     if "e+" in text or "e-" in text:
@@ -117,7 +120,11 @@ def dumps(value: Any, *, sort_keys: bool, indent: int | None = None) -> str:
     return text
 
 
-_ESCAPE_RE = re.compile(r"\\u00[0-9A-F]{2}")
+# An escaped backslash pair is consumed first, so a literal backslash followed by the text "u00AB" is
+# never mistaken for an escape.
+_ESCAPE_RE = re.compile(r"\\\\|\\u00[0-9A-F]{2}")
+# 19+ digits in a row: the only way an integer outside u64/i64 can appear in the text.
+_LONG_DIGITS_RE = re.compile(r"\d{19}")
 
 
 def _lower_escapes(text: str) -> str:
