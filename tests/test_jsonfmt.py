@@ -44,7 +44,8 @@ def test_integers_within_u64_and_i64_stay_integers() -> None:
     assert format_number(2**64 - 1) == "18446744073709551615"
     assert format_number(-(2**63)) == "-9223372036854775808"
     assert dumps({"a": 2**64 - 1, "b": -(2**63)}, sort_keys=True) == (
-        '{"a":18446744073709551615,"b":-9223372036854775808}')
+        '{"a":18446744073709551615,"b":-9223372036854775808}'
+    )
 
 
 def test_integers_outside_u64_and_i64_print_as_floats() -> None:
@@ -52,7 +53,8 @@ def test_integers_outside_u64_and_i64_print_as_floats() -> None:
     assert format_number(2**64) == "1.8446744073709552e19"
     assert format_number(-(2**63) - 1) == "-9.223372036854776e18"
     assert dumps({"big": 10**20, "nested": [2**64]}, sort_keys=True) == (
-        '{"big":1e20,"nested":[1.8446744073709552e19]}')
+        '{"big":1e20,"nested":[1.8446744073709552e19]}'
+    )
 
 
 def test_a_string_of_many_digits_is_not_mistaken_for_a_big_integer() -> None:
@@ -102,7 +104,8 @@ def test_keys_sorted_by_code_point_or_kept_in_insertion_order() -> None:
 def test_pretty_form_uses_two_spaces_and_colon_space() -> None:
     value = {"b": [1, 2.5], "a": {}, "c": [], "d": {"x": None}}
     assert dumps(value, sort_keys=True, indent=2) == (
-        '{\n  "a": {},\n  "b": [\n    1,\n    2.5\n  ],\n  "c": [],\n  "d": {\n    "x": null\n  }\n}')
+        '{\n  "a": {},\n  "b": [\n    1,\n    2.5\n  ],\n  "c": [],\n  "d": {\n    "x": null\n  }\n}'
+    )
 
 
 def test_pretty_form_also_lays_out_floats_like_ryu() -> None:

@@ -136,6 +136,8 @@ def classify_url(value: str) -> str | None:
     if not raw_host:
         return None
     if raw_host.startswith("["):
+        if "%" in raw_host:  # WHATWG has no zone ids; Python's ipaddress would accept fe80::1%eth0
+            return None
         try:
             ipaddress.IPv6Address(raw_host[1:-1])
         except ValueError:
