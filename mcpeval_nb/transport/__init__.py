@@ -2,4 +2,51 @@
 
 ``transport.policy`` holds the rules every HTTP-speaking part shares (SPEC 13.1-13.2): which upstream
 URLs may be contacted and which Host/Origin headers count as loopback.
+
+The bounded clients (SPEC 8.2, 14): ``McpSession.connect(StdioTarget(...) | HttpTarget(...))`` opens a
+``StdioChannel`` (child process, 4 MiB frames, 16 queued frames) or an ``HttpChannel`` (Streamable HTTP,
+8 MiB bodies, 5 s I/O timeouts, no redirects); the session adds fixed deadlines, the notification
+buffer, server-request handling and the shared ``Budget``.
 """
+
+from __future__ import annotations
+
+from .budget import Budget
+from .http import AUTHORIZATION_ENV, HttpChannel, read_authorization
+from .messages import (
+    METHOD_UNAVAILABLE,
+    Catalog,
+    HttpTarget,
+    PendingCall,
+    Response,
+    RpcError,
+    ServerRequestHandler,
+    StdioTarget,
+    Target,
+    ToolOutcome,
+    decline,
+)
+from .session import PROTOCOL_VERSION, Channel, McpSession
+from .stdio import StdioChannel
+
+__all__ = [
+    "AUTHORIZATION_ENV",
+    "METHOD_UNAVAILABLE",
+    "PROTOCOL_VERSION",
+    "Budget",
+    "Catalog",
+    "Channel",
+    "HttpChannel",
+    "HttpTarget",
+    "McpSession",
+    "PendingCall",
+    "Response",
+    "RpcError",
+    "ServerRequestHandler",
+    "StdioChannel",
+    "StdioTarget",
+    "Target",
+    "ToolOutcome",
+    "decline",
+    "read_authorization",
+]

@@ -1,0 +1,323 @@
+"""The bounded Streamable HTTP channel (MCP 2025-06-18 transport; SPEC 13.2 policy).
+
+Every client request is POSTed on its own connection by a worker thread that turns the answer (a JSON
+body, or an SSE stream whose ``data:`` events carry messages) into messages on a queue of at most 16,
+the same shape the stdio channel gives the session.  Notifications and replies to server requests are
+POSTed from the caller's thread and must be accepted (2xx).
+
+Limits: the URL must pass ``transport.policy.check_endpoint`` (loopback, or HTTPS with
+``allow_remote_http``; no credentials, query or fragment); bodies are at most 8 MiB each way (an SSE
+stream counts as one body); connect and write timeouts are 5 s and reads wait at most until the
+request's deadline (never less than 5 s); redirects are refused, never followed; ``Mcp-Session-Id``
+from the server is echoed on every later request and the negotiated ``MCP-Protocol-Version`` too.
+``MCPEVAL_HTTP_AUTHORIZATION`` is validated as a header value, kept in memory, sent as
+``Authorization`` and never printed, logged or persisted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import queue
+import socket
+import ssl
+import threading
+import time
+from typing import Any
+
+from ..errors import TransportError, UsageError
+from ..limits import DEFAULT_IO_TIMEOUT_S, MAX_HTTP_BODY_BYTES, MAX_QUEUED_FRAMES
+from . import jsonrpc
+from .jsonrpc import Incoming
+from .policy import Endpoint, check_endpoint
+from .sse import SseReader
+
+__all__ = ["AUTHORIZATION_ENV", "HttpChannel", "read_authorization"]
+
+AUTHORIZATION_ENV = "MCPEVAL_HTTP_AUTHORIZATION"
+_MAX_AUTHORIZATION = 8 * 1024
+_MAX_SESSION_ID = 1024
+BODY_TOO_LARGE = "HTTP response body exceeds 8 MiB"
+OUTGOING_BODY_TOO_LARGE = "outgoing HTTP body exceeds 8 MiB"
+REDIRECT = "HTTP redirects are not followed"
+UNREACHABLE = "HTTP endpoint could not be reached"
+CONTENT_TYPE = "HTTP response has an unsupported content type"
+SESSION_EXPIRED = "MCP HTTP session expired"
+_END = object()
+
+
+def _header_safe(value: str, limit: int) -> bool:
+    return 0 < len(value) <= limit and value == value.strip(" \t") and all(
+        c == "\t" or 0x20 <= ord(c) <= 0x7E for c in value)
+
+
+def read_authorization(environ: dict[str, str] | None = None) -> str | None:
+    """Read and validate ``MCPEVAL_HTTP_AUTHORIZATION`` (never echoed).
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Returns:
+        The header value, or None when the variable is unset or empty.
+
+    Raises:
+        UsageError: the value is not a safe header value (control characters, non-ASCII, surrounding
+            whitespace, longer than 8 KiB).
+    """
+    value = (os.environ if environ is None else environ).get(AUTHORIZATION_ENV, "")
+    if value == "":
+        return None
+    if not _header_safe(value, _MAX_AUTHORIZATION):
+        raise UsageError(f"{AUTHORIZATION_ENV} is not a valid HTTP header value")
+    return value
+
+
+class HttpChannel:
+    """A Streamable HTTP MCP endpoint with hard limits.
+
+    Args:
+        url: the endpoint URL (checked by the endpoint policy; never echoed).
+        allow_remote_http: allow a non-loopback HTTPS host.
+        timeout: the default response deadline; socket reads wait at least 5 s.
+
+    Raises:
+        UsageError: the URL breaks the policy, or ``MCPEVAL_HTTP_AUTHORIZATION`` is invalid.
+    """
+
+    def __init__(self, url: str, *, allow_remote_http: bool = False,
+                 timeout: float = DEFAULT_IO_TIMEOUT_S) -> None:
+        self._endpoint: Endpoint = check_endpoint(url, allow_remote_http=allow_remote_http)
+        self.__authorization = read_authorization()
+        self._timeout = timeout
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=MAX_QUEUED_FRAMES)
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._connections: set[http.client.HTTPConnection] = set()
+        self._workers: set[threading.Thread] = set()
+        self._failure: TransportError | None = None
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+
+    def __repr__(self) -> str:
+        return f"HttpChannel(loopback={self._endpoint.is_loopback}, session={self.session_id is not None})"
+
+    # --- sending ----------------------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any], *, deadline: float) -> None:
+        """POST one message; a request's answer arrives through ``receive``.
+
+        Raises:
+            TransportError: the body exceeds 8 MiB (nothing sent); for notifications and replies: the
+                endpoint is unreachable, refused the message, redirected, or timed out.
+        """
+        if self._closed.is_set() or self._failure is not None:
+            raise self._failure or jsonrpc.closed()
+        body = jsonrpc.encode(message)[:-1]
+        if len(body) > MAX_HTTP_BODY_BYTES:
+            raise jsonrpc.failure(OUTGOING_BODY_TOO_LARGE)
+        if "method" in message and "id" in message:
+            worker = threading.Thread(target=self._exchange, args=(message, body, deadline),
+                                      name="mcpeval-http-request", daemon=True)
+            with self._lock:
+                self._workers = {w for w in self._workers if w.is_alive()} | {worker}
+            worker.start()
+            return
+        with self._open(deadline) as conn:
+            response = self._post(conn, body)
+            self._drain(response)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if self.__authorization is not None:
+            headers["Authorization"] = self.__authorization
+        return headers
+
+    @contextlib.contextmanager
+    def _open(self, deadline: float) -> Any:
+        endpoint = self._endpoint
+        conn: http.client.HTTPConnection
+        if endpoint.scheme == "https":
+            conn = http.client.HTTPSConnection(endpoint.host, endpoint.port, timeout=DEFAULT_IO_TIMEOUT_S,
+                                               context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=DEFAULT_IO_TIMEOUT_S)
+        with self._lock:
+            if self._closed.is_set():
+                raise jsonrpc.closed()
+            self._connections.add(conn)
+        try:
+            try:
+                conn.connect()
+            except (OSError, http.client.HTTPException):
+                raise jsonrpc.failure(UNREACHABLE) from None
+            assert conn.sock is not None
+            conn.sock.settimeout(max(DEFAULT_IO_TIMEOUT_S, deadline - time.monotonic()))
+            yield conn
+        except TimeoutError:
+            raise jsonrpc.timeout() from None
+        except (OSError, http.client.HTTPException):
+            raise jsonrpc.closed() from None
+        finally:
+            with self._lock:
+                self._connections.discard(conn)
+            conn.close()
+
+    def _post(self, conn: http.client.HTTPConnection, body: bytes) -> http.client.HTTPResponse:
+        assert conn.sock is not None
+        read_timeout = conn.sock.gettimeout()
+        conn.sock.settimeout(DEFAULT_IO_TIMEOUT_S)
+        conn.request("POST", self._endpoint.path, body=body, headers=self._headers())
+        conn.sock.settimeout(read_timeout)
+        response = conn.getresponse()
+        status = response.status
+        if 300 <= status < 400:
+            raise jsonrpc.failure(REDIRECT)
+        if status == 404 and self.session_id is not None:
+            raise jsonrpc.closed(SESSION_EXPIRED)
+        if not 200 <= status < 300:
+            raise jsonrpc.failure(f"HTTP endpoint answered status {status}")
+        session_id = response.getheader("Mcp-Session-Id")
+        if session_id is not None and self.session_id is None:
+            if not _header_safe(session_id, _MAX_SESSION_ID):
+                raise jsonrpc.failure("HTTP session id is not a valid header value")
+            self.session_id = session_id
+        length = response.getheader("Content-Length")
+        if length is not None and length.strip().isdigit() and int(length) > MAX_HTTP_BODY_BYTES:
+            raise jsonrpc.failure(BODY_TOO_LARGE)
+        return response
+
+    @staticmethod
+    def _read_body(response: http.client.HTTPResponse) -> bytes:
+        chunks: list[bytes] = []
+        total = 0
+        while chunk := response.read(64 * 1024):
+            total += len(chunk)
+            if total > MAX_HTTP_BODY_BYTES:
+                raise jsonrpc.failure(BODY_TOO_LARGE)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _drain(self, response: http.client.HTTPResponse) -> None:
+        kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            return  # an accepted notification needs no stream; closing the connection ends it
+        self._read_body(response)
+
+    # --- request workers ----------------------------------------------------------------------------------
+
+    def _exchange(self, message: dict[str, Any], body: bytes, deadline: float) -> None:
+        try:
+            with self._open(deadline) as conn:
+                response = self._post(conn, body)
+                kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+                if response.status == 202:
+                    return
+                if kind == "application/json":
+                    self._deliver_json(self._read_body(response), message)
+                elif kind == "text/event-stream":
+                    for data in SseReader(response, limit=MAX_HTTP_BODY_BYTES):
+                        if self._deliver(data, message):
+                            return
+                elif self._read_body(response):
+                    raise jsonrpc.failure(CONTENT_TYPE)
+        except TransportError as exc:
+            if exc.reason != "transport-timeout" and not self._closed.is_set():
+                self._failure = self._failure or exc
+                self._put(_END)
+
+    def _deliver_json(self, body: bytes, request: dict[str, Any]) -> None:
+        stripped = body.strip()
+        if stripped.startswith(b"["):
+            value = jsonrpc.loads_array(stripped)
+            for item in value:
+                self._accept(item, len(stripped), request)
+        elif stripped:
+            self._deliver(stripped, request)
+
+    def _deliver(self, data: bytes, request: dict[str, Any]) -> bool:
+        message = jsonrpc.decode(data)
+        return message is not None and self._accept(message, len(data), request)
+
+    def _accept(self, message: Any, size: int, request: dict[str, Any]) -> bool:
+        """Queue one message; True when it is the response to ``request``."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return False
+        msg_id = message.get("id")
+        is_answer = "method" not in message and type(msg_id) is int and msg_id == request["id"]
+        if is_answer and request.get("method") == "initialize" and isinstance(message.get("result"), dict):
+            version = message["result"].get("protocolVersion")
+            if isinstance(version, str) and _header_safe(version, 64):
+                self.protocol_version = version
+        if not self._put((message, size)):
+            raise jsonrpc.failure(jsonrpc.QUEUE_FULL)
+        return is_answer
+
+    def _put(self, item: object) -> bool:
+        deadline = time.monotonic() + self._timeout
+        while not self._closed.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                if time.monotonic() >= deadline:
+                    return False
+        return False
+
+    # --- receiving and closing ----------------------------------------------------------------------------
+
+    def receive(self, deadline: float) -> Incoming | None:
+        """The next message from any request's answer, or None when ``deadline`` passes first.
+
+        Raises:
+            TransportError: a request's exchange failed (status, redirect, body limit, connection loss),
+                or the channel was closed.
+        """
+        if self._closed.is_set():
+            raise self._failure or jsonrpc.closed()
+        try:
+            item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+        if item is _END:
+            raise self._failure or jsonrpc.closed()
+        assert isinstance(item, tuple)
+        return item
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` ran."""
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        """Abort open exchanges, end the HTTP session (best-effort DELETE), join the workers; idempotent."""
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+            connections = list(self._connections)
+            workers = list(self._workers)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                if conn.sock is not None:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+        if self.session_id is not None:
+            self._delete_session()
+        for worker in workers:
+            worker.join(timeout=2.0)
+
+    def _delete_session(self) -> None:
+        endpoint = self._endpoint
+        cls = http.client.HTTPSConnection if endpoint.scheme == "https" else http.client.HTTPConnection
+        conn = cls(endpoint.host, endpoint.port, timeout=1.0)
+        try:
+            conn.request("DELETE", endpoint.path, headers=self._headers())
+            conn.getresponse().read(64 * 1024)
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            conn.close()

@@ -1,0 +1,460 @@
+"""The MCP session layer: handshake, catalog, requests with fixed deadlines, tool-call classification.
+
+``McpSession.connect(target)`` opens a bounded channel (stdio child or Streamable HTTP endpoint) and
+every operation after that follows SPEC 8.2 and 14: each request gets a deadline fixed when it is sent
+(capped by the shared budget's end) that notifications cannot extend; unsolicited notifications are
+buffered up to 128 frames and 4 MiB per request; server-to-client requests are answered by a handler
+(default -32601) up to a bound; a response with an unknown id fails fast unless it is the late reply to
+an abandoned (timed-out) request, which is discarded once.  Any failure other than a response timeout
+closes the session.  Errors are ``TransportError`` with a reason and a fixed message, never contents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any, Protocol
+
+from ..errors import TransportError
+from ..limits import (
+    DEFAULT_IO_TIMEOUT_S,
+    DEFAULT_RESPONSE_TIMEOUT_S,
+    MAX_NOTIFICATION_BYTES,
+    MAX_NOTIFICATIONS,
+    MAX_SERVER_REQUESTS,
+    MAX_TOOL_PAGES,
+)
+from . import jsonrpc
+from .budget import BUDGET_EXCEEDED, Budget
+from .classify import classify_tool_response, parse_response
+from .jsonrpc import Incoming
+from .messages import (
+    Catalog,
+    HttpTarget,
+    PendingCall,
+    Response,
+    ServerRequestHandler,
+    StdioTarget,
+    Target,
+    ToolOutcome,
+    decline,
+)
+
+__all__ = ["CLIENT_NAME", "PROTOCOL_VERSION", "Channel", "McpSession"]
+
+PROTOCOL_VERSION = "2025-06-18"
+CLIENT_NAME = "mcpeval"
+
+
+class Channel(Protocol):
+    """What the session needs from a transport: send, receive with a deadline, close."""
+
+    @property
+    def closed(self) -> bool: ...  # pragma: no cover - protocol
+
+    def send(self, message: dict[str, Any], *, deadline: float) -> None: ...  # pragma: no cover
+
+    def receive(self, deadline: float) -> Incoming | None: ...  # pragma: no cover
+
+    def close(self) -> None: ...  # pragma: no cover
+
+
+def _client_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mcpeval-nb")
+    except Exception:  # the package metadata is missing when run from a plain checkout
+        return "0.0.0"
+
+
+class _SubRequests:
+    """Server-to-client requests answered while one response is awaited."""
+
+    def __init__(self, handler: ServerRequestHandler | None, bound: int | None) -> None:
+        self.handler = handler or decline
+        self.bound = MAX_SERVER_REQUESTS if bound is None else bound
+        self.count = 0
+
+
+class McpSession:
+    """One MCP connection with hard limits; use ``connect`` to open one.
+
+    Args:
+        channel: an open channel (``StdioChannel`` or ``HttpChannel``).
+        timeout: the default per-request response deadline in seconds.
+        budget: the run's shared budget, charged once per client request (None: unbounded).
+
+    Attributes:
+        server_capabilities: the ``capabilities`` object of the initialize result ({} before).
+        protocol_version: the protocol version the server answered, or None.
+        server_info: the ``serverInfo`` object of the initialize result ({} before); in memory only.
+    """
+
+    def __init__(self, channel: Channel, *, timeout: float, budget: Budget | None = None) -> None:
+        self._channel = channel
+        self.timeout = timeout
+        self._budget = budget
+        self._next_id = 1
+        self._abandoned: set[int] = set()
+        self._notes: list[dict[str, Any]] = []
+        self._note_bytes = 0
+        self.server_capabilities: dict[str, Any] = {}
+        self.protocol_version: str | None = None
+        self.server_info: dict[str, Any] = {}
+
+    @classmethod
+    def connect(cls, target: Target, *, timeout: float | None = None,
+                budget: Budget | None = None) -> McpSession:
+        """Open a channel to ``target`` (no MCP message is exchanged yet).
+
+        Args:
+            target: a ``StdioTarget`` (child process) or ``HttpTarget`` (Streamable HTTP endpoint).
+            timeout: per-request deadline; defaults to 30 s on stdio and 5 s over HTTP (SPEC 14).
+            budget: the run's shared budget.
+
+        Returns:
+            The session; use it as a context manager or call ``close()``.
+
+        Raises:
+            UsageError: the URL breaks the endpoint policy or ``MCPEVAL_HTTP_AUTHORIZATION`` is invalid.
+            TransportError: the command cannot be started, or the budget is already spent.
+        """
+        if budget is not None and budget.exhausted:
+            raise budget.error()
+        channel: Channel
+        if isinstance(target, StdioTarget):
+            from .stdio import StdioChannel
+
+            wait = DEFAULT_RESPONSE_TIMEOUT_S if timeout is None else timeout
+            channel = StdioChannel(target.argv, env=target.env, queue_wait=wait)
+        elif isinstance(target, HttpTarget):
+            from .http import HttpChannel
+
+            wait = DEFAULT_IO_TIMEOUT_S if timeout is None else timeout
+            channel = HttpChannel(target.url, allow_remote_http=target.allow_remote_http, timeout=wait)
+        else:
+            raise TypeError("target must be a StdioTarget or an HttpTarget")
+        return cls(channel, timeout=wait, budget=budget)
+
+    # --- handshake and catalog ------------------------------------------------------------------------
+
+    def initialize(self, *, protocol_version: str = PROTOCOL_VERSION,
+                   capabilities: dict[str, Any] | None = None, client_info: dict[str, Any] | None = None,
+                   send_initialized: bool = True) -> dict[str, Any]:
+        """Run the handshake (SPEC 8.2): ``initialize``, then ``notifications/initialized``.
+
+        Args:
+            protocol_version: the version offered.
+            capabilities: the client capabilities ({} by default).
+            client_info: defaults to ``{"name": "mcpeval", "version": <package version>}``.
+            send_initialized: send ``notifications/initialized`` after a successful answer.
+
+        Returns:
+            The initialize result object (raw; in memory only).
+
+        Raises:
+            TransportError: a transport failure, a refused handshake or a result that is not an object
+                (``transport-error``).
+        """
+        params = {"protocolVersion": protocol_version, "capabilities": capabilities or {},
+                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": _client_version()}}
+        response = self.request("initialize", params)
+        if response.error is not None:
+            raise jsonrpc.failure("MCP initialize was refused")
+        result = response.result
+        if not isinstance(result, dict):
+            raise jsonrpc.failure("MCP initialize result is not an object")
+        caps, version = result.get("capabilities"), result.get("protocolVersion")
+        info = result.get("serverInfo")
+        self.server_capabilities = caps if isinstance(caps, dict) else {}
+        self.protocol_version = version if isinstance(version, str) else None
+        self.server_info = info if isinstance(info, dict) else {}
+        if send_initialized:
+            self.notify("notifications/initialized")
+        return result
+
+    def list_tools(self, *, max_pages: int = MAX_TOOL_PAGES) -> Catalog:
+        """Walk ``tools/list`` (SPEC 8.2): at most ``max_pages`` pages, first listing of a name wins.
+
+        An empty or missing ``nextCursor`` ends the walk; a page after the first that fails ends it too.
+
+        Returns:
+            The catalog of raw entries (entries without a string name are skipped).
+
+        Raises:
+            TransportError: a transport failure, or a first page that is refused or has no tools array.
+        """
+        tools: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        pages = 0
+        while pages < max_pages:
+            response = self.request("tools/list", None if cursor is None else {"cursor": cursor})
+            result = response.result if isinstance(response.result, dict) else {}
+            entries = result.get("tools")
+            if response.error is not None or not isinstance(entries, list):
+                if pages == 0:
+                    raise jsonrpc.failure("MCP tools/list was refused or malformed")
+                break
+            pages += 1
+            for entry in entries:
+                name = entry.get("name") if isinstance(entry, dict) else None
+                if isinstance(name, str) and name not in seen:
+                    seen.add(name)
+                    tools.append(entry)
+            cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
+            if not cursor:
+                break
+        return Catalog(tools=tools, pages=pages)
+
+    # --- requests ---------------------------------------------------------------------------------------
+
+    def request(self, method: str, params: Any = None, *, timeout: float | None = None,
+                on_server_request: ServerRequestHandler | None = None,
+                max_server_requests: int | None = None) -> Response:
+        """Send one request and wait for its response until a deadline fixed now.
+
+        Args:
+            method: the JSON-RPC method.
+            params: the params member (omitted when None).
+            timeout: seconds until the deadline (default: the session's timeout).
+            on_server_request: answers server-to-client requests meanwhile (default: -32601).
+            max_server_requests: how many server requests may be answered (default 8).
+
+        Returns:
+            The response (result or JSON-RPC error).
+
+        Raises:
+            TransportError: ``transport-timeout`` (the session stays usable; a late reply is discarded
+                once), ``transport-closed``, ``transport-error`` (a limit or the protocol broken; the session
+                is closed) or ``evaluation-budget-exceeded``.
+        """
+        pending = self._send_request(method, params, timeout)
+        subs = _SubRequests(on_server_request, max_server_requests)
+        return self._await(pending, self._deadline(pending.started, timeout), subs)
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Send one notification (no response is awaited; not charged to the budget).
+
+        Raises:
+            TransportError: the write failed or missed the session's timeout.
+        """
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        with self._guard():
+            self._channel.send(message, deadline=self._deadline(time.monotonic(), None))
+
+    def call_tool(self, name: str, arguments: dict[str, Any], *, timeout: float | None = None,
+                  on_server_request: ServerRequestHandler | None = None,
+                  max_server_requests: int | None = None) -> ToolOutcome:
+        """Call a tool and classify the response (SPEC 8.3).
+
+        Args:
+            name: the tool name.
+            arguments: the arguments object (sent as given; never logged).
+            timeout: seconds until the deadline (default: the session's timeout).
+            on_server_request: answers server-to-client requests during the call (default: -32601).
+            max_server_requests: bound on answered server requests (default 8); one more fails the
+                call with ``server issued more sub-requests than the declared bound``.
+
+        Returns:
+            The outcome: success, tool-error (``isError: true``) or rpc-error, with its latency.
+
+        Raises:
+            TransportError: as ``request``.
+        """
+        pending = self._send_request("tools/call", {"name": name, "arguments": arguments}, timeout)
+        subs = _SubRequests(on_server_request, max_server_requests)
+        response = self._await(pending, self._deadline(pending.started, timeout), subs)
+        latency_ms = int((time.monotonic() - pending.started) * 1000)
+        return classify_tool_response(response, latency_ms=latency_ms, server_requests=subs.count)
+
+    def ping(self, *, timeout: float | None = None) -> Response:
+        """Send ``ping``.
+
+        Returns:
+            The response (an object result when the server supports ping).
+
+        Raises:
+            TransportError: as ``request``.
+        """
+        return self.request("ping", timeout=timeout)
+
+    # --- cancellation and notifications -----------------------------------------------------------------
+
+    def start_call(self, name: str, arguments: dict[str, Any]) -> PendingCall:
+        """Send ``tools/call`` without waiting for its response (for the cancellation kind).
+
+        Returns:
+            The pending call; pass it to ``cancel`` or ``finish``.
+
+        Raises:
+            TransportError: as ``request``.
+        """
+        return self._send_request("tools/call", {"name": name, "arguments": arguments}, None)
+
+    def cancel(self, call: PendingCall, *, reason: str = "cancelled by mcpeval",
+               grace_seconds: float = 1.0) -> Response | None:
+        """Send ``notifications/cancelled {requestId, reason}`` and wait up to ``grace_seconds``.
+
+        Returns:
+            The response if one arrived within the grace period, else None (its late reply will be
+            discarded once).
+
+        Raises:
+            TransportError: a transport failure other than the grace period running out.
+        """
+        self.notify("notifications/cancelled", {"requestId": call.request_id, "reason": reason})
+        deadline = self._cap(time.monotonic() + grace_seconds)
+        try:
+            return self._await(call, deadline, _SubRequests(None, None))
+        except TransportError as exc:
+            if exc.reason == "transport-timeout":
+                return None
+            raise
+
+    def finish(self, call: PendingCall, *, timeout: float | None = None) -> Response:
+        """Wait for the response of a call sent with ``start_call``; the deadline runs from its send.
+
+        Raises:
+            TransportError: as ``request``.
+        """
+        return self._await(call, self._deadline(call.started, timeout), _SubRequests(None, None))
+
+    @property
+    def notifications(self) -> list[dict[str, Any]]:
+        """Notifications buffered since the last request was sent (raw; in memory only)."""
+        return list(self._notes)
+
+    def wait_notification(self, match: Callable[[dict[str, Any]], bool], *,
+                          timeout: float) -> dict[str, Any] | None:
+        """Return the first buffered or incoming notification ``match`` accepts, waiting up to ``timeout``.
+
+        Server requests arriving meanwhile are declined (bound 8); the notification bounds still apply.
+
+        Returns:
+            The notification, or None when none matched in time.
+
+        Raises:
+            TransportError: a transport failure or a broken limit.
+        """
+        found = next((note for note in self._notes if match(note)), None)
+        deadline = self._cap(time.monotonic() + timeout)
+        subs = _SubRequests(None, None)
+        with self._guard():
+            while found is None:
+                item = self._channel.receive(deadline)
+                if item is None:
+                    return None
+                message = item[0]
+                if "method" in message and "id" not in message:
+                    self._buffer(message, item[1])
+                    found = message if match(message) else None
+                else:
+                    self._dispatch(item, None, subs)
+        return found
+
+    # --- internals ----------------------------------------------------------------------------------------
+
+    def _cap(self, deadline: float) -> float:
+        return deadline if self._budget is None else min(deadline, self._budget.deadline)
+
+    def _deadline(self, start: float, timeout: float | None) -> float:
+        return self._cap(start + (self.timeout if timeout is None else timeout))
+
+    def _send_request(self, method: str, params: Any, timeout: float | None) -> PendingCall:
+        with self._guard():
+            if self._channel.closed:
+                raise jsonrpc.closed()
+            if self._budget is not None:
+                self._budget.charge()
+            request_id, self._next_id = self._next_id, self._next_id + 1
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                message["params"] = params
+            self._notes, self._note_bytes = [], 0
+            started = time.monotonic()
+            self._channel.send(message, deadline=self._deadline(started, timeout))
+            return PendingCall(request_id=request_id, started=started)
+
+    def _await(self, call: PendingCall, deadline: float, subs: _SubRequests) -> Response:
+        with self._guard():
+            while True:
+                item = self._channel.receive(deadline)
+                if item is None:
+                    self._abandoned.add(call.request_id)
+                    raise jsonrpc.timeout()
+                response = self._dispatch(item, call.request_id, subs)
+                if response is not None:
+                    return response
+
+    def _dispatch(self, item: Incoming, request_id: int | None, subs: _SubRequests) -> Response | None:
+        message, size = item
+        method = message.get("method")
+        if method is not None:
+            if "id" in message:
+                self._serve(message, subs)
+            else:
+                self._buffer(message, size)
+            return None
+        if "id" not in message:
+            return None
+        msg_id = message["id"]
+        if request_id is not None and type(msg_id) is int and msg_id == request_id:
+            return parse_response(message)
+        if type(msg_id) is int and msg_id in self._abandoned:
+            self._abandoned.discard(msg_id)
+            return None
+        raise jsonrpc.failure(jsonrpc.MISMATCHED_ID)
+
+    def _buffer(self, message: dict[str, Any], size: int) -> None:
+        if len(self._notes) >= MAX_NOTIFICATIONS or self._note_bytes + size > MAX_NOTIFICATION_BYTES:
+            raise jsonrpc.failure(jsonrpc.NOTIFICATION_FLOOD)
+        self._notes.append(message)
+        self._note_bytes += size
+
+    def _serve(self, message: dict[str, Any], subs: _SubRequests) -> None:
+        subs.count += 1
+        if subs.count > subs.bound:
+            raise jsonrpc.failure(jsonrpc.SUB_REQUEST_FLOOD)
+        method = message["method"]
+        reply = subs.handler(method, message.get("params")) if isinstance(method, str) else decline("", None)
+        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if reply.error is None:
+            answer["result"] = reply.result
+        else:
+            answer["error"] = reply.error.to_dict()
+        self._channel.send(answer, deadline=self._deadline(time.monotonic(), None))
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except TransportError as exc:
+            if exc.reason in ("transport-error", "transport-closed") or self._channel.closed:
+                self.close()
+            if self._budget is not None and self._budget.exhausted and exc.reason != BUDGET_EXCEEDED:
+                raise self._budget.error() from None
+            raise
+
+    # --- lifetime ------------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the session (or its channel) is closed."""
+        return self._channel.closed
+
+    def close(self) -> None:
+        """Cancel I/O, terminate and reap a stdio child, end an HTTP session; idempotent."""
+        self._channel.close()
+
+    def __enter__(self) -> McpSession:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
