@@ -112,7 +112,9 @@ def _scan(fd: int, path: Path, pos: int, end: int, line_no: int, limit: int,
             cut = nl + 1
         pending_at += cut
         pending = buf[cut:]
-        if len(pending) >= limit:
+        # A line of `limit` bytes with no newline yet can only end over the bound; at the snapshot's end it
+        # is an unterminated tail and is judged only when longer than the bound.
+        if len(pending) > limit or (len(pending) == limit and pos < end):
             raise RecordTooLarge(path, line_no)
     if include_tail and pending:
         yield RawLine(line_no, pending_at, pending)
