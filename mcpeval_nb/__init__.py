@@ -49,6 +49,18 @@ from .privacy import (
     valid_tool,
 )
 
+# --- review: redaction check (doctor) and share envelope ---------------------------------------------
+from .review import (
+    FlaggedLine,
+    RedactionReport,
+    ShareOptions,
+    ShareOutputError,
+    ShareRefused,
+    ShareResult,
+    check_redaction,
+    export_share,
+)
+
 __all__ = [
     "ANNOTATION_KINDS",
     "AnnotationRecord",
@@ -56,6 +68,7 @@ __all__ = [
     "Correlator",
     "DocumentError",
     "EnumIndex",
+    "FlaggedLine",
     "GrammarError",
     "InvalidRecord",
     "JournalEntry",
@@ -67,8 +80,13 @@ __all__ = [
     "ProbeError",
     "ProfileError",
     "RecordTooLarge",
+    "RedactionReport",
     "ReviewError",
     "SaltError",
+    "ShareOptions",
+    "ShareOutputError",
+    "ShareRefused",
+    "ShareResult",
     "TransportError",
     "TrendPoint",
     "UsageError",
@@ -76,8 +94,10 @@ __all__ = [
     "annotate",
     "append_record",
     "append_records",
+    "check_redaction",
     "classify_frame",
     "error_info",
+    "export_share",
     "load_salt",
     "opaque_session",
     "read_records",

@@ -1,0 +1,73 @@
+"""``mcpeval-nb doctor`` and ``mcpeval-nb share``: the redaction check and the share envelope (SPEC 10, 11).
+
+Output names locations (``<path>:<line>``), counts and paths, never matched text.  Exit codes: 0 clean,
+1 flagged (doctor findings, share refusal), 2 unusable output, 3 the check or export could not complete.
+"""
+
+from __future__ import annotations
+
+import click
+
+import mcpeval_nb
+
+__all__ = ["COMMANDS", "doctor_cmd", "share_cmd"]
+
+_PROGRESS_MIN_BYTES = 64 * 1024 * 1024
+
+
+class _Progress:
+    """One stderr line per tenth of a large scan."""
+
+    def __init__(self, verb: str) -> None:
+        self.verb = verb
+        self.shown = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < _PROGRESS_MIN_BYTES:
+            return
+        tenth = done * 10 // max(total, 1)
+        if tenth > self.shown:
+            self.shown = tenth
+            mib = 1024 * 1024
+            click.echo(f"{self.verb}: {tenth * 10}% ({done // mib} of {total // mib} MiB)", err=True)
+
+
+@click.command("doctor")
+@click.option("--check-redaction", is_flag=True, help="Run the redaction check (it always runs).")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+def doctor_cmd(check_redaction: bool, root: str | None) -> int:
+    """Scan the store for lines that look like payload; print their locations."""
+    del check_redaction  # the check always runs (SPEC 10)
+    report = mcpeval_nb.check_redaction(root, progress=_Progress("doctor"))
+    for line in report.lines():
+        click.echo(line)
+    return 0 if report.clean else 1
+
+
+@click.command("share")
+@click.option("--dir", "dest", required=True, type=click.Path(), help="Envelope directory to write.")
+@click.option("--include-probe-history", is_flag=True, help="Also export store/probes/.")
+@click.option("--include-annotation-notes", is_flag=True, help="Keep annotation note prose.")
+@click.option("--force", is_flag=True, help="Replace a non-empty envelope directory.")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: bool, force: bool,
+              root: str | None) -> int:
+    """Export a checked, normalised envelope of the store, published atomically."""
+    options = mcpeval_nb.ShareOptions(include_probe_history=include_probe_history,
+                                      include_annotation_notes=include_annotation_notes, force=force)
+    if include_annotation_notes:
+        click.echo("warning: annotation notes are included; review them before sharing", err=True)
+    try:
+        result = mcpeval_nb.export_share(root, dest=dest, options=options, progress=_Progress("share"))
+    except mcpeval_nb.ShareRefused as refused:
+        for flag in refused.flagged:
+            click.echo(str(flag), err=True)
+        raise
+    click.echo(f"wrote share envelope to {result.dest} ({len(result.files)} JSONL files, "
+               f"{result.records} records)")
+    if result.notes_included:
+        click.echo(f"{result.notes_included} annotation note(s) included; review before sharing", err=True)
+    return 0
+
+
+COMMANDS = (doctor_cmd, share_cmd)

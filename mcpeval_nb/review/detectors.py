@@ -1,0 +1,213 @@
+"""The redaction detectors of SPEC 10: a verifier separate from the sanitiser.
+
+Two layers, one rule.  ``line_detectors`` is the exact per-line rule (text patterns on the line, then
+oversized non-token string values in the parsed JSON; annotation lines with their ``note`` removed and
+re-serialised).  ``candidate_lines`` is a fast filter over a whole chunk of lines: it returns every line
+that *could* be flagged (any ``@``, any keyword after ASCII lowercasing, any run of more than 128 bytes
+between two quotes, any escaped quote), so that the exact rule runs only on those lines.  A line the
+filter skips cannot be flagged: a JSON string whose decoded UTF-8 length exceeds 128 bytes has more than
+128 raw bytes between its quotes, and unless it contains an escaped quote, that is a gap between two
+consecutive quote characters.
+
+Detector ids (reported instead of matched text): ``email-like`` (``\\w@\\w``), ``home-path``
+(``/users/`` or ``/home/``), ``token-param`` (``token=``), ``password`` and ``oversized-string``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..jsonfmt import JSONFormatError, dumps, loads
+
+__all__ = [
+    "DETECTORS",
+    "LineVerdict",
+    "candidate_lines",
+    "is_shape_token",
+    "line_detectors",
+    "oversized_string",
+    "text_detectors",
+]
+
+DETECTORS = ("email-like", "home-path", "token-param", "password", "oversized-string")
+
+_EMAIL_RE = re.compile(r"\w@\w")
+_KEYWORDS = ((b"/users/", "home-path"), (b"/home/", "home-path"), (b"token=", "token-param"),
+             (b"password", "password"))
+_FILTER_NEEDLES = (b"@", b"/users/", b"/home/", b"token=", b"password")
+_PLAIN_TOKENS = frozenset(("null", "uuid", "str<8", "str<32", "str<128", "str<512", "str<4096", "str>4096",
+                           "bool:true", "bool:false"))
+# Rust's f64::from_str: optional sign, then inf/infinity/nan (any case) or a decimal with optional exponent.
+_RUST_F64_RE = re.compile(r"[+-]?(?:(?i:inf|infinity|nan)|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+_HOST_LABEL_RE = re.compile(r"[A-Za-z0-9-]{1,63}")
+_MAX_PLAIN = 128
+#: Two consecutive quotes further apart than this enclose more than 128 bytes.
+_QUOTE_GAP = _MAX_PLAIN + 1
+
+
+@dataclass(frozen=True)
+class LineVerdict:
+    """What the exact rule found on one line: detector ids (empty when clean) and whether it has a note."""
+
+    detectors: tuple[str, ...]
+    has_note: bool = False
+
+
+def text_detectors(text: str) -> list[str]:
+    """The text-pattern detectors that fire on ``text`` (SPEC 10 ``text_patterns``).
+
+    Args:
+        text: one line (or one re-serialised annotation).
+
+    Returns:
+        Detector ids in ``DETECTORS`` order, without duplicates; empty when nothing matched.
+    """
+    found: list[str] = []
+    if "@" in text and _EMAIL_RE.search(text):
+        found.append("email-like")
+    low = text.encode("utf-8", "surrogatepass").lower()  # bytes.lower() is ASCII-only, like Rust's
+    for needle, name in _KEYWORDS:
+        if name not in found and needle in low:
+            found.append(name)
+    return found
+
+
+def _url_token(rest: str) -> bool:
+    if rest in ("ip", "localhost", "host"):
+        return True
+    if not rest or len(rest) > 253:
+        return False
+    return all(_HOST_LABEL_RE.fullmatch(label) for label in rest.split("."))
+
+
+def is_shape_token(value: str) -> bool:
+    """True when ``value`` is a shape token the oversized-string rule exempts (SPEC 10).
+
+    Args:
+        value: a JSON string value.
+
+    Returns:
+        True for the plain tokens, ``num:`` + a Rust float literal, ``url:`` + a host class or host
+        name, and anything starting with ``enum:``.
+    """
+    if value in _PLAIN_TOKENS or value.startswith("enum:"):
+        return True
+    if value.startswith("num:"):
+        return _RUST_F64_RE.fullmatch(value[4:]) is not None
+    if value.startswith("url:"):
+        return _url_token(value[4:])
+    return False
+
+
+def _too_long(value: str) -> bool:
+    n = len(value)
+    if n <= _MAX_PLAIN // 4:
+        return False
+    if n <= _MAX_PLAIN and len(value.encode("utf-8", "surrogatepass")) <= _MAX_PLAIN:
+        return False
+    return not is_shape_token(value)
+
+
+def oversized_string(value: Any) -> bool:
+    """True when any string *value* (not key) in parsed JSON is over 128 UTF-8 bytes and not a token.
+
+    Args:
+        value: parsed JSON.
+
+    Returns:
+        Whether the ``oversized-string`` detector fires.
+    """
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _too_long(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return loads(data)
+    except JSONFormatError:
+        return _UNPARSED
+
+
+_UNPARSED = object()
+
+
+def _plain_verdict(text: str, parsed: Any) -> LineVerdict:
+    found = text_detectors(text)
+    if parsed is not _UNPARSED and oversized_string(parsed):
+        found.append("oversized-string")
+    return LineVerdict(tuple(found))
+
+
+def line_detectors(data: bytes, *, annotation: bool) -> LineVerdict:
+    """Apply the exact SPEC 10 rule to one physical line (no newline).
+
+    Args:
+        data: the line's bytes; must be valid UTF-8 (the scanners check that first).
+        annotation: the line comes from an ``annotations-*`` file: ``note`` is exempt and counted.
+
+    Returns:
+        The detectors that fired and whether the line carries a non-empty note.
+    """
+    if data.endswith(b"\r"):
+        data = data[:-1]
+    text = data.decode("utf-8")
+    if not text.strip():
+        return LineVerdict(())
+    parsed = _parse(data)
+    if not annotation or not isinstance(parsed, dict):
+        return _plain_verdict(text, parsed)
+    note = parsed.pop("note", None)
+    has_note = isinstance(note, str) and bool(note.strip())
+    rest = dumps(parsed, sort_keys=True)
+    verdict = _plain_verdict(rest, parsed)
+    return LineVerdict(verdict.detectors, has_note)
+
+
+def _line_bounds(buf: bytes, pos: int) -> tuple[int, int]:
+    start = buf.rfind(b"\n", 0, pos) + 1
+    end = buf.find(b"\n", pos)
+    return start, len(buf) if end < 0 else end
+
+
+def candidate_lines(buf: bytes) -> list[tuple[int, int]]:
+    """Every line of ``buf`` the exact rule could flag, as sorted ``(start, end)`` byte ranges.
+
+    Args:
+        buf: whole lines (the last one may lack its newline).
+
+    Returns:
+        Line ranges without the newline, in order, each once.
+    """
+    found: dict[int, int] = {}
+
+    def add(pos: int) -> int:
+        start, end = _line_bounds(buf, pos)
+        found[start] = end
+        return end
+
+    low = buf.lower()
+    for needle in _FILTER_NEEDLES:
+        pos = low.find(needle)
+        while pos >= 0:
+            pos = low.find(needle, add(pos))
+    pos = buf.find(b'\\"')
+    while pos >= 0:
+        pos = buf.find(b'\\"', add(pos))
+    quotes = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0x22)
+    if quotes.size > 1:
+        for index in np.flatnonzero(np.diff(quotes) > _QUOTE_GAP).tolist():
+            add(int(quotes[index]) + 1)
+    return sorted(found.items())

@@ -1,0 +1,180 @@
+"""The redaction check (SPEC 10): flag lines of the store that look like they carry payload.
+
+``check_redaction`` walks every ``*.jsonl`` file under ``<root>/store`` (probe history included), takes
+each file's size under a shared lock and streams the bytes below it in bounded chunks: memory depends on
+the 4 MiB record bound, never on the store's size.  The fast filter of ``detectors`` picks the lines the
+exact rule must look at; annotation files get the exact rule on every line (their ``note`` is exempt and
+counted).  An unterminated final line is checked too.  Symlinks, special or unreadable entries, invalid
+UTF-8 and over-long lines stop the check with an error naming the path and line: such a store never
+passes.  The report holds paths, line numbers, detector ids and counts, never matched text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..home import resolve_root, salt_path, store_dir
+from .detectors import LineVerdict, candidate_lines, line_detectors
+from .scan import StoreFile, check_utf8, iter_chunks, snapshot, walk_store
+
+__all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "scan_chunk"]
+
+#: ``progress(done_bytes, total_bytes)``, called after every chunk.
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class FlaggedLine:
+    """One flagged line: where it is and which detectors fired (never what matched).
+
+    Attributes:
+        path: the journal (``<root>/store/<relative path>`` for the doctor, the canonical store path for
+            share).
+        line: 1-based line number (share: the normalised record number).
+        detectors: detector ids from ``DETECTORS``.
+    """
+
+    path: Path
+    line: int
+    detectors: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class RedactionReport:
+    """The facts of one redaction check.
+
+    Attributes:
+        root: the capture root.
+        files: the journals scanned, in scan order.
+        flagged: every flagged line, in scan order.
+        notes_requiring_review: annotation lines whose ``note`` is non-empty.
+        bytes_scanned: bytes read from the snapshots.
+        salt: the salt path that must never be shared.
+    """
+
+    root: Path
+    files: tuple[Path, ...]
+    flagged: tuple[FlaggedLine, ...]
+    notes_requiring_review: int
+    bytes_scanned: int
+    salt: Path = field(default=Path(".salt"))
+
+    @property
+    def files_scanned(self) -> int:
+        """How many journals were scanned."""
+        return len(self.files)
+
+    @property
+    def clean(self) -> bool:
+        """True when no line was flagged."""
+        return not self.flagged
+
+    def lines(self) -> list[str]:
+        """The text report of SPEC 10, one string per output line."""
+        out = [f"scanned {self.files_scanned} files"]
+        out.extend(str(flag) for flag in self.flagged)
+        if self.notes_requiring_review:
+            out.append(f"{self.notes_requiring_review} annotation notes contain agent prose; "
+                       "review before sharing")
+        out.append(f"do not share: {self.salt} (fingerprint salt)")
+        return out
+
+
+@dataclass
+class _Tally:
+    flagged: list[FlaggedLine] = field(default_factory=list)
+    notes: int = 0
+
+
+def scan_chunk(data: bytes, first_line: int, *, annotation: bool) -> list[tuple[int, LineVerdict]]:
+    """Apply the detectors to a chunk of whole lines.
+
+    Args:
+        data: whole UTF-8 lines (the last may lack its newline).
+        first_line: the number of the chunk's first line.
+        annotation: annotation-file rule (every line checked exactly; notes counted).
+
+    Returns:
+        ``(line number, verdict)`` for every line that was flagged or carries a note.
+    """
+    hits: list[tuple[int, LineVerdict]] = []
+    if annotation:
+        for index, line in enumerate(data.split(b"\n")):
+            verdict = line_detectors(line, annotation=True)
+            if verdict.detectors or verdict.has_note:
+                hits.append((first_line + index, verdict))
+        return hits
+    line_no, counted = first_line, 0
+    for start, end in candidate_lines(data):
+        line_no += data.count(b"\n", counted, start)
+        counted = start
+        verdict = line_detectors(data[start:end], annotation=False)
+        if verdict.detectors:
+            hits.append((line_no, verdict))
+    return hits
+
+
+def _scan_file(item: StoreFile, fd: int, tally: _Tally, done: int, total: int,
+               progress: Progress | None) -> int:
+    size = snapshot(fd, item.path)
+    for chunk in iter_chunks(fd, item.path, size):
+        check_utf8(chunk.data, item.path, chunk.first_line)
+        for line, verdict in scan_chunk(chunk.data, chunk.first_line, annotation=item.is_annotations):
+            tally.notes += verdict.has_note
+            if verdict.detectors:
+                tally.flagged.append(FlaggedLine(item.path, line, verdict.detectors))
+        done += len(chunk.data)
+        if progress is not None:
+            progress(done, max(total, done))
+    return size
+
+
+def _total_bytes(store: Path) -> int:
+    total = 0
+    for _item, fd in walk_store(store, what="doctor"):
+        try:
+            total += os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+    return total
+
+
+def check_redaction(root: str | os.PathLike[str] | None = None, *,
+                    progress: Progress | None = None) -> RedactionReport:
+    """Run the redaction check over ``<root>/store`` (SPEC 10; recursive, probe history included).
+
+    Args:
+        root: the capture root (default ``$MCPEVAL_HOME`` or ``~/.mcp-eval``).
+        progress: called with ``(bytes done, bytes total)`` after every chunk.
+
+    Returns:
+        The report: files scanned, flagged lines (path, line, detector ids), the notes count and the
+        salt path.  A missing store is reported as zero files scanned; nothing is created.
+
+    Raises:
+        ReviewError: a symlink, special file or unreadable entry in the store, or invalid UTF-8 (path
+            and line named); the check cannot pass.
+        RecordTooLarge: a line over 4 MiB (path and line named).
+        LockTimeout: a writer held a journal past the lock deadline.
+    """
+    base = resolve_root(root)
+    store = store_dir(base)
+    files: list[Path] = []
+    tally = _Tally()
+    done = 0
+    if os.path.lexists(store):
+        total = _total_bytes(store) if progress is not None else 0
+        for item, fd in walk_store(store, what="doctor"):
+            try:
+                done += _scan_file(item, fd, tally, done, total, progress)
+            finally:
+                os.close(fd)
+            files.append(item.path)
+    return RedactionReport(root=base, files=tuple(files), flagged=tuple(tally.flagged),
+                           notes_requiring_review=tally.notes, bytes_scanned=done, salt=salt_path(base))
