@@ -1,0 +1,172 @@
+"""Readiness trend history: ``store/probes/history.jsonl`` (SPEC 7.1) and ``trends`` rendering (SPEC 7.3).
+
+A full-battery run appends one ``TrendPoint`` through the journal writer (exclusive flock on the file,
+one write, 4 MiB bound).  The measurement profile is validated before any directory is created or the
+journal opened, so an invalid profile leaves history untouched.  Reading is strict on complete lines,
+tolerant of an unterminated tail (a writer mid-append), and re-validates every profile; any bad complete
+line makes the whole history ``trend history is corrupt`` (named by file and line, never by content).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InvalidRecord, JournalError, RecordTooLarge
+from ..home import history_path, resolve_root
+from ..journal import append_record, read_records
+from ..privacy.records import MeasurementProfile, ProfileError, TrendPoint
+from ..privacy.timestamps import now_ts
+
+__all__ = [
+    "NO_HISTORY",
+    "TrendHistoryCorrupt",
+    "load_trends",
+    "new_point",
+    "record_trend",
+    "render_trends",
+    "select_recent",
+    "trend_delta",
+    "trends_text",
+]
+
+NO_HISTORY = "no trend history yet; run `mcpeval probe` first\n"
+
+
+class TrendHistoryCorrupt(JournalError):
+    """A complete history line is not a valid trend point (or its profile is invalid)."""
+
+    def __init__(self, path: Path, line: int | None, detail: str | None = None) -> None:
+        where = f" (line {line} of {path})" if line is not None else f" ({path})"
+        super().__init__("trend history is corrupt" + (f": {detail}" if detail else "") + where)
+        self.path = path
+        self.line = line
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    order: int
+    point: TrendPoint
+
+
+def record_trend(point: TrendPoint, *, root: Path | str | None = None) -> Path:
+    """Append one trend point to ``<root>/store/probes/history.jsonl`` (created on demand).
+
+    Args:
+        point: the run's trend point; its measurement profile is validated first.
+        root: the capture root (default ``$MCPEVAL_HOME``).
+
+    Returns:
+        The history path.
+
+    Raises:
+        ProfileError: invalid measurement profile; nothing created, nothing written.
+        RecordTooLarge, LockTimeout, JournalError: from the journal writer; nothing written.
+    """
+    if point.measurement_profile is not None:
+        point.measurement_profile.validate()
+    return append_record(resolve_root(root), point)
+
+
+def new_point(*, server: str, passed: bool, cases_total: int, cases_passed: int, score: int,
+              manifest_sha256: str | None, standard: str | None,
+              profile: MeasurementProfile | None = None) -> TrendPoint:
+    """A trend point stamped now (SPEC 7.1 fields; ``profile`` is the run's measurement profile)."""
+    return TrendPoint(ts=now_ts(), server=server, passed=passed, cases_total=cases_total,
+                      cases_passed=cases_passed, score=score, manifest_sha256=manifest_sha256,
+                      standard=standard, measurement_profile=profile)
+
+
+def load_trends(*, root: Path | str | None = None) -> list[TrendPoint] | None:
+    """Every trend point in file order, or None when there is no history file.
+
+    Raises:
+        TrendHistoryCorrupt: a complete line is invalid, oversized, or has an invalid profile.
+        LockTimeout, JournalError: the file could not be read.
+    """
+    path = history_path(resolve_root(root))
+    if not path.exists():
+        return None
+    try:
+        return [entry.record for entry in read_records(path)]
+    except RecordTooLarge as exc:
+        raise TrendHistoryCorrupt(path, exc.line, "line exceeds 4 MiB") from None
+    except InvalidRecord as exc:
+        detail = exc.reason if exc.reason != "invalid journal record" else None
+        raise TrendHistoryCorrupt(path, exc.line, detail) from None
+    except ProfileError as exc:  # pragma: no cover - read_records maps profile errors to InvalidRecord
+        raise TrendHistoryCorrupt(path, None, str(exc)) from None
+
+
+def select_recent(points: Iterable[TrendPoint], last: int) -> dict[str, list[TrendPoint]]:
+    """The newest ``last`` points per server, servers ascending, each oldest first.
+
+    Points are ordered by ``ts`` string, ties by file order (stable).
+    """
+    groups: dict[str, list[_Loaded]] = {}
+    for i, p in enumerate(points):
+        groups.setdefault(p.server, []).append(_Loaded(i, p))
+    out: dict[str, list[TrendPoint]] = {}
+    for server in sorted(groups):
+        ordered = sorted(groups[server], key=lambda e: (e.point.ts, e.order))
+        kept = ordered[max(len(ordered) - last, 0):] if last > 0 else []
+        if kept:
+            out[server] = [e.point for e in kept]
+    return out
+
+
+def trend_delta(previous: TrendPoint | None, current: TrendPoint) -> str:
+    """The delta part of a trend line against the previous point of the same server (SPEC 7.3).
+
+    Returns:
+        ``""`` for the first point; else `` standard changed``, `` measurement profile unavailable``,
+        `` measurement profile changed``, `` +N``/`` -N``/`` +0``, or `` manifest changed``.
+    """
+    if previous is None:
+        return ""
+    if previous.standard != current.standard:
+        return " standard changed"
+    if current.standard is not None and (previous.measurement_profile is None
+                                         or current.measurement_profile is None):
+        return " measurement profile unavailable"
+    if previous.measurement_profile != current.measurement_profile:
+        return " measurement profile changed"
+    if current.standard is not None or previous.manifest_sha256 == current.manifest_sha256:
+        delta = current.score - previous.score
+        return f" {'+' if delta >= 0 else '-'}{abs(delta)}"
+    return " manifest changed"
+
+
+def _summary(previous: TrendPoint | None, p: TrendPoint) -> str:
+    text = f"score={p.score}/100 cases={p.cases_passed}/{p.cases_total}"
+    if not p.passed:
+        text += " FAILING"
+    text += trend_delta(previous, p)
+    if p.manifest_sha256 is not None:
+        text += f" manifest={p.manifest_sha256[:8]}"
+    return text
+
+
+def render_trends(groups: dict[str, list[TrendPoint]]) -> str:
+    """The ``trends`` text: ``<server>`` then ``  <ts> <summary>`` per point, newline-terminated lines."""
+    lines: list[str] = []
+    for server, points in groups.items():
+        lines.append(server)
+        previous: TrendPoint | None = None
+        for p in points:
+            lines.append(f"  {p.ts} {_summary(previous, p)}")
+            previous = p
+    return "".join(line + "\n" for line in lines)
+
+
+def trends_text(*, root: Path | str | None = None, last: int = 10) -> str:
+    """What ``mcpeval-nb trends [--last N]`` prints (the no-history message when there is no file).
+
+    Raises:
+        TrendHistoryCorrupt: see ``load_trends``.
+    """
+    points = load_trends(root=root)
+    if points is None:
+        return NO_HISTORY
+    return render_trends(select_recent(points, last))
