@@ -1,0 +1,199 @@
+"""What a probe run shares with its cases and with the readiness battery: options, budget, journal.
+
+``RunContext`` is the hook surface for the battery (issue 7): it can open fresh connections to the same
+target under the run's shared budget, read the gate catalog, and check cancellation.  The battery never
+journals; cases journal every tool call as a synthetic record (SPEC 2.7) through ``SyntheticJournal``.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..journal.append import append_record
+from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
+from ..privacy.errorinfo import error_info, tool_error_info
+from ..privacy.records import CallRecord
+from ..privacy.timestamps import now_ts
+from ..transport.budget import Budget
+from ..transport.messages import Catalog, Target, ToolOutcome
+from ..transport.session import McpSession
+
+__all__ = [
+    "BatteryHook",
+    "Cancelled",
+    "ProbeOptions",
+    "ProgressEvent",
+    "RunContext",
+    "SyntheticJournal",
+]
+
+
+class Cancelled(Exception):
+    """Raised inside a run when its cancel event is set (caught by the runner; never escapes it)."""
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One progress step of a probe run; carries labels and numbers only, never payload text.
+
+    Attributes:
+        index: 0-based position of the case among the selected cases (``total`` for the battery).
+        total: number of selected cases.
+        case_id: the case id, or None for run-level events.
+        probe: the case's kind, or None.
+        phase: ``start``, ``done``, ``not-run``, ``battery-start``, ``battery-done`` or ``cancelled``.
+        verdict: ``pass``, ``fail`` or ``error`` once a case is done, else None.
+        reason: the case's reason label when it failed or errored.
+        diagnostic: for errored cases, ``<case id> <reason>: <transport message>`` (content-free).
+    """
+
+    index: int
+    total: int
+    case_id: str | None
+    probe: str | None
+    phase: str
+    verdict: str | None = None
+    reason: str | None = None
+    diagnostic: str | None = None
+
+
+BatteryHook = Callable[["RunContext"], Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeOptions:
+    """How to run a manifest against a server.
+
+    Attributes:
+        server: the server label written in the report and the journal.
+        probe: run only cases of this kind (``--probe``); excludes the battery.
+        case_id: run only this case.
+        allow_mutation: the operator's ``--allow-mutation`` (the second half of the double gate).
+        allow_remote_http: permit a non-loopback HTTPS endpoint.
+        root: capture root for the synthetic journal (default ``$MCPEVAL_HOME``).
+        journal: journal every tool call as a synthetic record (SPEC 2.7).
+        env: environment variables laid over the inherited ones for a stdio server.
+        battery: called after the manifest's cases with the ``RunContext``; returns the readiness
+            object (a mapping or anything with ``to_json()``) or None.  A ``TransportError`` it raises
+            becomes ``readiness_error``.
+        confirm_read_only: attestation passed through to the battery.
+        skip_tools: tool names the battery must skip.
+        max_requests / max_seconds: the shared evaluation budget (SPEC 8.4: 4096 and 300 s).
+    """
+
+    server: str
+    probe: str | None = None
+    case_id: str | None = None
+    allow_mutation: bool = False
+    allow_remote_http: bool = False
+    root: str | Path | None = None
+    journal: bool = True
+    env: Mapping[str, str] | None = None
+    battery: BatteryHook | None = None
+    confirm_read_only: bool = False
+    skip_tools: tuple[str, ...] = ()
+    max_requests: int = MAX_EVAL_REQUESTS
+    max_seconds: float = MAX_EVAL_SECONDS
+
+
+class SyntheticJournal:
+    """Journals each case's tool calls as ``kind="synthetic"`` call records (SPEC 2.7).
+
+    Args:
+        root: the capture root. server: the server label. salt: the root's salt.
+        session: the run's raw session value (a fresh uuid4 string; stored only as its opaque token).
+    """
+
+    def __init__(self, root: Path, *, server: str, salt: bytes, session: str) -> None:
+        self.root = root
+        self.server = server
+        self._salt = salt
+        self._session = session
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    @property
+    def count(self) -> int:
+        """Records written so far."""
+        return self._seq
+
+    def record(self, tool: str, arguments: Any, outcome: ToolOutcome) -> None:
+        """Append one synthetic record: args are the raw arguments through the store-side sanitizer only.
+
+        Raises:
+            JournalError: the store is not writable (the run cannot complete).
+        """
+        if outcome.kind == "rpc-error":
+            error: dict[str, Any] | None = error_info(outcome.payload or {}, self._salt)
+        elif outcome.kind == "tool-error":
+            error = tool_error_info(outcome.result, self._salt)
+        else:
+            error = None
+        with self._lock:
+            self._seq += 1
+            record = CallRecord(
+                ts=now_ts(), session=self._session, seq=self._seq, server=self.server, method="tools/call",
+                tool=tool, args=arguments, latency_ms=outcome.latency_ms,
+                outcome="ok" if outcome.ok else "error", error=error, shim_self_us=0, kind="synthetic")
+            append_record(self.root, record)
+
+
+@dataclass
+class RunContext:
+    """The state of one probe run shared by its cases and the battery.
+
+    Attributes:
+        target: the server target. options: the run's options. budget: the shared budget.
+        timeout: per-request timeout in seconds (manifest ``timeout_ms``), or None for the default.
+        catalog: the gate catalog (tools listed at the first connection), or None when it failed.
+        server_capabilities: the capabilities the server declared at the first handshake.
+        journal: the synthetic journal, or None when journaling is off.
+        cancel: set to stop the run between cases and calls.
+        session_id: the run's raw uuid4 session value (never printed).
+    """
+
+    target: Target
+    options: ProbeOptions
+    budget: Budget
+    timeout: float | None
+    catalog: Catalog | None = None
+    server_capabilities: dict[str, Any] = field(default_factory=dict)
+    journal: SyntheticJournal | None = None
+    cancel: threading.Event | None = None
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    def check_cancel(self) -> None:
+        """Raise ``Cancelled`` when the run's cancel event is set."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+
+    def connect(self, *, capabilities: dict[str, Any] | None = None, initialize: bool = True,
+                timeout: float | None = None) -> McpSession:
+        """Open a fresh connection to the target under the shared budget, initialized by default.
+
+        Args:
+            capabilities: client capabilities offered in ``initialize`` ({} by default).
+            initialize: run the handshake (``protocolVersion 2025-06-18``) before returning.
+            timeout: per-request timeout (default: the run's).
+
+        Returns:
+            The open session (the caller closes it).
+
+        Raises:
+            TransportError: the connection or handshake failed (the session is closed).
+        """
+        self.check_cancel()
+        session = McpSession.connect(self.target, timeout=self.timeout if timeout is None else timeout,
+                                     budget=self.budget)
+        if initialize:
+            try:
+                session.initialize(capabilities=capabilities or {})
+            except BaseException:
+                session.close()
+                raise
+        return session

@@ -1,0 +1,91 @@
+"""The case context kinds run in, and the helpers that build their verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...transport.messages import ServerRequestHandler, ToolOutcome
+from ...transport.session import McpSession
+from ..context import RunContext
+from ..manifest import ProbeCase
+from ..report import CaseResult, Detail
+
+__all__ = ["CaseContext", "KindFn", "failed", "is_writer", "passed"]
+
+
+@dataclass
+class CaseContext:
+    """One case's view of the run: the current connection and a journaling ``call``.
+
+    Attributes:
+        run: the run context. session: the run's current connection. case: the case being run.
+        needs_reconnect: set by a kind whose connection may be unusable after it (payload-bounds).
+    """
+
+    run: RunContext
+    session: McpSession
+    case: ProbeCase
+    needs_reconnect: bool = False
+
+    @property
+    def fields(self) -> Any:
+        """The case's manifest fields (in memory only)."""
+        return self.case.fields
+
+    def entry(self, tool: str) -> dict[str, Any] | None:
+        """The gate catalog's raw entry for ``tool``, or None."""
+        return None if self.run.catalog is None else self.run.catalog.get(tool)
+
+    def call(self, tool: str, arguments: dict[str, Any], *, session: McpSession | None = None,
+             timeout: float | None = None, on_server_request: ServerRequestHandler | None = None,
+             max_server_requests: int | None = None, journal: bool = True) -> ToolOutcome:
+        """Call a tool (after a cancellation check) and journal it as a synthetic record.
+
+        Args:
+            tool: the tool name. arguments: the raw arguments (never printed; journaled only as shapes).
+            session: the connection to use (default: the case's).
+            timeout: per-call timeout. on_server_request / max_server_requests: passed to the session.
+            journal: False for calls that must not be journaled (a failing payload-bounds call).
+
+        Raises:
+            TransportError: the call could not complete. Cancelled: the run was cancelled.
+        """
+        self.run.check_cancel()
+        outcome = (session or self.session).call_tool(
+            tool, arguments, timeout=timeout, on_server_request=on_server_request,
+            max_server_requests=max_server_requests)
+        if journal:
+            self.record(tool, arguments, outcome)
+        return outcome
+
+    def record(self, tool: str, arguments: Any, outcome: ToolOutcome) -> None:
+        """Journal one completed call (no-op when journaling is off)."""
+        if self.run.journal is not None:
+            self.run.journal.record(tool, arguments, outcome)
+
+
+KindFn = Callable[[CaseContext], CaseResult]
+
+
+def passed(case: ProbeCase, attempts: int, **measurements: Any) -> CaseResult:
+    """A passing verdict for ``case`` after ``attempts`` calls or steps."""
+    return CaseResult(id=case.id, probe=case.probe, passed=True, attempts=attempts, tool=case.primary_tool,
+                      measurements=measurements)
+
+
+def failed(case: ProbeCase, reason: str, attempts: int, first_failure: int | None, *,
+           detail: Detail | None = None, call: int | None = None, **measurements: Any) -> CaseResult:
+    """A failing verdict with its fixed reason label and the attempt of the first failure."""
+    return CaseResult(id=case.id, probe=case.probe, passed=False, attempts=attempts,
+                      first_failure=first_failure, reason=reason, tool=case.primary_tool,
+                      measurements=measurements, detail=detail, call=call)
+
+
+def is_writer(entry: dict[str, Any] | None) -> bool:
+    """A tool annotated as a writer: ``readOnlyHint: false`` or ``destructiveHint: true``."""
+    notes = entry.get("annotations") if isinstance(entry, dict) else None
+    if not isinstance(notes, dict):
+        return False
+    return notes.get("readOnlyHint") is False or notes.get("destructiveHint") is True

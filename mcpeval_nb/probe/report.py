@@ -1,0 +1,330 @@
+"""Probe reports: case results, the ``mcpeval.probe-report/v2`` document, text and markdown (SPEC 9.1-9.5).
+
+The JSON document is deterministic for identical inputs (sorted keys, 2-space pretty printing, no
+timestamps, sessions, arguments, bodies, descriptions, schemas or error text); only latency numbers vary.
+Readers accept v1 and v2 documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import DocumentError
+from ..jsonfmt import JSONFormatError, dumps, loads
+from ..privacy.grammar import valid_identifier, valid_server, valid_tool
+from .reasons import BOUND_NAMES, PROBE_KINDS, TRANSPORT_REASONS, hint_for, is_reason
+
+__all__ = [
+    "GENERATOR_NAME",
+    "REPORT_SCHEMA_V1",
+    "REPORT_SCHEMA_V2",
+    "CaseResult",
+    "Detail",
+    "ProbeReport",
+    "parse_report",
+    "set_readiness_renderer",
+]
+
+REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
+REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
+GENERATOR_NAME = "mcpeval-nb"
+_MEASUREMENT_KEYS = ("tool_count", "schema_bytes", "total_tokens", "per_tool", "latency_ms", "pages")
+_TEXT_KEYS = (("tool_count", "tools"), ("schema_bytes", "schema_bytes"), ("total_tokens", "total_tokens"),
+              ("latency_ms", "latency_ms"), ("pages", "pages"))
+
+
+@dataclass(frozen=True)
+class Detail:
+    """Which bound a failing case broke: the bound's name, its limit and the observed value."""
+
+    bound: str
+    limit: int
+    observed: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``detail`` object (sorted keys)."""
+        return {"bound": self.bound, "limit": self.limit, "observed": self.observed}
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The verdict of one case.
+
+    Attributes:
+        id: the case id. probe: its kind. passed: the verdict.
+        attempts: calls or steps made. first_failure: 1-based attempt of the failure, or None.
+        reason: a fixed reason label when failed (a transport reason when the case errored).
+        tool: the case's primary tool, or None.
+        measurements: ``tool_count``, ``schema_bytes``, ``total_tokens``, ``per_tool``, ``latency_ms``,
+            ``pages`` when measured.
+        detail: the broken bound, or None.
+        call: for workflow failures, the call number the hint names.
+    """
+
+    id: str
+    probe: str
+    passed: bool
+    attempts: int = 0
+    first_failure: int | None = None
+    reason: str | None = None
+    tool: str | None = None
+    measurements: Mapping[str, Any] = field(default_factory=dict)
+    detail: Detail | None = None
+    call: int | None = None
+
+    @property
+    def errored(self) -> bool:
+        """True when the case could not complete (a transport reason), as opposed to a verdict."""
+        return self.reason in TRANSPORT_REASONS
+
+    @property
+    def hint(self) -> str | None:
+        """The remediation hint for the reason (workflow hints embed the call number), or None."""
+        if self.reason is None:
+            return None
+        return hint_for(self.reason, call=self.call if self.probe == "workflow" else None)
+
+    def to_json(self) -> dict[str, Any]:
+        """The case object of probe-report/v2 (keys sorted on output)."""
+        return {
+            "attempts": self.attempts, "detail": None if self.detail is None else self.detail.to_json(),
+            "first_failure": self.first_failure, "hint": self.hint, "id": self.id,
+            "measurements": {k: self.measurements[k] for k in _MEASUREMENT_KEYS if k in self.measurements},
+            "passed": self.passed, "probe": self.probe, "reason": self.reason, "tool": self.tool,
+        }
+
+    def text_line(self) -> str:
+        """The SPEC 9.5 line for this case (without the hint line)."""
+        if self.passed:
+            head = f"{self.id} {self.probe} pass attempts={self.attempts}"
+        else:
+            first = "none" if self.first_failure is None else str(self.first_failure)
+            head = (f"{self.id} {self.probe} fail attempts={self.attempts} first_failure={first} "
+                    f"reason={self.reason}")
+        meas = self.measurements
+        parts = [f" {label}={meas[key]}" for key, label in _TEXT_KEYS if key in meas]
+        if self.detail is not None:
+            d = self.detail
+            parts.append(f" bound={d.bound} limit={d.limit} observed={d.observed}")
+        return head + "".join(parts)
+
+
+ReadinessRenderer = Callable[[str, Mapping[str, Any] | None, str | None, str], list[str]]
+
+
+def _default_readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str | None,
+                             fmt: str) -> list[str]:
+    if error is not None:
+        return [f"{server} readiness error reason={error}"]
+    if readiness is None:
+        return []
+    line = f"{server} readiness {readiness.get('score')}/100 standard={readiness.get('standard')}"
+    return [line if fmt == "text" else f"**Readiness:** {readiness.get('score')}/100 "
+            f"({readiness.get('standard')})"]
+
+
+_READINESS_RENDERER: list[ReadinessRenderer] = [_default_readiness_lines]
+
+
+def set_readiness_renderer(renderer: ReadinessRenderer) -> None:
+    """Install the renderer of readiness lines (the readiness battery provides the full one).
+
+    Args:
+        renderer: ``(server, readiness_json, readiness_error, fmt) -> lines`` where fmt is ``text`` or
+            ``markdown``; it must print only labels and numbers.
+    """
+    _READINESS_RENDERER[0] = renderer
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """A probe run's report.
+
+    Attributes:
+        server: the server label. cases: case results in run order.
+        manifest_sha256: the manifest hash, or None (battery-only runs).
+        readiness: the readiness JSON object from the battery, or None.
+        readiness_error: a transport reason label when the battery could not complete, else None.
+        schema: the document schema the report was read from or will be written as.
+        generator: ``{"name", "version"}`` of the producing tool.
+        cancelled: the run was cancelled; ``not_run`` lists the case ids that never started.
+        legacy_score: a v1 document's display-only readiness score.
+    """
+
+    server: str
+    cases: tuple[CaseResult, ...]
+    manifest_sha256: str | None = None
+    readiness: Mapping[str, Any] | None = None
+    readiness_error: str | None = None
+    schema: str = REPORT_SCHEMA_V2
+    generator: Mapping[str, str] = field(default_factory=dict)
+    cancelled: bool = False
+    not_run: tuple[str, ...] = ()
+    legacy_score: Any = None
+
+    @property
+    def passed(self) -> bool:
+        """Every case passed (vacuously true with no cases)."""
+        return all(c.passed for c in self.cases)
+
+    @property
+    def gate(self) -> dict[str, int] | None:
+        """``{"passed", "total"}`` when a manifest ran, else None."""
+        if self.manifest_sha256 is None and not self.cases:
+            return None
+        return {"passed": sum(c.passed for c in self.cases), "total": len(self.cases)}
+
+    @property
+    def errored(self) -> bool:
+        """A case or the battery could not complete, or the run was cancelled."""
+        return self.cancelled or self.readiness_error is not None or any(c.errored for c in self.cases)
+
+    @property
+    def exit_code(self) -> int:
+        """SPEC 9.4: 3 if anything errored, else 1 if a case failed, else 0."""
+        return 3 if self.errored else (0 if self.passed else 1)
+
+    def to_json(self) -> dict[str, Any]:
+        """The probe-report/v2 object."""
+        return {
+            "cases": [c.to_json() for c in self.cases], "gate": self.gate,
+            "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
+            "passed": self.passed, "readiness": None if self.readiness is None else dict(self.readiness),
+            "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
+        }
+
+    def dumps(self) -> str:
+        """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
+        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+
+    def render(self, fmt: str = "text", *, brief: bool = False) -> str:
+        """Render as ``text``, ``json`` or ``markdown`` (text ends with a newline)."""
+        if fmt == "json":
+            return self.dumps()
+        if fmt == "markdown":
+            return self.render_markdown()
+        return self.render_text(brief=brief)
+
+    def render_text(self, *, brief: bool = False) -> str:
+        """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
+        lines: list[str] = []
+        for case in self.cases:
+            lines.append(case.text_line())
+            if case.hint is not None and not brief:
+                lines.append(f"  hint: {case.hint}")
+        gate = self.gate
+        if gate is not None:
+            lines.append(f"{self.server} gate {gate['passed']}/{gate['total']} passed")
+        if self.cancelled:
+            lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
+        if self.legacy_score is not None:
+            lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
+        lines += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "text")
+        return "".join(line + "\n" for line in lines)
+
+    def render_markdown(self) -> str:
+        """A markdown summary: a table of cases, hints, the gate and readiness."""
+        out = [f"# Probe report: {self.server}", "",
+               "| case | probe | verdict | attempts | first failure | reason |",
+               "| --- | --- | --- | --- | --- | --- |"]
+        for c in self.cases:
+            verdict = "pass" if c.passed else ("error" if c.errored else "fail")
+            first = "" if c.first_failure is None else str(c.first_failure)
+            out.append(f"| {c.id} | {c.probe} | {verdict} | {c.attempts} | {first} | {c.reason or ''} |")
+        out.append("")
+        hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.hint is not None]
+        if hints:
+            out += ["## Hints", "", *hints, ""]
+        gate = self.gate
+        if gate is not None:
+            out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
+        if self.cancelled:
+            out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
+        out += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "markdown")
+        return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _generator() -> dict[str, str]:
+    from .. import __version__
+
+    return {"name": GENERATOR_NAME, "version": __version__}
+
+
+def _bad(source: str, where: str) -> DocumentError:
+    return DocumentError(f"{source}: not a probe report ({where} is invalid)")
+
+
+def _opt_u64(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
+def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
+    where = f"cases[{index}]"
+    if not isinstance(raw, dict):
+        raise _bad(source, where)
+    reason, probe, tool = raw.get("reason"), raw.get("probe"), raw.get("tool")
+    if not (valid_identifier(raw.get("id")) and probe in PROBE_KINDS and isinstance(raw.get("passed"), bool)
+            and (reason is None or is_reason(reason)) and (tool is None or valid_tool(tool))
+            and _opt_u64(raw.get("attempts")) and _opt_u64(raw.get("first_failure"))):
+        raise _bad(source, where)
+    measurements = raw.get("measurements") or {}
+    if not isinstance(measurements, dict):
+        raise _bad(source, f"{where}.measurements")
+    kept = {k: measurements[k] for k in _MEASUREMENT_KEYS if k in measurements}
+    detail_raw = raw.get("detail")
+    detail = None
+    if detail_raw is not None:
+        if not (isinstance(detail_raw, dict) and detail_raw.get("bound") in BOUND_NAMES
+                and _opt_u64(detail_raw.get("limit")) and _opt_u64(detail_raw.get("observed"))):
+            raise _bad(source, f"{where}.detail")
+        detail = Detail(detail_raw["bound"], detail_raw["limit"], detail_raw["observed"])
+    return CaseResult(id=raw["id"], probe=probe, passed=raw["passed"], attempts=raw.get("attempts") or 0,
+                      first_failure=raw.get("first_failure"), reason=reason, tool=tool, measurements=kept,
+                      detail=detail, call=raw.get("first_failure") if probe == "workflow" else None)
+
+
+def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
+    """Read a probe-report/v1 or /v2 document.
+
+    Args:
+        text: the document's JSON text.
+        source: how messages name the document.
+
+    Returns:
+        The report (a v1 document keeps only ``readiness.score`` as ``legacy_score``).
+
+    Raises:
+        DocumentError: the text is not JSON or not a v1/v2 probe report (exit 2); never quotes content.
+    """
+    try:
+        doc = loads(text)
+    except JSONFormatError:
+        raise DocumentError(f"{source}: not valid JSON") from None
+    if not isinstance(doc, dict) or doc.get("schema") not in (REPORT_SCHEMA_V1, REPORT_SCHEMA_V2):
+        raise _bad(source, "schema")
+    if not valid_server(doc.get("server")):
+        raise _bad(source, "server")
+    if not isinstance(doc.get("cases"), list):
+        raise _bad(source, "cases")
+    cases = tuple(_parse_case(c, i, source) for i, c in enumerate(doc["cases"]))
+    sha = doc.get("manifest_sha256")
+    if sha is not None and not (isinstance(sha, str) and len(sha) == 64
+                                and all(ch in "0123456789abcdef" for ch in sha)):
+        raise _bad(source, "manifest_sha256")
+    generator = doc.get("generator")
+    gen = ({k: v for k, v in generator.items() if k in ("name", "version") and isinstance(v, str)}
+           if isinstance(generator, dict) else {})
+    readiness = doc.get("readiness")
+    if doc["schema"] == REPORT_SCHEMA_V1:
+        score = readiness.get("score") if isinstance(readiness, dict) else None
+        return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, schema=REPORT_SCHEMA_V1,
+                           generator=gen, legacy_score=score)
+    if readiness is not None and not isinstance(readiness, dict):
+        raise _bad(source, "readiness")
+    error = doc.get("readiness_error")
+    if error is not None and error not in TRANSPORT_REASONS:
+        raise _bad(source, "readiness_error")
+    return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
+                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)

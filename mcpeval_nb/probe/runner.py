@@ -1,0 +1,244 @@
+"""``run_probes``: run a manifest's cases against one server, then the optional readiness battery (SPEC 8.2).
+
+Order: every usage check (label, manifest, selection, mutation gate, target) before any server starts;
+then one connection: initialize, the gate catalog, the declared-tool checks; then the cases in manifest
+order on that connection.  A case that loses its transport is reported with the transport reason and
+the next case reconnects; if reconnecting fails every remaining case gets that reason.  The gate
+connection is closed before the battery runs on connections of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import TransportError, UsageError
+from ..home import load_salt, resolve_root
+from ..privacy.grammar import valid_server
+from ..transport.budget import BUDGET_EXCEEDED, Budget
+from ..transport.messages import HttpTarget, StdioTarget, Target
+from ..transport.session import McpSession
+from .context import BatteryHook, Cancelled, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
+from .kinds import KINDS, CaseContext, is_writer
+from .manifest import Manifest, ProbeCase, load_manifest, parse_manifest, select_cases
+from .report import CaseResult, ProbeReport
+
+__all__ = ["battery_hook", "make_target", "register_battery", "run_probes"]
+
+Progress = Callable[[ProgressEvent], None]
+_BATTERIES: dict[str, BatteryHook] = {}
+
+
+def register_battery(name: str, hook: BatteryHook) -> None:
+    """Register a battery (``standard`` is the one ``mcpeval-nb probe`` runs after the cases)."""
+    _BATTERIES[name] = hook
+
+
+def battery_hook(name: str) -> BatteryHook | None:
+    """The battery registered under ``name``, or None."""
+    return _BATTERIES.get(name)
+
+
+def make_target(target: Target | str | Sequence[str], *, allow_remote_http: bool = False,
+                env: Mapping[str, str] | None = None) -> Target:
+    """Normalise a target: a URL string becomes an ``HttpTarget``, an argv sequence a ``StdioTarget``.
+
+    Raises:
+        UsageError: an empty command or a non-HTTP string.
+    """
+    if isinstance(target, StdioTarget | HttpTarget):
+        return target
+    if isinstance(target, str):
+        if not target.startswith(("http://", "https://")):
+            raise UsageError("a target string must be an http:// or https:// URL; pass a command as a list")
+        return HttpTarget(target, allow_remote_http=allow_remote_http)
+    argv = tuple(str(part) for part in target)
+    if not argv:
+        raise UsageError("an HTTP endpoint or stdio command is required")
+    return StdioTarget(argv, env=env)
+
+
+def _manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
+    if isinstance(manifest, Manifest):
+        return manifest
+    if isinstance(manifest, str | Path):
+        return load_manifest(manifest)
+    return parse_manifest(manifest)
+
+
+def _errored(case: ProbeCase, reason: str) -> CaseResult:
+    return CaseResult(id=case.id, probe=case.probe, passed=False, attempts=0, first_failure=None,
+                      reason=reason, tool=case.primary_tool)
+
+
+def _reason(ctx: RunContext, exc: TransportError) -> str:
+    return BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
+
+
+def _open(ctx: RunContext) -> McpSession:
+    session = ctx.connect()
+    try:
+        if ctx.catalog is None:
+            ctx.catalog = session.list_tools()
+            ctx.server_capabilities = dict(session.server_capabilities)
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
+def _check_declared(cases: Sequence[ProbeCase], ctx: RunContext) -> None:
+    assert ctx.catalog is not None
+    for case in cases:
+        if case.probe == "workflow":
+            for step in case.fields["steps"]:
+                entry = ctx.catalog.get(step["tool"])
+                if entry is None:
+                    raise UsageError(f"probe case {case.id}: workflow tool was not declared by the server")
+                if is_writer(entry):
+                    raise UsageError(f"probe case {case.id}: workflow refuses a tool annotated as a writer")
+        for tool in case.tools:
+            if ctx.catalog.get(tool) is None:
+                raise UsageError(f"probe case {case.id}: probe tool was not declared by the server")
+
+
+class _Run:
+    """The mutable part of one run: the current connection and the results so far."""
+
+    def __init__(self, ctx: RunContext, cases: Sequence[ProbeCase], progress: Progress | None) -> None:
+        self.ctx, self.cases, self.progress = ctx, cases, progress
+        self.session: McpSession | None = None
+        self.results: list[CaseResult] = []
+        self.not_run: list[str] = []
+        self.lost: str | None = None
+
+    def emit(self, index: int, case: ProbeCase | None, phase: str, **extra: Any) -> None:
+        if self.progress is not None:
+            self.progress(ProgressEvent(index=index, total=len(self.cases),
+                                        case_id=None if case is None else case.id,
+                                        probe=None if case is None else case.probe, phase=phase, **extra))
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    def run_case(self, index: int, case: ProbeCase) -> CaseResult:
+        if self.lost is None and self.session is None:
+            try:
+                self.session = _open(self.ctx)
+            except TransportError as exc:
+                self.lost = _reason(self.ctx, exc)
+        if self.lost is not None:
+            return _errored(case, self.lost)
+        assert self.session is not None
+        cctx = CaseContext(run=self.ctx, session=self.session, case=case)
+        try:
+            result = KINDS[case.probe](cctx)
+        except TransportError as exc:
+            self.close()
+            reason = _reason(self.ctx, exc)
+            self.emit(index, case, "diagnostic", reason=reason, diagnostic=f"{case.id} {reason}: {exc}")
+            return _errored(case, reason)
+        if cctx.needs_reconnect or self.session.closed:
+            self.close()
+        return result
+
+    def run(self) -> None:
+        for index, case in enumerate(self.cases):
+            if self.ctx.cancel is not None and self.ctx.cancel.is_set():
+                self.not_run = [c.id for c in self.cases[index:]]
+                break
+            self.emit(index, case, "start")
+            try:
+                result = self.run_case(index, case)
+            except Cancelled:
+                self.close()
+                self.not_run = [c.id for c in self.cases[index:]]
+                break
+            self.results.append(result)
+            verdict = "pass" if result.passed else ("error" if result.errored else "fail")
+            self.emit(index, case, "done", verdict=verdict, reason=result.reason)
+        if self.not_run:
+            self.emit(len(self.results), None, "cancelled")
+        self.close()
+
+
+def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Mapping[str, Any] | None, str | None]:
+    run.emit(len(run.cases), None, "battery-start")
+    try:
+        outcome = hook(ctx)
+    except TransportError as exc:
+        reason = _reason(ctx, exc)
+        run.emit(len(run.cases), None, "battery-done", verdict="error", reason=reason,
+                 diagnostic=f"readiness {reason}: {exc}")
+        return None, reason
+    except Cancelled:
+        run.emit(len(run.cases), None, "cancelled")
+        return None, None
+    run.emit(len(run.cases), None, "battery-done")
+    if outcome is None:
+        return None, None
+    readiness = outcome.to_json() if hasattr(outcome, "to_json") else outcome
+    return dict(readiness), None
+
+
+def run_probes(target: Target | str | Sequence[str], *,
+               manifest: Manifest | str | Path | bytes | Mapping[str, Any], options: ProbeOptions,
+               progress: Progress | None = None, cancel: threading.Event | None = None) -> ProbeReport:
+    """Run a manifest's selected cases against one server and build the probe report.
+
+    Args:
+        target: a ``StdioTarget``/``HttpTarget``, a URL string, or a command argv.
+        manifest: a validated ``Manifest``, a path, manifest bytes, or a parsed manifest object.
+        options: the run's options (server label, selection, mutation flag, journal, battery).
+        progress: called with a ``ProgressEvent`` at each case's start and end (never payload text).
+        cancel: when set, the run stops between cases and calls; the remaining cases are not run and
+            the report says so (``cancelled``, ``not_run``).
+
+    Returns:
+        The report; ``report.exit_code`` gives the SPEC 9.4 code.
+
+    Raises:
+        UsageError: invalid label, manifest, selection, mutation without ``allow_mutation``, target,
+            or a tool the server did not declare (nothing was evaluated beyond the gate handshake).
+        JournalError: the synthetic journal could not be written.
+    """
+    if not valid_server(options.server):
+        raise UsageError("server label is invalid")
+    loaded = _manifest(manifest)
+    cases = select_cases(loaded, probe=options.probe, case_id=options.case_id,
+                         allow_mutation=options.allow_mutation)
+    tgt = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
+    ctx = RunContext(target=tgt, options=options, timeout=None if loaded.timeout_ms is None
+                     else loaded.timeout_ms / 1000,
+                     budget=Budget(max_requests=options.max_requests, max_seconds=options.max_seconds),
+                     cancel=cancel)
+    if options.journal:
+        root = resolve_root(options.root)
+        ctx.journal = SyntheticJournal(root, server=options.server, salt=load_salt(root),
+                                       session=ctx.session_id)
+    run = _Run(ctx, cases, progress)
+    try:
+        run.session = _open(ctx)
+    except TransportError as exc:
+        run.lost = _reason(ctx, exc)
+        run.emit(0, None, "diagnostic", reason=run.lost, diagnostic=f"connect {run.lost}: {exc}")
+    except Cancelled:
+        run.not_run = [c.id for c in cases]
+    if ctx.catalog is not None:
+        try:
+            _check_declared(cases, ctx)
+        except UsageError:
+            run.close()
+            raise
+    if not run.not_run:
+        run.run()
+    readiness, readiness_error = None, None
+    if options.battery is not None and not run.not_run and options.probe is None and options.case_id is None:
+        readiness, readiness_error = _battery(ctx, options.battery, run)
+    return ProbeReport(server=options.server, cases=tuple(run.results), manifest_sha256=loaded.sha256,
+                       readiness=readiness, readiness_error=readiness_error, cancelled=bool(run.not_run),
+                       not_run=tuple(run.not_run))
