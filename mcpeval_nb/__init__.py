@@ -12,6 +12,10 @@ __version__ = "0.1.0"
 # --- foundation: errors, privacy boundary, capture root and journals -------------------------------
 from .capture.annotate import annotate
 from .capture.correlate import Correlator, classify_frame
+
+# --- capture: stdio and Streamable HTTP recording shims, upstream endpoint policy -----------------
+from .capture.shim import ShimOptions, run_shim
+from .capture.shim_http import HTTPShim, HTTPShimOptions, run_shim_http
 from .errors import (
     DocumentError,
     GrammarError,
@@ -60,6 +64,7 @@ from .review import (
     check_redaction,
     export_share,
 )
+from .transport.policy import Endpoint, check_endpoint
 
 __all__ = [
     "ANNOTATION_KINDS",
@@ -67,9 +72,12 @@ __all__ = [
     "CallRecord",
     "Correlator",
     "DocumentError",
+    "Endpoint",
     "EnumIndex",
     "FlaggedLine",
     "GrammarError",
+    "HTTPShim",
+    "HTTPShimOptions",
     "InvalidRecord",
     "JournalEntry",
     "JournalError",
@@ -87,6 +95,7 @@ __all__ = [
     "ShareOutputError",
     "ShareRefused",
     "ShareResult",
+    "ShimOptions",
     "TransportError",
     "TrendPoint",
     "UsageError",
@@ -94,6 +103,7 @@ __all__ = [
     "annotate",
     "append_record",
     "append_records",
+    "check_endpoint",
     "check_redaction",
     "classify_frame",
     "error_info",
@@ -102,6 +112,8 @@ __all__ = [
     "opaque_session",
     "read_records",
     "resolve_root",
+    "run_shim",
+    "run_shim_http",
     "sanitize_shape",
     "shape",
     "skeleton",

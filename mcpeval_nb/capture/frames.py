@@ -1,0 +1,115 @@
+"""Bounded newline-delimited frames on raw file descriptors (SPEC 2.6, 14).
+
+``FrameReader`` returns one frame at a time, newline included, and never holds more than the bound of
+one frame: a line that reaches 4 MiB (newline included) without ending is refused with
+``FrameTooLarge`` before any further byte of it is read.  Reads wait in ``poll`` on the data descriptor
+and a wake-up pipe, so another thread can stop a reader that is blocked on an idle peer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+
+from ..limits import MAX_FRAME_BYTES
+
+__all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "write_all"]
+
+_CHUNK = 256 * 1024
+
+
+class FrameTooLarge(Exception):
+    """A frame reached the bound before its newline; nothing of it was returned or forwarded."""
+
+
+class WakePipe:
+    """A self-pipe that makes every ``FrameReader`` sharing it return None from a blocked read."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        os.set_blocking(self.write_fd, False)
+
+    def wake(self) -> None:
+        """Wake every reader waiting on this pipe (idempotent)."""
+        with contextlib.suppress(OSError):
+            os.write(self.write_fd, b"x")
+
+    def close(self) -> None:
+        """Close both ends."""
+        for fd in (self.read_fd, self.write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+class FrameReader:
+    """Read newline-delimited frames from ``fd`` with an exact per-frame bound.
+
+    Args:
+        fd: the descriptor to read (a pipe, a file or a terminal).
+        wake: a wake-up pipe; once woken, ``read`` returns None.
+        limit: the largest frame in bytes, newline included.
+    """
+
+    def __init__(self, fd: int, *, wake: WakePipe | None = None, limit: int = MAX_FRAME_BYTES) -> None:
+        self.fd = fd
+        self.limit = limit
+        self._buf = bytearray()
+        self._scan = 0
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN | select.POLLPRI)
+        self._wake_fd = None if wake is None else wake.read_fd
+        if self._wake_fd is not None:
+            self._poll.register(self._wake_fd, select.POLLIN)
+
+    def _readable(self) -> bool:
+        while True:
+            events = self._poll.poll()
+            if any(fd == self._wake_fd for fd, _ in events):
+                return False
+            if events:
+                return True
+
+    def read(self) -> bytes | None:
+        """Return the next frame (newline included; a final unterminated line as is), or None.
+
+        Returns:
+            The frame bytes, or None at end of input or after a wake-up.
+
+        Raises:
+            FrameTooLarge: the current line reached ``limit`` bytes without a newline.
+            OSError: the descriptor failed.
+        """
+        while True:
+            end = self._buf.find(b"\n", self._scan)
+            if end >= 0:
+                frame = bytes(self._buf[: end + 1])
+                del self._buf[: end + 1]
+                self._scan = 0
+                return frame
+            self._scan = len(self._buf)
+            if len(self._buf) >= self.limit:
+                raise FrameTooLarge()
+            if not self._readable():
+                return None
+            data = os.read(self.fd, min(_CHUNK, self.limit - len(self._buf)))
+            if not data:
+                if not self._buf:
+                    return None
+                frame = bytes(self._buf)
+                self._buf.clear()
+                self._scan = 0
+                return frame
+            self._buf += data
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to a blocking descriptor.
+
+    Raises:
+        OSError: the peer is gone (``BrokenPipeError``) or the write failed.
+    """
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

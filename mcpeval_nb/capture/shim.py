@@ -1,0 +1,272 @@
+"""The stdio recording shim: client <-> shim <-> server, one call record per completed call (SPEC 2.6).
+
+Two forwarding threads (one per direction) move newline-delimited frames byte for byte, so neither side
+can deadlock the other; each frame is handed to the recorder thread before it is forwarded.  The
+server's stderr is inherited.  The shim ends when the server exits (its exit code, or 128 + signal),
+and when the client goes away it closes the server's stdin, then escalates to SIGTERM and SIGKILL after
+a grace period.  A frame over 4 MiB is neither buffered past the bound nor forwarded: it is recorded
+content-free, reported on stderr without content, and both sides are closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import TransportError, UsageError
+from ..home import load_salt, resolve_root
+from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from .correlate import Correlator
+from .frames import FrameReader, FrameTooLarge, WakePipe, write_all
+from .recorder import Frame, Recorder
+
+__all__ = ["ShimOptions", "exit_status", "run_shim"]
+
+_FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@dataclass(frozen=True)
+class ShimOptions:
+    """Options of one stdio shim run.
+
+    Attributes:
+        server: the server label (SPEC 4.4 grammar).
+        command: the server's argv.
+        root: the capture root (default: ``$MCPEVAL_HOME`` or ``~/.mcp-eval``).
+        session: the raw session value (default: ``$MCPEVAL_SESSION``, else a fresh uuid4).
+        stdin_fd: the client-facing input descriptor.
+        stdout_fd: the client-facing output descriptor.
+        grace_s: seconds the server gets to exit after its stdin closes, and again after SIGTERM.
+    """
+
+    server: str
+    command: Sequence[str]
+    root: Path | str | None = None
+    session: str | None = None
+    stdin_fd: int = 0
+    stdout_fd: int = 1
+    grace_s: float = 2.0
+    env: dict[str, str] | None = field(default=None, repr=False)
+
+
+def exit_status(returncode: int) -> int:
+    """The shim's exit code for a child's return code: the code, or 128 + signal number."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _say(message: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"mcpeval-nb shim: {message}\n")
+        sys.stderr.flush()
+
+
+class _Session:
+    """The running shim: child process, forwarding threads, recorder and shutdown state.
+
+    Each forwarding thread closes only the descriptors it owns: the outbound one the server's stdin,
+    the inbound one the server's stdout and the client-facing output.  Others ask it to stop through
+    its wake-up pipe, so no descriptor is closed under a thread that is using it.
+    """
+
+    def __init__(self, options: ShimOptions, proc: subprocess.Popen[bytes], recorder: Recorder) -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        self.options = options
+        self.proc = proc
+        self.recorder = recorder
+        self.wakes = {"outbound": WakePipe(), "inbound": WakePipe()}
+        self.cond = threading.Condition()
+        self.closing = False  # the client went away or a frame was refused
+        self.child_done = False
+        self.server_eof = False
+        self._child_in = proc.stdin
+        self._child_out = proc.stdout
+
+    def _notify(self, **flags: bool) -> None:
+        with self.cond:
+            for name, value in flags.items():
+                setattr(self, name, value)
+            self.cond.notify_all()
+
+    def _detach_client_output(self) -> None:
+        """Point the client-facing output at /dev/null: the client sees end of input, the fd stays valid."""
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.options.stdout_fd)
+            os.close(null)
+
+    def _refuse(self, direction: str) -> None:
+        """A frame over 4 MiB: record it content-free, say so without content, close both sides."""
+        self.recorder.submit(Frame(direction, None))
+        side = "client" if direction == "outbound" else "server"
+        _say(f"{side} frame exceeds 4 MiB; not forwarded, closing both sides")
+        self._notify(closing=True)
+        self.wakes["outbound"].wake()
+
+    def pump(self, direction: str) -> None:
+        """Forward frames in one direction until end of input, a refusal, or a wake-up."""
+        outbound = direction == "outbound"
+        src = self.options.stdin_fd if outbound else self._child_out.fileno()
+        dst = self._child_in.fileno() if outbound else self.options.stdout_fd
+        reader = FrameReader(src, wake=self.wakes[direction])
+        forwarding = True
+        try:
+            while True:
+                try:
+                    data = reader.read()
+                except FrameTooLarge:
+                    self._refuse(direction)
+                    return
+                except OSError:
+                    return
+                if data is None:
+                    return
+                frame = Frame(direction, data)
+                self.recorder.submit(frame)
+                if forwarding:
+                    try:
+                        write_all(dst, data)
+                    except OSError:  # the peer is gone: keep draining, stop forwarding
+                        forwarding = False
+                        if not outbound:
+                            self._notify(closing=True)
+                            self.wakes["outbound"].wake()
+                frame.forwarded()
+        finally:
+            if outbound:
+                with contextlib.suppress(OSError):
+                    self._child_in.close()
+                self._notify(closing=True)
+            else:
+                with contextlib.suppress(OSError):
+                    self._child_out.close()
+                self._detach_client_output()
+                self._notify(server_eof=True)
+
+    def wait_child(self) -> None:
+        """Reap the child (its own thread) and wake the supervisor."""
+        self.proc.wait()
+        self._notify(child_done=True)
+
+    def signal_child(self, signum: int) -> None:
+        """Send a signal to the server's process group (ignored once it is gone)."""
+        if self.proc.returncode is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signum)
+
+    def supervise(self) -> int:
+        """Wait for the child, escalating after the client left; return the shim's exit code."""
+        deadline: float | None = None
+        stage = 0
+        with self.cond:
+            while not self.child_done:
+                if (self.closing or self.server_eof) and deadline is None:
+                    deadline = time.monotonic() + self.options.grace_s
+                    self.wakes["outbound"].wake()
+                if deadline is not None and time.monotonic() >= deadline:
+                    stage += 1
+                    self.signal_child(signal.SIGTERM if stage == 1 else signal.SIGKILL)
+                    deadline = time.monotonic() + self.options.grace_s
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                self.cond.wait(timeout)
+            # let the server's last frames through (bounded: a grandchild may hold its stdout)
+            if not self.cond.wait_for(lambda: self.server_eof, timeout=1.0):
+                self.signal_child(signal.SIGTERM)
+        assert self.proc.returncode is not None
+        return exit_status(self.proc.returncode)
+
+    def stop(self, threads: list[threading.Thread]) -> None:
+        """Wake and join the forwarding threads (bounded), then release the pipes."""
+        for wake in self.wakes.values():
+            wake.wake()
+        for thread in threads:
+            thread.join(1.0)
+        if threads[1].is_alive():  # blocked writing to a client that does not read
+            self._detach_client_output()
+        if not any(thread.is_alive() for thread in threads[:2]):
+            for wake in self.wakes.values():
+                wake.close()
+
+
+def _start(options: ShimOptions) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(list(options.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=None, bufsize=0, start_new_session=True, env=options.env)
+    except OSError as exc:
+        raise TransportError(f"cannot start the server command: {exc.strerror}",
+                             reason="transport-error") from None
+
+
+def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = None) -> int:
+    """Run the stdio shim until the server exits.
+
+    Args:
+        options: the server label and command, capture root, session and descriptors.
+        on_start: called with the server's pid once it runs.
+
+    Returns:
+        The server's exit code, or 128 + signal number when it died by a signal.
+
+    Raises:
+        UsageError: the server label is outside the grammar, or there is no command.
+        SaltError: the capture root's salt is unusable.
+        TransportError: the server command could not be started.
+    """
+    if not valid_server(options.server):
+        raise UsageError(SERVER_LABEL_MESSAGE)
+    if not options.command:
+        raise UsageError("shim needs the server command after --")
+    root = resolve_root(options.root)
+    salt = load_salt(root)
+    session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
+    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
+    recorder = Recorder(root=root, correlator=correlator)
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # the forwarding threads get the GIL quickly while the recorder parses
+    try:
+        proc = _start(options)
+    except TransportError:
+        recorder.close()
+        sys.setswitchinterval(old_interval)
+        raise
+    run = _Session(options, proc, recorder)
+    if on_start is not None:
+        on_start(proc.pid)
+    threads = [threading.Thread(target=run.pump, args=(d,), name=f"shim-{d}", daemon=True)
+               for d in ("outbound", "inbound")]
+    threads.append(threading.Thread(target=run.wait_child, name="shim-wait", daemon=True))
+    for thread in threads:
+        thread.start()
+    with _forward_signals(run):
+        try:
+            code = run.supervise()
+        finally:
+            run.stop(threads)
+            recorder.close()
+            sys.setswitchinterval(old_interval)
+    return code
+
+
+@contextlib.contextmanager
+def _forward_signals(run: _Session):  # type: ignore[no-untyped-def]
+    """Forward SIGTERM/SIGINT/SIGHUP to the server while the shim runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    def forward(signum: int, _frame: object) -> None:
+        run.signal_child(signum)
+
+    previous = {s: signal.signal(s, forward) for s in _FORWARDED_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

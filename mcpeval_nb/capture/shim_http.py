@@ -1,0 +1,330 @@
+"""shim-http: a loopback Streamable HTTP recording proxy (SPEC 13.2).
+
+A listener on the given loopback address hands connections to a bounded worker pool through a bounded
+accept queue (full: an immediate 503).  Each worker reads one request under one 5 s deadline, applies the
+Host/Origin/Content-Type checks, forwards it to the upstream endpoint (allow-listed headers, no redirects,
+5 s timeouts) and relays the answer: JSON bodies whole (at most 8 MiB), ``text/event-stream`` bodies as
+they arrive (8 MiB in total).  Capture is per HTTP request scope: the request body and every response
+JSON body or SSE ``data:`` event go to the recorder like stdio frames.  Authorization values (relayed or
+from ``MCPEVAL_HTTP_AUTHORIZATION``) live in memory only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import queue
+import select
+import signal
+import socket
+import ssl
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..home import load_salt, resolve_root
+from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_BODY_BYTES
+from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..transport.http import AUTHORIZATION_ENV, read_authorization
+from ..transport.policy import Endpoint, check_endpoint, check_listen_address
+from .correlate import Correlator
+from .frames import WakePipe
+from .http_proxy import (
+    BadRequest,
+    Request,
+    SSEParser,
+    error_response,
+    provenance_error,
+    read_request,
+    response_head,
+)
+from .recorder import Frame, Recorder
+
+__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
+
+REQUEST_HEADERS = ("accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id",
+                   "authorization", "origin")
+RESPONSE_HEADERS = ("content-type", "mcp-protocol-version", "mcp-session-id")
+_BUSY = error_response(503)
+
+
+@dataclass(frozen=True)
+class HTTPShimOptions:
+    """Options of one shim-http process.
+
+    Attributes:
+        server: the server label (SPEC 4.4 grammar).
+        listen: the loopback socket address to listen on (``127.0.0.1:0`` lets the OS pick a port).
+        upstream: the upstream MCP endpoint URL (SPEC 13.2 policy).
+        allow_remote_http: allow a non-loopback HTTPS upstream.
+        root: the capture root (default: ``$MCPEVAL_HOME`` or ``~/.mcp-eval``).
+        session: the raw session value (default: ``$MCPEVAL_SESSION``, else a fresh uuid4).
+        authorization: Authorization for upstream requests that carry none (default:
+            ``$MCPEVAL_HTTP_AUTHORIZATION``); never printed or journaled.
+        workers: worker threads; queue: connections waiting for a worker before 503.
+        timeout_s: the request-read deadline and the upstream connect/read timeout.
+    """
+
+    server: str
+    listen: str
+    upstream: str
+    allow_remote_http: bool = False
+    root: Path | str | None = None
+    session: str | None = None
+    authorization: str | None = field(default=None, repr=False)
+    workers: int = HTTP_WORKERS
+    queue: int = HTTP_ACCEPT_QUEUE
+    timeout_s: float = DEFAULT_IO_TIMEOUT_S
+
+
+def _authorization(value: str | None) -> str | None:
+    """The upstream Authorization fallback, validated like the probe client's (never echoed)."""
+    return read_authorization(None if value is None else {AUTHORIZATION_ENV: value})
+
+
+class HTTPShim:
+    """A running shim-http listener (use as a context manager, or ``serve_forever`` and ``close``).
+
+    Args:
+        options: label, listen address, upstream and capture settings.
+
+    Raises:
+        UsageError: bad label, listen address, upstream URL or Authorization value.
+        SaltError: the capture root's salt is unusable.
+        OSError: the listen address could not be bound.
+    """
+
+    def __init__(self, options: HTTPShimOptions) -> None:
+        if not valid_server(options.server):
+            raise UsageError(SERVER_LABEL_MESSAGE)
+        ip, port = check_listen_address(options.listen)
+        self.endpoint: Endpoint = check_endpoint(options.upstream,
+                                                 allow_remote_http=options.allow_remote_http)
+        self._auth = _authorization(options.authorization)
+        self.options = options
+        root = resolve_root(options.root)
+        session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
+        correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
+                                salt=load_salt(root))
+        self._sock = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind((ip, port))
+        self._sock.listen(max(64, options.queue * 2))
+        self.recorder = Recorder(root=root, correlator=correlator)
+        self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=options.queue)
+        self._wake = WakePipe()
+        self._stopped = threading.Event()
+        self._workers = [threading.Thread(target=self._work, name=f"shim-http-{i}", daemon=True)
+                         for i in range(options.workers)]
+        for worker in self._workers:
+            worker.start()
+        self._acceptor: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound ``(ip, port)``."""
+        name = self._sock.getsockname()
+        return str(name[0]), int(name[1])
+
+    @property
+    def url(self) -> str:
+        """``http://<ip>:<port>/mcp``-style URL of this listener (the path is not significant)."""
+        ip, port = self.address
+        host = f"[{ip}]" if ":" in ip else ip
+        return f"http://{host}:{port}{self.endpoint.path}"
+
+    def start(self) -> HTTPShim:
+        """Accept connections on a background thread; returns self."""
+        self._acceptor = threading.Thread(target=self.serve_forever, name="shim-http-accept", daemon=True)
+        self._acceptor.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Accept connections until ``close`` (or ``stop``) is called."""
+        while not self._stopped.is_set():
+            ready, _, _ = select.select([self._sock.fileno(), self._wake.read_fd], [], [])
+            if self._stopped.is_set() or self._sock.fileno() not in ready:
+                break
+            try:
+                conn, _addr = self._sock.accept()
+            except OSError:
+                continue
+            try:
+                self._queue.put_nowait(conn)
+            except queue.Full:
+                with contextlib.suppress(OSError):
+                    conn.sendall(_BUSY)
+                conn.close()
+
+    def stop(self) -> None:
+        """Ask the accept loop to return (safe from a signal handler)."""
+        self._stopped.set()
+        self._wake.wake()
+
+    def close(self, *, timeout: float = DEFAULT_IO_TIMEOUT_S + 1.0) -> None:
+        """Stop accepting, let the workers finish their exchanges (bounded), flush the recorder."""
+        self.stop()
+        if self._acceptor is not None:
+            self._acceptor.join(timeout)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        for _ in self._workers:
+            with contextlib.suppress(queue.Full):
+                self._queue.put(None, timeout=timeout)
+        for worker in self._workers:
+            worker.join(timeout)
+        self.recorder.close()
+        self._wake.close()
+
+    def __enter__(self) -> HTTPShim:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ---- one exchange ----------------------------------------------------------------------------
+    def _work(self) -> None:
+        while (conn := self._queue.get()) is not None:
+            try:
+                self._exchange(conn)
+            except Exception as exc:  # never let one exchange stop a worker
+                sys.stderr.write(f"mcpeval-nb shim-http: exchange failed ({type(exc).__name__})\n")
+            finally:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+
+    def _exchange(self, conn: socket.socket) -> None:
+        try:
+            request = read_request(conn, timeout=self.options.timeout_s)
+        except BadRequest:
+            conn.sendall(error_response(400))
+            return
+        refusal = provenance_error(request)
+        if refusal is not None:
+            conn.sendall(refusal)
+            return
+        scope = str(uuid.uuid4())
+        sent = Frame("outbound", request.body, scope) if request.body else None
+        if sent is not None:
+            self.recorder.submit(sent)
+        upstream = self._connect()
+        try:
+            try:
+                upstream.request(request.method, self.endpoint.path, body=request.body or None,
+                                 headers=self._forward_headers(request))
+                if sent is not None:
+                    sent.forwarded()
+                response = upstream.getresponse()
+            except (OSError, http.client.HTTPException):
+                conn.sendall(error_response(502))
+                return
+            self._relay(conn, response, scope)
+        finally:
+            upstream.close()
+
+    def _connect(self) -> http.client.HTTPConnection:
+        ep, timeout = self.endpoint, self.options.timeout_s
+        if ep.scheme == "https":
+            return http.client.HTTPSConnection(ep.host, ep.port, timeout=timeout,
+                                               context=ssl.create_default_context())
+        return http.client.HTTPConnection(ep.host, ep.port, timeout=timeout)
+
+    def _forward_headers(self, request: Request) -> dict[str, str]:
+        headers = {name: value for name, value in request.headers if name in REQUEST_HEADERS}
+        if "authorization" not in headers and self._auth is not None:
+            headers["authorization"] = self._auth
+        return headers
+
+    def _relay(self, conn: socket.socket, response: http.client.HTTPResponse, scope: str) -> None:
+        kept = [(k, v) for k, v in response.getheaders() if k.lower() in RESPONSE_HEADERS]
+        media = (response.getheader("content-type") or "").split(";", 1)[0].strip().lower()
+        if media == "text/event-stream":
+            self._relay_stream(conn, response, kept, scope)
+            return
+        try:
+            body = response.read(MAX_HTTP_BODY_BYTES + 1)
+        except (OSError, http.client.HTTPException):
+            conn.sendall(error_response(502))
+            return
+        if len(body) > MAX_HTTP_BODY_BYTES:
+            self.recorder.submit(Frame("inbound", None, scope))
+            conn.sendall(error_response(502))
+            return
+        frame = Frame("inbound", body, scope) if body else None
+        if frame is not None:
+            self.recorder.submit(frame)
+        conn.sendall(response_head(response.status, [*kept, ("Content-Length", str(len(body)))]) + body)
+        if frame is not None:
+            frame.forwarded()
+
+    def _relay_stream(self, conn: socket.socket, response: http.client.HTTPResponse,
+                      kept: list[tuple[str, str]], scope: str) -> None:
+        conn.sendall(response_head(response.status, kept))
+        parser, total = SSEParser(), 0
+        while True:
+            try:
+                chunk = response.read1(65536)
+            except (OSError, http.client.HTTPException):
+                return  # upstream idle past the timeout or gone: end the stream
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > MAX_HTTP_BODY_BYTES:
+                self.recorder.submit(Frame("inbound", None, scope))
+                return
+            frames = [Frame("inbound", data, scope) for data in parser.feed(chunk)]
+            for frame in frames:
+                self.recorder.submit(frame)
+            try:
+                conn.sendall(chunk)
+            except OSError:
+                return
+            for frame in frames:
+                frame.forwarded()
+
+
+def run_shim_http(options: HTTPShimOptions, *, on_listening: Callable[[str], None] | None = None) -> int:
+    """Run shim-http until SIGTERM or SIGINT; returns 0 after a clean shutdown.
+
+    Args:
+        options: label, listen address, upstream and capture settings.
+        on_listening: called with the listener's URL once it accepts connections (default: one line
+            on stderr).
+
+    Returns:
+        0.
+
+    Raises:
+        UsageError: bad label, listen address, upstream URL or Authorization value.
+        SaltError: the capture root's salt is unusable.
+    """
+    try:
+        shim = HTTPShim(options)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on the --listen address: {exc.strerror}") from None
+    announce = on_listening or (lambda url: _stderr(f"listening on {url}"))
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous[signum] = signal.signal(signum, lambda _s, _f: shim.stop())
+    try:
+        announce(shim.url)
+        shim.serve_forever()
+    finally:
+        shim.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+def _stderr(message: str) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(f"mcpeval-nb shim-http: {message}\n")
+        sys.stderr.flush()

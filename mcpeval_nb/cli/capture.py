@@ -1,0 +1,43 @@
+"""``mcpeval-nb shim`` and ``mcpeval-nb shim-http``: the recording shims (SPEC 2.6, 13.2)."""
+
+from __future__ import annotations
+
+import click
+
+import mcpeval_nb
+
+_LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
+
+
+@click.command("shim", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--server", required=True, help=_LABEL_HELP)
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def shim_cmd(server: str, root: str | None, command: tuple[str, ...]) -> int:
+    """Run a stdio MCP server and record its calls: mcpeval-nb shim --server LABEL -- CMD [ARGS...].
+
+    Frames pass byte for byte in both directions; the server's stderr passes through; the exit code is
+    the server's (128 + signal number when it died by a signal).  The session is $MCPEVAL_SESSION or a
+    fresh uuid.
+    """
+    return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root))
+
+
+@click.command("shim-http")
+@click.option("--server", required=True, help=_LABEL_HELP)
+@click.option("--listen", required=True, help="Loopback socket address, e.g. 127.0.0.1:8931 (port 0: any).")
+@click.option("--upstream", required=True, help="Upstream Streamable HTTP endpoint URL.")
+@click.option("--allow-remote-http", is_flag=True, help="Allow a non-loopback upstream (HTTPS only).")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+def shim_http_cmd(server: str, listen: str, upstream: str, allow_remote_http: bool, root: str | None) -> int:
+    """Proxy a Streamable HTTP MCP server on a loopback address and record its calls.
+
+    Prints one line with the listening URL on stderr and serves until SIGTERM or SIGINT.
+    $MCPEVAL_HTTP_AUTHORIZATION, when set, is sent upstream on requests that carry no Authorization.
+    """
+    options = mcpeval_nb.HTTPShimOptions(server=server, listen=listen, upstream=upstream,
+                                         allow_remote_http=allow_remote_http, root=root)
+    return mcpeval_nb.run_shim_http(options)
+
+
+COMMANDS = (shim_cmd, shim_http_cmd)
