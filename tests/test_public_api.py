@@ -1,0 +1,187 @@
+"""The public surface: one sorted ``__all__``, docstrings, and imports that point one way (DESIGN)."""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import inspect
+import types
+from pathlib import Path
+
+import pytest
+
+import mcpeval_nb
+
+PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
+
+# Layers of DESIGN.md, lowest first: a module may import only from its own layer or lower ones.
+RANKS: dict[str, float] = {
+    "errors": 0,
+    "limits": 0,
+    "jsonfmt": 0,
+    "privacy": 1,
+    "home": 2,
+    "journal": 2,
+    "tables": 3,
+    "analysis": 3,
+    "transport": 3.5,
+    "probe": 4,
+    "capture": 4,
+    "review": 4,
+    "findings": 4,
+    "": 5,
+    "testing": 5,  # "" is the public mcpeval_nb/__init__.py
+    "cli": 6,
+    "charts": 6,
+    "widgets": 6,
+    "serve": 6,
+    "demo": 6,
+    "__main__": 6,
+}
+# These import only what `mcpeval_nb` exports (and each other within their own package).
+FRONT_ENDS = ("cli", "charts", "widgets")
+
+
+def test_all_is_sorted_and_every_name_resolves() -> None:
+    names = mcpeval_nb.__all__
+    assert names == sorted(names)
+    assert len(names) == len(set(names))
+    for name in names:
+        assert hasattr(mcpeval_nb, name), name
+
+
+def test_all_is_complete() -> None:
+    public = {
+        name
+        for name, value in vars(mcpeval_nb).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType | __future__._Feature)
+    }
+    assert public - set(mcpeval_nb.__all__) == set()
+
+
+def _documented(obj: object) -> bool:
+    return bool(inspect.getdoc(obj))
+
+
+def test_every_public_object_has_a_docstring() -> None:
+    missing = []
+    for name in mcpeval_nb.__all__:
+        obj = getattr(mcpeval_nb, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj) or inspect.isbuiltin(obj)):
+            continue
+        if not _documented(obj):
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                target = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
+                if inspect.isfunction(target) and not target.__doc__:
+                    missing.append(f"{name}.{attr}")
+    assert missing == []
+
+
+def _module_name(path: Path, pkg: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(name: str, pkg: Path = PACKAGE) -> bool:
+    """True when ``name`` (``mcpeval_nb.a.b``) is a module or package of ours."""
+    rel = pkg.parent.joinpath(*name.split("."))
+    return rel.with_suffix(".py").is_file() or (rel / "__init__.py").is_file()
+
+
+def _imports(path: Path, pkg: Path = PACKAGE) -> list[tuple[int, str]]:
+    """Every module an import statement in ``path`` names (absolute), with its line number.
+
+    ``from X import a`` names ``X.a`` when that is a module, else ``X``; ``from mcpeval_nb import
+    __version__`` (metadata, not API) is not counted.
+    """
+    module = _module_name(path, pkg)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            for alias in node.names:
+                if base == "mcpeval_nb" and alias.name == "__version__":
+                    continue
+                sub = f"{base}.{alias.name}"
+                found.append((node.lineno, sub if _is_module(sub, pkg) else base))
+    return found
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "mcpeval_nb":
+        return None
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _violations(paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in paths:
+        own = _layer(_module_name(path, pkg))
+        if own is None or own not in RANKS:
+            continue
+        for line, target in _imports(path, pkg):
+            layer = _layer(target)
+            if layer in RANKS and RANKS[layer] > RANKS[own]:
+                found.append(f"{path.relative_to(pkg.parent)}:{line} imports {target}")
+    return found
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    assert _violations(sorted(PACKAGE.rglob("*.py"))) == []
+
+
+def _front_end_violations(front: str, paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
+    found = []
+    for path in paths:
+        for line, target in _imports(path, pkg):
+            if _layer(target) in (None, "", front):
+                continue  # third-party, stdlib, `mcpeval_nb` itself, or the front end's own package
+            found.append(f"{path.relative_to(pkg.parent)}:{line} imports {target}")
+    return found
+
+
+@pytest.mark.parametrize("front", FRONT_ENDS)
+def test_front_ends_import_only_the_public_package(front: str) -> None:
+    paths = [PACKAGE / f"{front}.py"] if (PACKAGE / f"{front}.py").exists() else []
+    paths += sorted((PACKAGE / front).rglob("*.py")) if (PACKAGE / front).is_dir() else []
+    assert _front_end_violations(front, paths) == []
+
+
+def test_the_import_checks_catch_violations(tmp_path: Path) -> None:
+    # The checkers must be able to fail: a scratch copy of the layout with planted offenders.
+    pkg = tmp_path / "mcpeval_nb"
+    for sub in ("privacy", "journal", "tables", "cli"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "privacy" / "shape.py").write_text("")
+    bad = pkg / "privacy" / "bad.py"
+    bad.write_text(
+        "from ..journal import append_record\nimport mcpeval_nb.tables\nfrom . import shape\n"
+        "from mcpeval_nb import __version__\n"
+    )
+    front = pkg / "cli" / "bad.py"
+    front.write_text(
+        "from ..privacy import shape\nfrom mcpeval_nb import CallRecord\nimport click\nfrom . import bad\n"
+    )
+    assert _violations([bad], pkg) == [
+        "mcpeval_nb/privacy/bad.py:1 imports mcpeval_nb.journal",
+        "mcpeval_nb/privacy/bad.py:2 imports mcpeval_nb.tables",
+    ]
+    assert _front_end_violations("cli", [front], pkg) == [
+        "mcpeval_nb/cli/bad.py:1 imports mcpeval_nb.privacy.shape"
+    ]
