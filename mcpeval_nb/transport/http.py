@@ -115,7 +115,7 @@ class HttpChannel:
             raise self._failure or jsonrpc.closed()
         body = jsonrpc.encode(message)[:-1]
         if len(body) > MAX_HTTP_BODY_BYTES:
-            raise jsonrpc.failure(OUTGOING_BODY_TOO_LARGE)
+            raise jsonrpc.refused(OUTGOING_BODY_TOO_LARGE)
         if "method" in message and "id" in message:
             worker = threading.Thread(target=self._exchange, args=(message, body, deadline),
                                       name="mcpeval-http-request", daemon=True)
@@ -301,6 +301,8 @@ class HttpChannel:
             self._closed.set()
             connections = list(self._connections)
             workers = list(self._workers)
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_END)  # wakes a receive() blocked in another thread
         for conn in connections:
             with contextlib.suppress(OSError):
                 if conn.sock is not None:

@@ -31,6 +31,7 @@ __all__ = [
     "encode",
     "failure",
     "loads_array",
+    "refused",
     "timeout",
 ]
 
@@ -65,6 +66,13 @@ def failure(message: str) -> TransportError:
     return TransportError(message, reason="transport-error")
 
 
+def refused(message: str) -> TransportError:
+    """A ``transport-error`` for a message refused before anything was sent: the session stays open."""
+    error = TransportError(message, reason="transport-error")
+    error.keeps_session = True  # type: ignore[attr-defined]
+    return error
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Encode one JSON-RPC message as a compact UTF-8 line ending in ``\\n``.
 
@@ -81,7 +89,7 @@ def encode(message: dict[str, Any]) -> bytes:
         text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         return text.encode("utf-8") + b"\n"
     except (TypeError, ValueError, UnicodeEncodeError):
-        raise failure("outgoing MCP message is not valid JSON") from None
+        raise refused("outgoing MCP message is not valid JSON") from None
 
 
 def decode(frame: bytes | bytearray | memoryview) -> dict[str, Any] | None:

@@ -435,7 +435,9 @@ class McpSession:
         try:
             yield
         except TransportError as exc:
-            if exc.reason in ("transport-error", "transport-closed") or self._channel.closed:
+            fatal = exc.reason in ("transport-error", "transport-closed") and not getattr(
+                exc, "keeps_session", False)
+            if fatal or self._channel.closed:
                 self.close()
             if self._budget is not None and self._budget.exhausted and exc.reason != BUDGET_EXCEEDED:
                 raise self._budget.error() from None

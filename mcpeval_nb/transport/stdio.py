@@ -76,6 +76,7 @@ class StdioChannel:
         self._close_lock = threading.Lock()
         self._failure: TransportError | None = None
         self._ended = False
+        self._reader_done = threading.Event()
         self._reader = threading.Thread(target=self._read_loop, name="mcpeval-stdio-reader", daemon=True)
         self._reader.start()
 
@@ -83,6 +84,17 @@ class StdioChannel:
     def pid(self) -> int:
         """The child's process id."""
         return self._proc.pid
+
+    def wait_reader(self, timeout: float) -> bool:
+        """Wait until the reader thread has stopped (end of stream, a broken limit, or close).
+
+        Args:
+            timeout: seconds to wait at most.
+
+        Returns:
+            True when the reader has stopped reading.
+        """
+        return self._reader_done.wait(timeout)
 
     @property
     def returncode(self) -> int | None:
@@ -99,6 +111,7 @@ class StdioChannel:
         except OSError:
             self._failure = self._failure or jsonrpc.closed()
         finally:
+            self._reader_done.set()
             self._put(_END, forever=True)
 
     def _wait_readable(self) -> bool:
@@ -183,7 +196,7 @@ class StdioChannel:
         """
         frame = jsonrpc.encode(message)
         if len(frame) > MAX_FRAME_BYTES:
-            raise jsonrpc.failure(jsonrpc.OUTGOING_TOO_LARGE)
+            raise jsonrpc.refused(jsonrpc.OUTGOING_TOO_LARGE)
         with self._write_lock:
             self._write(memoryview(frame), deadline)
 
@@ -238,6 +251,8 @@ class StdioChannel:
             self._signal(signal.SIGKILL)
             self._proc.wait()
         self._reader.join(timeout=5.0)
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait(_END)  # wakes a receive() blocked in another thread
         for stream in (self._proc.stdin, self._proc.stdout):
             with contextlib.suppress(OSError):
                 if stream is not None:

@@ -1,0 +1,52 @@
+"""Helpers shared by the transport tests: fixture sessions and process checks (no mocks)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import mcpeval_nb.testing.servers as servers
+from mcpeval_nb.transport import Budget, McpSession, StdioTarget
+
+
+def fixture_argv(name: str, *args: str) -> list[str]:
+    """argv running a stdlib-only fixture server by file path (skips importing the whole package)."""
+    return [sys.executable, str(Path(servers.__file__).with_name(f"{name}.py")), *args]
+
+
+def fixture_session(name: str, *args: str, timeout: float = 10.0, budget: Budget | None = None) -> McpSession:
+    """A session on fixture server ``name`` (a real child process)."""
+    return McpSession.connect(StdioTarget(tuple(fixture_argv(name, *args))), timeout=timeout, budget=budget)
+
+
+def child_pid(session: McpSession) -> int:
+    """The stdio child's pid (the channel is a StdioChannel)."""
+    pid: int = session._channel.pid  # type: ignore[attr-defined]
+    return pid
+
+
+def assert_reaped(pid: int) -> None:
+    """``pid`` was our child and has been waited for: no zombie, no running process."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+    else:
+        raise AssertionError("child was not reaped by close()")
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def assert_gone(pid: int, *, within: float = 5.0) -> None:
+    """A non-child process (a grandchild) has stopped running: gone, or a zombie awaiting init."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return
+        if state == "Z":
+            return
+        time.sleep(0.02)
+    raise AssertionError("grandchild still running after close()")
