@@ -1,0 +1,130 @@
+"""Loading journals into Arrow batches: the fast path, the reference path and the load report.
+
+``errors="raise"`` stops at the first bad line with ``RecordTooLarge`` or ``InvalidRecord`` (file and
+line, never content), like the journal reader.  ``errors="report"`` skips the line and adds a
+``(file, line, reason)`` row to the report instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InvalidRecord, UsageError
+from ..journal.read import RawLine, parse_line
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from .fastpath import fast_calls
+from .rows import annotation_batch, call_batch, trend_batch
+from .scan import CHUNK_BYTES, Chunk, ScanState, scan_chunks
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, REPORT_SCHEMA, TRENDS_SCHEMA
+
+__all__ = ["Errors", "LoadReport", "load_file"]
+
+Errors = Literal["raise", "report"]
+TOO_LARGE = "journal record exceeds 4 MiB"
+
+_KINDS: dict[str, tuple[pa.Schema, Callable[[Any], Any], Callable[[list[Any]], pa.RecordBatch]]] = {
+    "calls": (CALLS_SCHEMA, CallRecord.from_dict, call_batch),
+    "annotations": (ANNOTATIONS_SCHEMA, AnnotationRecord.from_dict, annotation_batch),
+    "trends": (TRENDS_SCHEMA, TrendPoint.from_dict, trend_batch),
+}
+
+
+class LoadReport:
+    """Lines skipped by ``errors="report"``: file, line number and a fixed reason, never content."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, path: Path, line: int, reason: str) -> None:
+        """Record one skipped line."""
+        self.rows.append({"file": str(path), "line": line, "reason": reason})
+
+    def table(self) -> pa.Table:
+        """The report as a ``REPORT_SCHEMA`` table."""
+        return pa.Table.from_pylist(self.rows, schema=REPORT_SCHEMA)
+
+
+def check_errors(errors: str) -> Errors:
+    """Validate an ``errors=`` argument.
+
+    Raises:
+        UsageError: not ``raise`` or ``report``.
+    """
+    if errors not in ("raise", "report"):
+        raise UsageError('errors must be "raise" or "report"')
+    return "raise" if errors == "raise" else "report"
+
+
+def _slow(chunk: Chunk, indices: np.ndarray, path: Path, parse: Callable[[Any], Any], errors: Errors,
+          report: LoadReport) -> tuple[list[Any], list[int]]:
+    records: list[Any] = []
+    kept: list[int] = []
+    data, ends = chunk.data, chunk.ends
+    for i in indices.tolist():
+        start = 0 if i == 0 else int(ends[i - 1]) + 1
+        raw = RawLine(chunk.first_line + i, chunk.offset + start, bytes(data[start:int(ends[i])]))
+        try:
+            record = parse_line(raw, path, parse, True)
+        except InvalidRecord as exc:
+            if errors == "raise":
+                raise
+            report.add(path, raw.line, exc.reason)
+            continue
+        if record is not None:
+            records.append(record)
+            kept.append(i)
+    return records, kept
+
+
+def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: LoadReport) -> pa.RecordBatch:
+    schema, parse, build = _KINDS[kind]
+    skip = tuple(line - chunk.first_line for line in chunk.too_long)
+    for line in chunk.too_long:
+        report.add(path, line, TOO_LARGE)
+    if kind != "calls":
+        indices = np.setdiff1d(np.arange(len(chunk.ends)), np.array(skip, dtype=np.int64))
+        records, _ = _slow(chunk, indices, path, parse, errors, report)
+        return build(records)
+    fast = fast_calls(chunk.data, chunk.ends, exclude=skip)
+    slow_idx = np.setdiff1d(fast.slow, np.array(skip, dtype=np.int64))
+    if len(slow_idx) == 0:
+        return fast.batch
+    records, kept = _slow(chunk, slow_idx, path, parse, errors, report)
+    if not records:
+        return fast.batch
+    table = pa.Table.from_batches([fast.batch, build(records)], schema=schema)
+    order = np.argsort(np.concatenate([fast.rows, np.array(kept, dtype=np.int64)]), kind="stable")
+    return table.take(pa.array(order)).combine_chunks().to_batches()[0]
+
+
+def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Errors, report: LoadReport,
+              chunk_bytes: int = CHUNK_BYTES,
+              on_bytes: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
+    """Yield the batches of one journal from ``state.offset`` to ``end``, advancing ``state``.
+
+    Args:
+        kind: ``calls``, ``annotations`` or ``trends``.
+        path: the journal file.
+        state: resume point (offset, next line number, digest of the consumed prefix).
+        end: snapshot size taken under a shared lock.
+        errors: ``raise`` or ``report``.
+        report: receives skipped lines in report mode.
+        chunk_bytes: read size.
+        on_bytes: progress callback with bytes read so far in this file.
+
+    Returns:
+        An iterator of record batches in line order.
+
+    Raises:
+        RecordTooLarge, InvalidRecord: in raise mode, at the first bad line.
+    """
+    for chunk in scan_chunks(path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
+                             on_bytes=on_bytes):
+        batch = _chunk_batch(kind, chunk, path, errors, report)
+        if batch.num_rows:
+            yield batch

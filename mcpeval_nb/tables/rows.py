@@ -1,0 +1,108 @@
+"""The reference conversion: sanitised records to Arrow columns, one record at a time.
+
+This is the slow, obviously-correct path.  The loader uses it for every line its vectorised fast path
+does not accept (hand edits, foreign spellings) and for annotations and trend points; tests compare the
+fast path against it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ..jsonfmt import dumps
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+
+__all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch", "ts_millis"]
+
+_TS_RE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
+)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+
+
+def ts_millis(ts: str) -> int | None:
+    """Milliseconds since the epoch (UTC) of a sanitised timestamp; None for ``unknown``.
+
+    Fractions beyond milliseconds are truncated; a leap second (``:60``) counts as ``:59.999``.
+    """
+    m = _TS_RE.fullmatch(ts)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+    frac = int((m.group(7) or "0")[:3].ljust(3, "0"))
+    if second == 60:
+        second, frac = 59, 999
+    try:
+        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.UTC)
+    except ValueError:
+        return None
+    if m.group(8):
+        offset = _dt.timedelta(hours=int(m.group(9)), minutes=int(m.group(10)))
+        when = when - offset if m.group(8) == "+" else when + offset
+    delta = when - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1000 + frac
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else dumps(value, sort_keys=True)
+
+
+def call_row(record: CallRecord) -> dict[str, Any]:
+    """One sanitised call record as a row of ``CALLS_SCHEMA`` (plain Python values)."""
+    err = record.error
+    return {
+        "ts": ts_millis(record.ts), "session": record.session, "seq": record.seq,
+        "server": record.server, "method": record.method, "tool": record.tool,
+        "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
+        "has_error": err is not None,
+        "error_code": None if err is None or "code" not in err else _json(err["code"]),
+        "error_layer": None if err is None else err.get("layer"),
+        "error_retryable": None if err is None else err.get("retryable"),
+        "error_kind": None if err is None else err.get("kind"),
+        "error_template": None if err is None else err.get("template"),
+        "error_template_id": None if err is None else err.get("template_id"),
+        "shim_self_us": record.shim_self_us, "kind": record.kind,
+        "capture_id": None if record.identity is None else record.identity.capture_id,
+        "event_id": None if record.identity is None else record.identity.event_id,
+    }
+
+
+def _batch(schema: pa.Schema, rows: Sequence[dict[str, Any]]) -> pa.RecordBatch:
+    arrays = []
+    for f in schema:
+        values = [r[f.name] for r in rows]
+        if pa.types.is_dictionary(f.type):
+            arrays.append(pa.array(values, type=pa.string()).dictionary_encode())
+        elif pa.types.is_timestamp(f.type):
+            arrays.append(pa.array(values, type=pa.int64()).cast(f.type))
+        else:
+            arrays.append(pa.array(values, type=f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def call_batch(records: Sequence[CallRecord]) -> pa.RecordBatch:
+    """A ``CALLS_SCHEMA`` batch from already-sanitised call records."""
+    return _batch(CALLS_SCHEMA, [call_row(r) for r in records])
+
+
+def annotation_batch(records: Sequence[AnnotationRecord]) -> pa.RecordBatch:
+    """An ``ANNOTATIONS_SCHEMA`` batch from already-sanitised annotations."""
+    rows = [{"ts": ts_millis(r.ts), "session": r.session, "seq": r.seq, "event_id": r.event_id,
+             "kind": r.kind, "note": r.note} for r in records]
+    return _batch(ANNOTATIONS_SCHEMA, rows)
+
+
+def trend_batch(records: Sequence[TrendPoint]) -> pa.RecordBatch:
+    """A ``TRENDS_SCHEMA`` batch from already-sanitised trend points."""
+    rows = [{"ts": ts_millis(r.ts), "server": r.server, "passed": r.passed, "cases_total": r.cases_total,
+             "cases_passed": r.cases_passed, "score": r.score, "manifest_sha256": r.manifest_sha256,
+             "standard": r.standard,
+             "measurement_profile": None if r.measurement_profile is None
+             else dumps(r.measurement_profile.to_dict(), sort_keys=False)} for r in records]
+    return _batch(TRENDS_SCHEMA, rows)

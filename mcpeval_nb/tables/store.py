@@ -1,0 +1,259 @@
+"""``open_store``: a capture root as Arrow tables, loaded once and refreshed by appended bytes only.
+
+Each journal's size is taken under a shared ``flock`` (a boundary no writer is inside of); the bytes
+before it are read without holding the lock.  ``refresh()`` remembers, per file, the offset and line
+after the last complete line read and the SHA-256 of that prefix; on refresh it checks that the file is
+the same one (device, inode, not shorter) and that the last 64 KiB of the prefix still hash the same,
+then reads only the appended bytes.  A rewritten file makes the whole store reload.
+``refresh(verify="full")`` re-hashes every prefix instead of the last 64 KiB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from ..home import resolve_root, store_dir
+from ..journal.read import open_journal, snapshot_size
+from .load import Errors, LoadReport, check_errors, load_file
+from .progress import Progress, resolve_progress
+from .scan import CHUNK_BYTES, ScanState
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+
+__all__ = ["Store", "journal_files", "open_store"]
+
+_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
+_WINDOW = 64 * 1024
+
+
+def journal_files(root: Path) -> list[tuple[str, Path]]:
+    """The store's journals as ``(kind, path)``: calls, annotations (by day), then the trend history."""
+    store = store_dir(root)
+    out: list[tuple[str, Path]] = [("calls", p) for p in sorted(store.glob("calls-*.jsonl"))]
+    out += [("annotations", p) for p in sorted(store.glob("annotations-*.jsonl"))]
+    history = store / "probes" / "history.jsonl"
+    if history.exists():
+        out.append(("trends", history))
+    return [(k, p) for k, p in out if p.is_file()]
+
+
+@dataclass
+class _FileState:
+    scan: ScanState = field(default_factory=ScanState)
+    dev: int = 0
+    ino: int = 0
+    window: bytes = b""
+
+
+def _window_digest(path: Path, offset: int) -> bytes:
+    fd = open_journal(path)
+    try:
+        start = max(0, offset - _WINDOW)
+        return hashlib.sha256(os.pread(fd, offset - start, start)).digest()
+    finally:
+        os.close(fd)
+
+
+def _full_digest(path: Path, offset: int) -> bytes:
+    digest = hashlib.sha256()
+    fd = open_journal(path)
+    try:
+        pos = 0
+        while pos < offset:
+            block = os.pread(fd, min(1 << 24, offset - pos), pos)
+            if not block:
+                break
+            digest.update(block)
+            pos += len(block)
+    finally:
+        os.close(fd)
+    return digest.digest()
+
+
+class Store:
+    """A capture root as Arrow tables (see ``open_store``).
+
+    Attributes:
+        root: the capture root.
+        errors: ``raise`` or ``report``.
+    """
+
+    def __init__(self, root: Path, *, errors: Errors, progress: Progress | None,
+                 chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.root = root
+        self.errors: Errors = errors
+        self._progress = progress
+        self._chunk_bytes = chunk_bytes
+        self._states: dict[Path, _FileState] = {}
+        self._tables: dict[str, list[pa.Table]] = {}
+        self._report = LoadReport()
+
+    # -- tables -----------------------------------------------------------------------------------
+    @property
+    def calls(self) -> pa.Table:
+        """Every call record, sanitised, in file then line order (``CALLS_SCHEMA``)."""
+        return self._table("calls")
+
+    @property
+    def annotations(self) -> pa.Table:
+        """Every annotation, sanitised (``ANNOTATIONS_SCHEMA``)."""
+        return self._table("annotations")
+
+    @property
+    def trends(self) -> pa.Table:
+        """Every readiness trend point, sanitised (``TRENDS_SCHEMA``)."""
+        return self._table("trends")
+
+    @property
+    def report(self) -> pa.Table:
+        """Lines skipped under ``errors="report"`` (``REPORT_SCHEMA``): file, line, reason."""
+        if not self._tables:
+            self._load_all()
+        return self._report.table()
+
+    def _table(self, kind: str) -> pa.Table:
+        if not self._tables:
+            self._load_all()
+        parts = self._tables[kind]
+        if len(parts) > 1:
+            parts[:] = [pa.concat_tables(parts)]
+        return parts[0] if parts else _SCHEMAS[kind].empty_table()
+
+    def to_pandas(self, table: str = "calls", **kwargs: Any) -> Any:
+        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends`` or ``report``).
+
+        Raises:
+            UsageError: an unknown table name.
+        """
+        from ..errors import UsageError
+        if table not in (*_SCHEMAS, "report"):
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or report")
+        return getattr(self, table).to_pandas(**kwargs)
+
+    # -- loading ----------------------------------------------------------------------------------
+    def _snapshot(self) -> list[tuple[str, Path, int]]:
+        return [(kind, path, snapshot_size(path)) for kind, path in journal_files(self.root)]
+
+    def _read(self, plan: list[tuple[str, Path, int]], sink: Callable[[str, pa.RecordBatch], None]) -> int:
+        total = sum(max(0, end - self._states.get(path, _FileState()).scan.offset) for _, path, end in plan)
+        done, rows = 0, 0
+        report = self._progress
+        for kind, path, end in plan:
+            state = self._states.setdefault(path, _FileState())
+            if not state.ino:
+                st = os.stat(path)
+                state.dev, state.ino = st.st_dev, st.st_ino
+            before, planned = done, max(0, end - state.scan.offset)
+
+            def on_bytes(n: int, before: int = before) -> None:
+                if report is not None:
+                    report(before + n, total)
+
+            for batch in load_file(kind, path, state.scan, end, errors=self.errors, report=self._report,
+                                   chunk_bytes=self._chunk_bytes, on_bytes=on_bytes):
+                sink(kind, batch)
+                rows += batch.num_rows
+            done = before + planned
+            state.window = _window_digest(path, state.scan.offset)
+        if report is not None:
+            report(total, total)
+        return rows
+
+    def _load_all(self) -> None:
+        self._states.clear()
+        self._report = LoadReport()
+        batches: dict[str, list[pa.RecordBatch]] = {k: [] for k in _SCHEMAS}
+        self._read(self._snapshot(), lambda kind, b: batches[kind].append(b))
+        self._tables = {k: [pa.Table.from_batches(v, schema=_SCHEMAS[k])] if v else [] for k, v in
+                        batches.items()}
+
+    def _unchanged(self, path: Path, state: _FileState, end: int, verify: str) -> bool:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino) != (state.dev, state.ino) or end < state.scan.offset:
+            return False
+        if verify == "full":
+            return _full_digest(path, state.scan.offset) == state.scan.digest.digest()
+        return _window_digest(path, state.scan.offset) == state.window
+
+    def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
+        """Read what was appended since the last load; reload everything if a journal was rewritten.
+
+        Args:
+            verify: ``window`` checks the last 64 KiB of each read prefix, ``full`` re-hashes it all.
+
+        Returns:
+            The number of rows added (after a full reload: all rows).
+
+        Raises:
+            RecordTooLarge, InvalidRecord: in raise mode, a bad appended line.
+            LockTimeout: a journal stayed locked past the deadline.
+        """
+        if not self._tables:
+            self._load_all()
+            return sum(self._table(k).num_rows for k in _SCHEMAS)
+        plan = self._snapshot()
+        known = set(self._states)
+        gone = known - {path for _, path, _ in plan}
+        if gone or any(path in known and not self._unchanged(path, self._states[path], end, verify)
+                       for _, path, end in plan):
+            self._load_all()
+            return sum(self._table(k).num_rows for k in _SCHEMAS)
+        fresh: dict[str, list[pa.RecordBatch]] = {k: [] for k in _SCHEMAS}
+        rows = self._read(plan, lambda kind, b: fresh[kind].append(b))
+        for kind, batches in fresh.items():
+            if batches:
+                self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
+        return rows
+
+    def to_parquet(self, dest: Path | str) -> Path:
+        """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``."""
+        from .parquet import to_parquet
+        return to_parquet(self, dest)
+
+    def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
+        """Stream one table's batches straight from the journals, holding one chunk at a time.
+
+        Independent of the loaded tables and of ``refresh``: use it for stores larger than memory.
+
+        Raises:
+            UsageError: an unknown table name; RecordTooLarge, InvalidRecord: in raise mode.
+        """
+        from ..errors import UsageError
+        if table not in _SCHEMAS:
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations or trends")
+        report = LoadReport()
+        for kind, path in journal_files(self.root):
+            if kind == table:
+                yield from load_file(kind, path, ScanState(), snapshot_size(path), errors=self.errors,
+                                     report=report, chunk_bytes=self._chunk_bytes)
+
+
+def open_store(root: Path | str | None = None, *, errors: str = "raise",
+               progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
+    """Open a capture root for analysis; tables load on first use.
+
+    Args:
+        root: the capture root (default: ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
+        errors: ``raise`` (stop at the first bad line, naming file and line) or ``report`` (skip it and
+            list it in ``Store.report``).
+        progress: a ``(done_bytes, total_bytes)`` callback, True for the default display (a bar in a
+            notebook, stderr lines in a terminal) or None/False for none.
+        chunk_bytes: bytes read per chunk (bounds memory while loading).
+
+    Returns:
+        A ``Store``.
+
+    Raises:
+        UsageError: ``errors`` is not ``raise`` or ``report``.
+    """
+    return Store(resolve_root(root), errors=check_errors(errors), progress=resolve_progress(progress),
+                 chunk_bytes=chunk_bytes)
