@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext
 from .manifest import (
     DEFAULT_MANIFEST,
     Manifest,
@@ -12,7 +13,18 @@ from .manifest import (
     parse_manifest,
     select_cases,
 )
-from .reasons import PROBE_KINDS, REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason
+from .reasons import (
+    PROBE_KINDS,
+    REASON_LABELS,
+    REASONS,
+    TRANSPORT_REASONS,
+    hint_for,
+    is_reason,
+    probe_kinds,
+    reason_hints,
+)
+from .report import CaseResult, Detail, ProbeReport, parse_report, set_readiness_renderer
+from .runner import battery_hook, make_target, register_battery, run_probes
 
 __all__ = [
     "DEFAULT_MANIFEST",
@@ -20,13 +32,28 @@ __all__ = [
     "REASONS",
     "REASON_LABELS",
     "TRANSPORT_REASONS",
+    "BatteryHook",
+    "CaseResult",
+    "Detail",
     "Manifest",
     "ProbeCase",
+    "ProbeOptions",
+    "ProbeReport",
+    "ProgressEvent",
+    "RunContext",
+    "battery_hook",
     "hint_for",
     "is_reason",
     "load_manifest",
+    "make_target",
     "manifest_schema",
     "manifest_schema_text",
     "parse_manifest",
+    "parse_report",
+    "probe_kinds",
+    "reason_hints",
+    "register_battery",
+    "run_probes",
     "select_cases",
+    "set_readiness_renderer",
 ]

@@ -195,8 +195,8 @@ def parse_manifest(data: bytes | str | Mapping[str, Any], *, source: str = "mani
                     cases=cases, sha256=hashlib.sha256(raw).hexdigest(), version=doc["version"])
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Read and validate a manifest file.
+def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> Manifest:
+    """Read and validate a manifest file (default ``mcp-eval.manifest.json`` in the working directory).
 
     Raises:
         ManifestError: the file cannot be read or the manifest is invalid (exit 2).

@@ -16,6 +16,8 @@ __all__ = [
     "TRANSPORT_REASONS",
     "hint_for",
     "is_reason",
+    "probe_kinds",
+    "reason_hints",
 ]
 
 #: (label, remediation hint) in SPEC order.
@@ -140,3 +142,13 @@ def hint_for(label: str, *, call: int | None = None) -> str:
     """
     text = _HINTS[label]
     return f"workflow call {call}: {text}" if call is not None else text
+
+
+def reason_hints() -> tuple[tuple[str, str], ...]:
+    """Every failure-reason label with its remediation hint, in SPEC order (what ``explain`` lists)."""
+    return REASONS
+
+
+def probe_kinds() -> tuple[str, ...]:
+    """Every probe kind label, in SPEC order."""
+    return PROBE_KINDS

@@ -68,9 +68,9 @@ def _manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Ma
     return parse_manifest(manifest)
 
 
-def _errored(case: ProbeCase, reason: str) -> CaseResult:
-    return CaseResult(id=case.id, probe=case.probe, passed=False, attempts=0, first_failure=None,
-                      reason=reason, tool=case.primary_tool)
+def _errored(case: ProbeCase, reason: str, calls: int = 0) -> CaseResult:
+    return CaseResult(id=case.id, probe=case.probe, passed=False, attempts=calls,
+                      first_failure=calls or None, reason=reason, tool=case.primary_tool)
 
 
 def _reason(ctx: RunContext, exc: TransportError) -> str:
@@ -141,7 +141,7 @@ class _Run:
             self.close()
             reason = _reason(self.ctx, exc)
             self.emit(index, case, "diagnostic", reason=reason, diagnostic=f"{case.id} {reason}: {exc}")
-            return _errored(case, reason)
+            return _errored(case, reason, cctx.calls)
         if cctx.needs_reconnect or self.session.closed:
             self.close()
         return result

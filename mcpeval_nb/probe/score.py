@@ -7,11 +7,11 @@ shared cases.  ``score_readiness`` turns them into a ``Readiness``; no I/O, no p
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..jsonfmt import dumps
 from ..privacy.records import MeasurementProfile
 from .score_model import AREAS, Area, Check, Readiness, Surface
 
@@ -56,7 +56,7 @@ def latency_band(ms: int) -> int:
 
 def tool_tokens(entry: Any) -> int:
     """``ceil(compact JSON bytes / 4)`` of a raw ``tools/list`` entry."""
-    size = len(json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    size = len(dumps(entry, sort_keys=True).encode("utf-8"))
     return -(-size // 4)
 
 

@@ -22,12 +22,14 @@ class CaseContext:
     Attributes:
         run: the run context. session: the run's current connection. case: the case being run.
         needs_reconnect: set by a kind whose connection may be unusable after it (payload-bounds).
+        calls: tool calls started so far (an errored case reports them as its attempts).
     """
 
     run: RunContext
     session: McpSession
     case: ProbeCase
     needs_reconnect: bool = False
+    calls: int = 0
 
     @property
     def fields(self) -> Any:
@@ -53,6 +55,7 @@ class CaseContext:
             TransportError: the call could not complete. Cancelled: the run was cancelled.
         """
         self.run.check_cancel()
+        self.calls += 1
         outcome = (session or self.session).call_tool(
             tool, arguments, timeout=timeout, on_server_request=on_server_request,
             max_server_requests=max_server_requests)

@@ -1,0 +1,126 @@
+"""``mcpeval-nb probe``, ``explain`` and ``schema manifest`` (SPEC 8.2, 9.4, 9.5).
+
+``schema`` is a group other command modules extend: a module in ``COMMAND_MODULES`` that exports
+``SCHEMA_COMMANDS = (...)`` gets those commands added under ``mcpeval-nb schema``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+import mcpeval_nb
+
+__all__ = ["COMMANDS", "SCHEMA_COMMANDS", "explain_cmd", "probe_cmd", "schema_group"]
+
+
+def _progress(event: mcpeval_nb.ProgressEvent) -> None:
+    if event.diagnostic is not None:
+        click.echo(event.diagnostic, err=True)
+    elif event.phase == "done":
+        click.echo(f"probe [{event.index + 1}/{event.total}] {event.case_id} {event.verdict}", err=True)
+    elif event.phase == "cancelled":
+        click.echo("probe cancelled", err=True)
+
+
+def _target(url: str | None, command: tuple[str, ...]) -> str | list[str]:
+    if url is not None and command:
+        raise mcpeval_nb.UsageError("select an HTTP endpoint or a stdio command, not both")
+    if url is None and not command:
+        raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
+    return url if url is not None else list(command)
+
+
+@click.command("probe", context_settings={"ignore_unknown_options": False})
+@click.option("--server", required=True, help="Server label for the report and the journal.")
+@click.option("--manifest", "manifest_path", default=None, type=click.Path(dir_okay=False),
+              help="Manifest file (default mcp-eval.manifest.json).")
+@click.option("--probe", "kind", default=None, help="Run only the cases of this probe kind.")
+@click.option("--case", "case_id", default=None, help="Run only the case with this id.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+@click.option("--brief", is_flag=True, help="Text output without hint lines.")
+@click.option("--allow-mutation", is_flag=True, help="Authorise mutating cases that name a declared sandbox.")
+@click.option("--allow-remote-http", is_flag=True, help="Permit a non-loopback HTTPS endpoint.")
+@click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
+@click.option("--confirm-read-only", is_flag=True, help="Attest that unannotated tools are read-only.")
+@click.option("--skip-tool", "skip_tools", multiple=True, help="A tool the battery must not call.")
+@click.option("--no-journal", is_flag=True, help="Do not journal the cases' tool calls.")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id: str | None, fmt: str,
+              brief: bool, allow_mutation: bool, allow_remote_http: bool, gate_only: bool,
+              confirm_read_only: bool, skip_tools: tuple[str, ...], no_journal: bool, root: str | None,
+              url: str | None, command: tuple[str, ...]) -> int:
+    """Run a probe manifest against a server: `probe --server L [opts] -- CMD...` or `--url URL`.
+
+    Exit 0 when every case passed, 1 when a case failed, 2 on a usage error, 3 when a case or the
+    battery could not complete (the report is still printed).
+    """
+    if not mcpeval_nb.valid_server(server):
+        raise mcpeval_nb.UsageError("server label is invalid")
+    manifest = mcpeval_nb.load_manifest(manifest_path or "mcp-eval.manifest.json")
+    mcpeval_nb.select_cases(manifest, probe=kind, case_id=case_id, allow_mutation=allow_mutation)
+    target = _target(url, command)
+    selected = kind is not None or case_id is not None
+    battery = None if gate_only or selected else mcpeval_nb.battery_hook("standard")
+    options = mcpeval_nb.ProbeOptions(
+        server=server, probe=kind, case_id=case_id, allow_mutation=allow_mutation,
+        allow_remote_http=allow_remote_http, root=root, journal=not no_journal, battery=battery,
+        confirm_read_only=confirm_read_only, skip_tools=skip_tools)
+    report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
+    click.echo(report.render(fmt, brief=brief), nl=False)
+    return report.exit_code
+
+
+@click.command("explain")
+@click.argument("reason", required=False)
+def explain_cmd(reason: str | None) -> int:
+    """List the failure reasons with remediation hints, or explain one REASON."""
+    hints = dict(mcpeval_nb.reason_hints())
+    if reason is None:
+        for label, text in mcpeval_nb.reason_hints():
+            click.echo(f"{label}\n  {text}")
+        return 0
+    if reason not in hints:
+        raise mcpeval_nb.UsageError("unknown reason label; run `mcpeval-nb explain` for the list")
+    click.echo(f"{reason}\n  {hints[reason]}")
+    return 0
+
+
+class _SchemaGroup(click.Group):
+    """``schema``: subcommands from this module plus every loaded command module's ``SCHEMA_COMMANDS``."""
+
+    def _extra(self) -> dict[str, click.Command]:
+        found: dict[str, click.Command] = {}
+        for name, module in list(sys.modules.items()):
+            if name.startswith(f"{__package__}.") and module is not None:
+                for command in getattr(module, "SCHEMA_COMMANDS", ()):
+                    if command.name is not None:
+                        found.setdefault(command.name, command)
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._extra()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or self._extra().get(cmd_name)
+
+
+@click.group("schema", cls=_SchemaGroup)
+def schema_group() -> None:
+    """Print a published JSON Schema."""
+
+
+@click.command("manifest")
+def schema_manifest_cmd() -> int:
+    """Print the strict probe-manifest JSON Schema."""
+    click.echo(mcpeval_nb.manifest_schema_text(), nl=False)
+    return 0
+
+
+SCHEMA_COMMANDS: tuple[Any, ...] = (schema_manifest_cmd,)
+COMMANDS = (probe_cmd, explain_cmd, schema_group)

@@ -1,0 +1,259 @@
+"""The standard readiness battery (``mcpeval-standard/2``, SPEC 8.4) over the session layer.
+
+Per non-writer tool, in catalog order: the honesty probe (one call with invalid arguments, then ``ping``)
+and three calls with synthesized arguments (15 s each, server-to-client requests declined, at most 8).
+Writers are never called; unannotated tools only with ``--confirm-read-only``; ``--skip-tool`` names are
+skipped (and scored as such).  Then one contention case and one payload case on the first tool whose
+three calls all succeeded, then the protocol checks.  The battery never journals: it calls the session
+directly and runs reused kinds with journaling off.  Everything it keeps is a label, a flag or a count;
+``probe.score`` turns that into the readiness object.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import TransportError, UsageError
+from ..limits import (
+    BATTERY_CALL_TIMEOUT_S,
+    BATTERY_REPEATS,
+    MAX_EVAL_REQUESTS,
+    MAX_EVAL_SECONDS,
+    MAX_SERVER_REQUESTS,
+)
+from ..privacy.grammar import valid_server, valid_tool
+from ..transport.budget import BUDGET_EXCEEDED, Budget
+from ..transport.messages import Catalog, Target, ToolOutcome
+from .battery_checks import Connection, protocol_checks, run_contention, run_payload
+from .context import ProbeOptions, RunContext
+from .kinds.features import output_conforms
+from .report import ProbeReport
+from .score import (
+    BatteryObservations,
+    CallObservation,
+    HonestyObservation,
+    ToolFacts,
+    ToolRun,
+    score_readiness,
+)
+from .score_model import Readiness, measurement_profile
+from .synth import invalid_arguments, synthesize
+
+__all__ = ["BatteryOptions", "check_skip_names", "run_battery", "score_server", "standard_battery"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatteryOptions:
+    """How the battery treats the catalog.
+
+    Attributes:
+        confirm_read_only: the operator attests unannotated tools are read-only (they get called).
+        skip_tools: tool names never called (scored as skipped; an undeclared name is a usage error).
+        call_timeout_s: deadline of each battery call.
+        progress: called with short content-free lines (``battery tool 3/13``); None for silence.
+    """
+
+    confirm_read_only: bool = False
+    skip_tools: tuple[str, ...] = ()
+    call_timeout_s: float = BATTERY_CALL_TIMEOUT_S
+    progress: Progress | None = None
+
+
+def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) -> None:
+    """Refuse ``--skip-tool`` names outside the tool grammar, or (given a catalog) not declared.
+
+    Raises:
+        UsageError: naming the flag and the position of the offending name, never the name.
+    """
+    for i, name in enumerate(skip_tools, start=1):
+        if not valid_tool(name):
+            raise UsageError(f"--skip-tool #{i} is not a valid tool name")
+        if catalog is not None and catalog.get(name) is None:
+            raise UsageError(f"--skip-tool #{i} names a tool the server did not declare")
+
+
+def _observe(outcome: ToolOutcome, output_schema: Any) -> CallObservation:
+    conforms = None
+    if outcome.ok and output_schema is not None:
+        result = outcome.result if isinstance(outcome.result, dict) else {}
+        content = result.get("structuredContent")
+        conforms = content is not None and output_conforms(output_schema, content)
+    return CallObservation(outcome.kind, outcome.code, outcome.latency_ms, conforms)
+
+
+def _message_ok(outcome: ToolOutcome) -> bool:
+    message = (outcome.payload or {}).get("message")
+    return isinstance(message, str) and message.strip() != "" and message != "tool error"
+
+
+class _Battery:
+    def __init__(self, ctx: RunContext, options: BatteryOptions) -> None:
+        self.ctx, self.options = ctx, options
+        self.conn = Connection(ctx)
+        self.args: dict[str, dict[str, Any]] = {}
+
+    def say(self, line: str) -> None:
+        if self.options.progress is not None:
+            self.options.progress(line)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        self.ctx.check_cancel()
+        return self.conn.session.call_tool(name, arguments, timeout=self.options.call_timeout_s,
+                                           max_server_requests=MAX_SERVER_REQUESTS)
+
+    def honesty(self, name: str, arguments: dict[str, Any]) -> HonestyObservation:
+        try:
+            outcome = self.call(name, arguments)
+        except TransportError as exc:
+            self.conn.lost(exc)
+            return HonestyObservation("transport-error")
+        try:
+            replied = True
+            self.conn.session.ping(timeout=self.options.call_timeout_s)
+        except TransportError as exc:
+            self.conn.lost(exc)
+            replied = False
+        return HonestyObservation(outcome.kind, outcome.code, _message_ok(outcome), replied)
+
+    def calls(self, name: str, arguments: dict[str, Any], output_schema: Any) -> tuple[CallObservation, ...]:
+        observed = []
+        for _ in range(BATTERY_REPEATS):
+            try:
+                observed.append(_observe(self.call(name, arguments), output_schema))
+            except TransportError as exc:
+                self.conn.lost(exc)
+                observed.append(CallObservation("transport-error"))
+        return tuple(observed)
+
+    def tool(self, entry: dict[str, Any], facts: ToolFacts) -> ToolRun:
+        name = facts.name
+        if name in self.options.skip_tools:
+            return ToolRun(name, skipped=True)
+        if facts.read_only_hint is not True and not self.options.confirm_read_only:
+            return ToolRun(name, not_called="coverage-unannotated")
+        schema = entry.get("inputSchema")
+        invalid = invalid_arguments(schema)
+        honesty = None if invalid is None else self.honesty(name, invalid)
+        synthesis = synthesize(schema)
+        if synthesis.arguments is None:
+            return ToolRun(name, honesty=honesty, not_called="coverage-unsynthesizable")
+        calls = self.calls(name, synthesis.arguments, entry.get("outputSchema"))
+        if all(c.outcome == "success" for c in calls):
+            self.args[name] = synthesis.arguments
+        return ToolRun(name, honesty=honesty, calls=calls)
+
+    def shared_cases(self, entries: dict[str, dict[str, Any]]) -> tuple[tuple[str, bool] | None, ...]:
+        if not self.args:
+            return None, None
+        first = next(iter(self.args))
+        self.say("battery contention")
+        contention = (first, run_contention(self.conn, first, self.args[first]))
+        payload = None
+        for name, arguments in self.args.items():
+            field = _first_string_property(entries[name].get("inputSchema"))
+            if field is not None:
+                self.say("battery payload")
+                payload = (name, run_payload(self.conn, name, arguments, field,
+                                             timeout=self.options.call_timeout_s))
+                break
+        return contention, payload
+
+    def run(self) -> Readiness:
+        catalog = self.conn.session.list_tools()
+        check_skip_names(self.options.skip_tools, catalog)
+        caps = dict(self.conn.session.server_capabilities)
+        facts = [ToolFacts.from_entry(e) for e in catalog.tools]
+        entries = {f.name: e for f, e in zip(facts, catalog.tools, strict=True)}
+        runs = []
+        for i, f in enumerate(facts, start=1):
+            if not f.writer:
+                self.say(f"battery tool {i}/{len(facts)}")
+                runs.append(self.tool(entries[f.name], f))
+        contention, payload = self.shared_cases(entries)
+        self.say("battery protocol checks")
+        surfaces = isinstance(caps.get("resources"), dict) or isinstance(caps.get("prompts"), dict)
+        protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
+        profile = measurement_profile(attested_read_only=self.options.confirm_read_only,
+                                      skip_tools=self.options.skip_tools)
+        return score_readiness(BatteryObservations(
+            tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
+            profile))
+
+
+def _first_string_property(schema: Any) -> str | None:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return None
+    strings = (k for k in sorted(props) if isinstance(props[k], dict) and props[k].get("type") == "string")
+    return next(strings, None)
+
+
+def run_battery(ctx: RunContext, options: BatteryOptions | None = None) -> Readiness:
+    """Run the standard battery against ``ctx.target`` on connections of its own.
+
+    Args:
+        ctx: the run context (target, shared budget, cancellation); its journal is never used.
+        options: attestation, skips and progress (default: from ``ctx.options``).
+
+    Returns:
+        The readiness under ``mcpeval-standard/2`` with the measurement profile.
+
+    Raises:
+        UsageError: a ``--skip-tool`` name the server did not declare (nothing scored).
+        TransportError: the battery could not complete (first connection lost, budget exhausted).
+        Cancelled: the run's cancel event was set.
+    """
+    if options is None:
+        options = BatteryOptions(confirm_read_only=ctx.options.confirm_read_only,
+                                 skip_tools=tuple(ctx.options.skip_tools))
+    check_skip_names(options.skip_tools)
+    battery = _Battery(ctx, options)
+    try:
+        return battery.run()
+    finally:
+        battery.conn.drop()
+
+
+def standard_battery(ctx: RunContext) -> Readiness:
+    """The hook ``run_probes`` calls after the manifest's cases (registered as ``standard``)."""
+    return run_battery(ctx)
+
+
+def score_server(target: Target, *, server: str, options: BatteryOptions | None = None,
+                 max_requests: int = MAX_EVAL_REQUESTS, max_seconds: float = MAX_EVAL_SECONDS,
+                 cancel: threading.Event | None = None) -> ProbeReport:
+    """``mcpeval-nb score``: the battery alone, no manifest (``manifest_sha256`` and ``gate`` null).
+
+    Args:
+        target: the server (``StdioTarget`` or ``HttpTarget``).
+        server: the report's server label.
+        options: attestation, skips, progress.
+        max_requests / max_seconds: the evaluation budget (SPEC 8.4).
+        cancel: set to stop between calls.
+
+    Returns:
+        The v2 report: ``readiness`` set, or ``readiness_error`` when the battery could not complete.
+
+    Raises:
+        UsageError: an invalid label or ``--skip-tool`` name (nothing scored).
+    """
+    options = options or BatteryOptions()
+    if not valid_server(server):
+        raise UsageError("server label is invalid")
+    check_skip_names(options.skip_tools)
+    ctx = RunContext(target=target, options=ProbeOptions(server=server, journal=False,
+                                                         confirm_read_only=options.confirm_read_only,
+                                                         skip_tools=options.skip_tools),
+                     budget=Budget(max_requests=max_requests, max_seconds=max_seconds), timeout=None,
+                     cancel=cancel)
+    try:
+        readiness = run_battery(ctx, options)
+    except TransportError as exc:
+        reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
+        return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
+    return ProbeReport(server=server, cases=(), readiness=readiness.to_json())
