@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
+import socket
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import mcpeval_nb.testing.servers as servers
@@ -50,3 +55,32 @@ def assert_gone(pid: int, *, within: float = 5.0) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("grandchild still running after close()")
+
+
+@contextlib.contextmanager
+def http_fixture(mode: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run the Streamable HTTP fixture server in ``mode``; yield its loopback URL; stop and reap it."""
+    proc = subprocess.Popen(fixture_argv("streamable_http", mode), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=None if env is None else {**os.environ, **env})
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30.0)
+        assert ready, "HTTP fixture did not start"
+        url = proc.stdout.readline().decode().strip()
+        assert url.startswith("http://127.0.0.1:")
+        yield url
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+
+
+def free_port() -> int:
+    """A loopback TCP port the OS reports free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -1,0 +1,180 @@
+"""Fixture Streamable HTTP MCP server (stdlib ``http.server`` on 127.0.0.1, an OS-chosen port).
+
+Run ``python -m mcpeval_nb.testing.servers.streamable_http MODE``: prints its endpoint URL
+(``http://127.0.0.1:PORT/mcp``) as the first stdout line, then serves until stdin closes.  ``initialize``
+issues an ``Mcp-Session-Id`` that every later POST must carry (else 400); notifications and replies get
+202.  Tools: ``ok`` (canary text), ``slow`` (sleeps ``arguments.ms``), ``headers`` (reports which
+headers arrived, as booleans and the protocol version, never their values), ``ask`` (SSE modes: sends an
+``elicitation/create`` request on the stream and answers with the code of the client's reply).
+
+Modes: ``json`` (application/json answers), ``sse`` (text/event-stream answers with a progress event,
+a comment, an event of another type and CRLF line ends), ``oversized`` (a 9 MiB JSON body with
+Content-Length), ``oversized-sse`` (an endless SSE event, no Content-Length), ``redirect`` (307 to
+itself), ``slow`` (every request waits 10 s), ``status`` (500 for every request after initialize),
+``expire`` (404 for every request after initialize), ``auth`` (401 unless ``Authorization`` equals
+``$FIXTURE_EXPECTED_AUTHORIZATION``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CANARY = "CANARY-streamable-http-5d2e"
+MIB = 1024 * 1024
+_TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("ok", "slow", "headers", "ask")]
+
+
+class _State:
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.sessions: set[str] = set()
+        self.replies: dict[str, Any] = {}
+        self.reply_ready = threading.Condition()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    state: _State
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, status: int, body: bytes = b"", content_type: str | None = None,
+              headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_DELETE(self) -> None:
+        self.state.sessions.discard(self.headers.get("Mcp-Session-Id", ""))
+        self._send(200)
+
+    def do_POST(self) -> None:
+        mode = self.state.mode
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        message = json.loads(body)
+        if mode == "auth" and self.headers.get("Authorization") != os.environ.get(
+                "FIXTURE_EXPECTED_AUTHORIZATION"):
+            return self._send(401)
+        if mode == "redirect":
+            return self._send(307, headers={"Location": self.path})
+        if message.get("method") == "initialize":
+            return self._initialize(message)
+        if self.headers.get("Mcp-Session-Id") not in self.state.sessions:
+            return self._send(400)
+        if mode in ("status", "expire"):
+            return self._send(500 if mode == "status" else 404)
+        if "method" not in message:
+            with self.state.reply_ready:
+                self.state.replies[str(message.get("id"))] = message
+                self.state.reply_ready.notify_all()
+            return self._send(202)
+        if "id" not in message:
+            return self._send(202)
+        if mode == "slow":
+            time.sleep(10)
+        if mode.startswith("oversized"):
+            return self._oversized(message)
+        result = self._result(message)
+        if mode == "sse":
+            return self._stream(message, result)
+        self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode(),
+                   "application/json")
+
+    def _initialize(self, message: dict[str, Any]) -> None:
+        session = uuid.uuid4().hex
+        self.state.sessions.add(session)
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "streamable-http-fixture", "version": "1"}}
+        self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode(),
+                   "application/json", {"Mcp-Session-Id": session})
+
+    def _result(self, message: dict[str, Any]) -> Any:
+        method, params = message["method"], message.get("params") or {}
+        if method == "tools/list":
+            return {"tools": _TOOLS}
+        if method != "tools/call":
+            return {}
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if name == "slow":
+            time.sleep(int(arguments.get("ms", 0)) / 1000)
+        if name == "headers":
+            return {"authorization": "Authorization" in self.headers,
+                    "protocol_version": self.headers.get("MCP-Protocol-Version"),
+                    "session": "Mcp-Session-Id" in self.headers}
+        return {"content": [{"type": "text", "text": f"{CANARY} result"}]}
+
+    def _event(self, payload: dict[str, Any], event: str | None = None) -> None:
+        head = f"event: {event}\r\n" if event else ""
+        self.wfile.write(f"{head}data: {json.dumps(payload)}\r\n\r\n".encode())
+        self.wfile.flush()
+
+    def _stream(self, message: dict[str, Any], result: Any) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(f": {CANARY} comment\r\n\r\n".encode())
+        self._event({"jsonrpc": "2.0", "method": "notifications/progress",
+                     "params": {"progressToken": 1, "progress": 1, "message": CANARY}})
+        self._event({"jsonrpc": "2.0", "id": message["id"], "result": CANARY}, event="other")
+        if (message.get("params") or {}).get("name") == "ask":
+            result = {"reply": self._ask()}
+        self._event({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        self.close_connection = True
+
+    def _ask(self) -> Any:
+        self._event({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+                     "params": {"message": CANARY, "requestedSchema": {"type": "object"}}})
+        with self.state.reply_ready:
+            self.state.reply_ready.wait_for(lambda: "srv-1" in self.state.replies, timeout=5.0)
+            reply = self.state.replies.pop("srv-1", {})
+        return reply.get("error", {}).get("code") if "error" in reply else reply.get("result")
+
+    def _oversized(self, message: dict[str, Any]) -> None:
+        if self.state.mode == "oversized":
+            text = CANARY + "x" * (9 * MIB)
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"text": text}})
+            return self._send(200, body.encode(), "application/json")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(b"data: {\"text\":\"" + CANARY.encode())
+        chunk = b"x" * 65536
+        try:
+            for _ in range(16 * 16):
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+        self.close_connection = True
+
+
+def main(argv: list[str]) -> int:
+    """Serve in the mode named by ``argv[0]`` until stdin closes."""
+    state = _State(argv[0] if argv else "json")
+    handler = type("Handler", (_Handler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    sys.stdout.write(f"http://127.0.0.1:{server.server_address[1]}/mcp\n")
+    sys.stdout.flush()
+    sys.stdin.read()
+    server.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
