@@ -84,3 +84,27 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def listening_process(argv: list[str], port: int, env: dict[str, str] | None = None,
+                      wait: float = 60.0) -> Iterator[subprocess.Popen[bytes]]:
+    """Start ``argv`` and wait (bounded) until it accepts TCP connections on 127.0.0.1:``port``."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env},
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            assert proc.poll() is None, "server exited before listening"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not start listening"
+                time.sleep(0.1)
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        proc.wait(timeout=10)
