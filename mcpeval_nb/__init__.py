@@ -90,14 +90,28 @@ from .review import (
     check_redaction,
     export_share,
 )
+
+# --- transport: bounded stdio and Streamable HTTP MCP clients, the session layer, the shared budget ----
+from .transport import (
+    Budget,
+    Catalog,
+    HttpTarget,
+    McpSession,
+    Response,
+    RpcError,
+    StdioTarget,
+    ToolOutcome,
+)
 from .transport.policy import Endpoint, check_endpoint
 
 __all__ = [
     "ANNOTATION_KINDS",
     "AnnotationRecord",
     "BatteryHook",
+    "Budget",
     "CallRecord",
     "CaseResult",
+    "Catalog",
     "Correlator",
     "DocumentError",
     "Endpoint",
@@ -106,6 +120,7 @@ __all__ = [
     "GrammarError",
     "HTTPShim",
     "HTTPShimOptions",
+    "HttpTarget",
     "InvalidRecord",
     "JournalEntry",
     "JournalError",
@@ -113,6 +128,7 @@ __all__ = [
     "MCPEvalError",
     "Manifest",
     "ManifestError",
+    "McpSession",
     "MeasurementProfile",
     "ProbeCase",
     "ProbeError",
@@ -122,7 +138,9 @@ __all__ = [
     "ProgressEvent",
     "RecordTooLarge",
     "RedactionReport",
+    "Response",
     "ReviewError",
+    "RpcError",
     "RunContext",
     "SaltError",
     "ShareOptions",
@@ -130,6 +148,8 @@ __all__ = [
     "ShareRefused",
     "ShareResult",
     "ShimOptions",
+    "StdioTarget",
+    "ToolOutcome",
     "TransportError",
     "TrendPoint",
     "UsageError",
