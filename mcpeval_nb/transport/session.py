@@ -21,14 +21,12 @@ from ..errors import TransportError
 from ..limits import (
     DEFAULT_IO_TIMEOUT_S,
     DEFAULT_RESPONSE_TIMEOUT_S,
-    MAX_NOTIFICATION_BYTES,
-    MAX_NOTIFICATIONS,
-    MAX_SERVER_REQUESTS,
     MAX_TOOL_PAGES,
 )
 from . import jsonrpc
 from .budget import BUDGET_EXCEEDED, Budget
-from .classify import classify_tool_response, parse_response
+from .classify import classify_tool_response
+from .dispatch import Inbox, SubRequests
 from .jsonrpc import Incoming
 from .messages import (
     Catalog,
@@ -39,7 +37,6 @@ from .messages import (
     StdioTarget,
     Target,
     ToolOutcome,
-    decline,
 )
 
 __all__ = ["CLIENT_NAME", "PROTOCOL_VERSION", "Channel", "McpSession"]
@@ -70,15 +67,6 @@ def _client_version() -> str:
         return "0.0.0"
 
 
-class _SubRequests:
-    """Server-to-client requests answered while one response is awaited."""
-
-    def __init__(self, handler: ServerRequestHandler | None, bound: int | None) -> None:
-        self.handler = handler or decline
-        self.bound = MAX_SERVER_REQUESTS if bound is None else bound
-        self.count = 0
-
-
 class McpSession:
     """One MCP connection with hard limits; use ``connect`` to open one.
 
@@ -98,9 +86,7 @@ class McpSession:
         self.timeout = timeout
         self._budget = budget
         self._next_id = 1
-        self._abandoned: set[int] = set()
-        self._notes: list[dict[str, Any]] = []
-        self._note_bytes = 0
+        self._inbox = Inbox()
         self.server_capabilities: dict[str, Any] = {}
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] = {}
@@ -233,7 +219,7 @@ class McpSession:
                 is closed) or ``evaluation-budget-exceeded``.
         """
         pending = self._send_request(method, params, timeout)
-        subs = _SubRequests(on_server_request, max_server_requests)
+        subs = SubRequests(on_server_request, max_server_requests)
         return self._await(pending, self._deadline(pending.started, timeout), subs)
 
     def notify(self, method: str, params: Any = None) -> None:
@@ -268,7 +254,7 @@ class McpSession:
             TransportError: as ``request``.
         """
         pending = self._send_request("tools/call", {"name": name, "arguments": arguments}, timeout)
-        subs = _SubRequests(on_server_request, max_server_requests)
+        subs = SubRequests(on_server_request, max_server_requests)
         response = self._await(pending, self._deadline(pending.started, timeout), subs)
         latency_ms = int((time.monotonic() - pending.started) * 1000)
         return classify_tool_response(response, latency_ms=latency_ms, server_requests=subs.count)
@@ -311,7 +297,7 @@ class McpSession:
         self.notify("notifications/cancelled", {"requestId": call.request_id, "reason": reason})
         deadline = self._cap(time.monotonic() + grace_seconds)
         try:
-            return self._await(call, deadline, _SubRequests(None, None))
+            return self._await(call, deadline, SubRequests(None, None))
         except TransportError as exc:
             if exc.reason == "transport-timeout":
                 return None
@@ -323,12 +309,12 @@ class McpSession:
         Raises:
             TransportError: as ``request``.
         """
-        return self._await(call, self._deadline(call.started, timeout), _SubRequests(None, None))
+        return self._await(call, self._deadline(call.started, timeout), SubRequests(None, None))
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
         """Notifications buffered since the last request was sent (raw; in memory only)."""
-        return list(self._notes)
+        return list(self._inbox.notes)
 
     def wait_notification(self, match: Callable[[dict[str, Any]], bool], *,
                           timeout: float) -> dict[str, Any] | None:
@@ -342,9 +328,9 @@ class McpSession:
         Raises:
             TransportError: a transport failure or a broken limit.
         """
-        found = next((note for note in self._notes if match(note)), None)
+        found = next((note for note in self._inbox.notes if match(note)), None)
         deadline = self._cap(time.monotonic() + timeout)
-        subs = _SubRequests(None, None)
+        subs = SubRequests(None, None)
         with self._guard():
             while found is None:
                 item = self._channel.receive(deadline)
@@ -352,10 +338,10 @@ class McpSession:
                     return None
                 message = item[0]
                 if "method" in message and "id" not in message:
-                    self._buffer(message, item[1])
+                    self._inbox.buffer(message, item[1])
                     found = message if match(message) else None
                 else:
-                    self._dispatch(item, None, subs)
+                    self._inbox.route(item, None, subs, self._reply)
         return found
 
     # --- internals ----------------------------------------------------------------------------------------
@@ -376,59 +362,24 @@ class McpSession:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
                 message["params"] = params
-            self._notes, self._note_bytes = [], 0
+            self._inbox.clear_notifications()
             started = time.monotonic()
             self._channel.send(message, deadline=self._deadline(started, timeout))
             return PendingCall(request_id=request_id, started=started)
 
-    def _await(self, call: PendingCall, deadline: float, subs: _SubRequests) -> Response:
+    def _await(self, call: PendingCall, deadline: float, subs: SubRequests) -> Response:
         with self._guard():
             while True:
                 item = self._channel.receive(deadline)
                 if item is None:
-                    self._abandoned.add(call.request_id)
+                    self._inbox.abandon(call.request_id)
                     raise jsonrpc.timeout()
-                response = self._dispatch(item, call.request_id, subs)
+                response = self._inbox.route(item, call.request_id, subs, self._reply)
                 if response is not None:
                     return response
 
-    def _dispatch(self, item: Incoming, request_id: int | None, subs: _SubRequests) -> Response | None:
-        message, size = item
-        method = message.get("method")
-        if method is not None:
-            if "id" in message:
-                self._serve(message, subs)
-            else:
-                self._buffer(message, size)
-            return None
-        if "id" not in message:
-            return None
-        msg_id = message["id"]
-        if request_id is not None and type(msg_id) is int and msg_id == request_id:
-            return parse_response(message)
-        if type(msg_id) is int and msg_id in self._abandoned:
-            self._abandoned.discard(msg_id)
-            return None
-        raise jsonrpc.failure(jsonrpc.MISMATCHED_ID)
-
-    def _buffer(self, message: dict[str, Any], size: int) -> None:
-        if len(self._notes) >= MAX_NOTIFICATIONS or self._note_bytes + size > MAX_NOTIFICATION_BYTES:
-            raise jsonrpc.failure(jsonrpc.NOTIFICATION_FLOOD)
-        self._notes.append(message)
-        self._note_bytes += size
-
-    def _serve(self, message: dict[str, Any], subs: _SubRequests) -> None:
-        subs.count += 1
-        if subs.count > subs.bound:
-            raise jsonrpc.failure(jsonrpc.SUB_REQUEST_FLOOD)
-        method = message["method"]
-        reply = subs.handler(method, message.get("params")) if isinstance(method, str) else decline("", None)
-        answer: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if reply.error is None:
-            answer["result"] = reply.result
-        else:
-            answer["error"] = reply.error.to_dict()
-        self._channel.send(answer, deadline=self._deadline(time.monotonic(), None))
+    def _reply(self, message: dict[str, Any]) -> None:
+        self._channel.send(message, deadline=self._deadline(time.monotonic(), None))
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
