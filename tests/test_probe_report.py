@@ -1,0 +1,101 @@
+"""probe-report/v2: deterministic bytes, SPEC 9.5 text lines, reading v1 and v2, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcpeval_nb import CaseResult, DocumentError, ProbeReport, parse_report
+from mcpeval_nb.probe import Detail
+
+CASES = (
+    CaseResult(id="bounded-discovery", probe="discovery-cost", passed=False, attempts=1, first_failure=1,
+               reason="discovery-limit-exceeded", measurements={"schema_bytes": 1595, "tool_count": 7},
+               detail=Detail("max_schema_bytes", 1000, 1595)),
+    CaseResult(id="repeat-read", probe="degradation-over-n", passed=True, attempts=5, tool="read_counter"),
+    CaseResult(id="flow", probe="workflow", passed=False, attempts=3, first_failure=3,
+               reason="value-mismatch", tool="read_status", call=3),
+)
+SHA = "a" * 64
+
+
+def report(**kw: object) -> ProbeReport:
+    return ProbeReport(server="demo", cases=CASES, manifest_sha256=SHA, **kw)  # type: ignore[arg-type]
+
+
+def test_v2_document_is_pretty_sorted_and_byte_stable() -> None:
+    text = report().dumps()
+    assert text == report().dumps()
+    assert text.endswith("}\n") and text.startswith('{\n  "cases": [\n')
+    doc = json.loads(text)
+    assert list(doc) == sorted(doc)
+    assert list(doc["cases"][0]) == sorted(doc["cases"][0])
+    assert doc["schema"] == "mcpeval.probe-report/v2"
+    assert doc["gate"] == {"passed": 1, "total": 3}
+    assert doc["passed"] is False and doc["readiness"] is None and doc["readiness_error"] is None
+    assert doc["cases"][0]["detail"] == {"bound": "max_schema_bytes", "limit": 1000, "observed": 1595}
+    assert doc["cases"][1]["hint"] is None and doc["cases"][1]["first_failure"] is None
+    assert doc["cases"][2]["hint"].startswith("workflow call 3: ")
+
+
+def test_v2_document_reads_back_to_the_same_bytes() -> None:
+    text = report().dumps()
+    assert parse_report(text).dumps() == text
+
+
+def test_text_lines_follow_spec_9_5() -> None:
+    lines = report().render_text().splitlines()
+    assert lines[0] == ("bounded-discovery discovery-cost fail attempts=1 first_failure=1 "
+                        "reason=discovery-limit-exceeded tools=7 schema_bytes=1595 bound=max_schema_bytes "
+                        "limit=1000 observed=1595")
+    assert lines[1].startswith("  hint: ")
+    assert lines[2] == "repeat-read degradation-over-n pass attempts=5"
+    assert lines[-1] == "demo gate 1/3 passed"
+    assert "hint:" not in report().render_text(brief=True)
+
+
+def test_markdown_lists_cases_and_the_gate() -> None:
+    text = report().render("markdown")
+    assert "| bounded-discovery | discovery-cost | fail | 1 | 1 | discovery-limit-exceeded |" in text
+    assert "**Gate:** 1/3 passed" in text
+
+
+def test_exit_codes_distinguish_pass_fail_and_errored() -> None:
+    passing = ProbeReport(server="demo", cases=(CASES[1],), manifest_sha256=SHA)
+    assert passing.exit_code == 0 and passing.passed
+    assert report().exit_code == 1
+    errored = CaseResult(id="gone", probe="contention", passed=False, reason="transport-closed")
+    assert ProbeReport(server="demo", cases=(CASES[1], errored)).exit_code == 3
+    assert ProbeReport(server="demo", cases=(), readiness_error="transport-timeout").exit_code == 3
+    assert ProbeReport(server="demo", cases=(CASES[1],), cancelled=True, not_run=("x",)).exit_code == 3
+
+
+def test_empty_run_without_manifest_has_no_gate_and_passes_vacuously() -> None:
+    doc = json.loads(ProbeReport(server="demo", cases=()).dumps())
+    assert doc["gate"] is None and doc["passed"] is True and doc["manifest_sha256"] is None
+
+
+def test_v1_document_keeps_only_the_legacy_score() -> None:
+    v1 = {"schema": "mcpeval.probe-report/v1", "server": "demo", "passed": True, "manifest_sha256": SHA,
+          "readiness": {"score": 87, "areas": "ignored"},
+          "cases": [{"id": "repeat-read", "probe": "degradation-over-n", "passed": True, "attempts": 5,
+                     "first_failure": None, "reason": None, "measurements": {}}]}
+    parsed = parse_report(json.dumps(v1))
+    assert parsed.legacy_score == 87 and parsed.readiness is None
+    assert parsed.cases[0].attempts == 5
+    assert "legacy score 87 (display only)" in parsed.render_text()
+
+
+@pytest.mark.parametrize("text", [
+    "CANARY not json",
+    json.dumps({"schema": "CANARY", "server": "demo", "cases": []}),
+    json.dumps({"schema": "mcpeval.probe-report/v2", "server": "demo",
+                "cases": [{"id": "a", "probe": "pagination", "passed": False, "reason": "CANARY"}]}),
+    json.dumps({"schema": "mcpeval.probe-report/v2", "server": "CANARY server", "cases": []}),
+])
+def test_unacceptable_documents_are_refused_without_quoting_them(text: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        parse_report(text, source="r.json")
+    assert str(info.value).startswith("r.json: ") and "CANARY" not in str(info.value)
+    assert info.value.exit_code == 2

@@ -1,0 +1,223 @@
+"""run_probes: synthetic journal, workflow, reconnects, usage errors before launch, cancel, progress."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcpeval_nb
+from mcpeval_nb import ProbeOptions, ProgressEvent, UsageError, run_probes
+from tests.probe_support import case, fixture, manifest, run, verdicts
+
+STEP_OK = {"outcome": "ok", "equals": {"status": "ready"},
+           "required_result_paths": ["/structuredContent/items/0/ready", "/structuredContent/a~1b/~0state"],
+           "equals_paths": {"/structuredContent/status": "ready", "/structuredContent/nullable": None}}
+WORKFLOW = case("flow", "workflow", repetitions=2, steps=[
+    {"tool": "read_status", "arguments": {}, "expect": STEP_OK},
+    {"tool": "read_other", "arguments": {}, "expect": {"outcome": "ok"}},
+    {"tool": "invalid_read", "arguments": {}, "expect": {"outcome": "error", "error_code": -32602}},
+])
+
+
+def _journal(root: Path) -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    for path in sorted((root / "store").glob("calls-*.jsonl")):
+        lines += [json.loads(line) for line in path.read_text().splitlines()]
+    return lines
+
+
+def test_every_tool_call_is_journaled_as_a_synthetic_record_shaped_by_the_store_sanitizer(root: Path) -> None:
+    doc = manifest(case("repeat", "degradation-over-n", tool="read_counter",
+                        arguments={"secret": "CANARY-manifest-argument", "limit": 5}, max_attempts=3),
+                   case("honest", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
+                        expect_retryable=False))
+    report = run_probes(fixture("probe_clean"), manifest=doc, options=ProbeOptions(server="demo"))
+    assert report.exit_code == 0
+    records = _journal(root)
+    assert [r["seq"] for r in records] == [1, 2, 3, 4, 5]
+    first = records[0]
+    assert list(first) == ["ts", "session", "seq", "server", "method", "tool", "args", "latency_ms",
+                           "outcome", "shim_self_us", "kind"]
+    assert first["args"] == {"limit": "num:5", "secret": "str<32"}
+    assert (first["kind"], first["shim_self_us"], first["method"], first["server"]) == (
+        "synthetic", 0, "tools/call", "demo")
+    assert len({r["session"] for r in records}) == 1 and first["session"].startswith("session:")
+    failed = records[3]
+    assert failed["outcome"] == "error" and failed["error"]["code"] == -32002
+    assert failed["error"]["retryable"] is False and failed["error"]["template"] == "{message}"
+    assert "CANARY" not in "".join(json.dumps(r) for r in records)
+
+
+def test_each_run_uses_a_fresh_session(root: Path) -> None:
+    doc = manifest(case("repeat", "degradation-over-n", tool="read_counter", arguments={}, max_attempts=2))
+    for _ in range(2):
+        run_probes(fixture("probe_clean"), manifest=doc, options=ProbeOptions(server="demo"))
+    sessions = [r["session"] for r in _journal(root)]
+    assert sessions[0] == sessions[1] != sessions[2] == sessions[3]
+
+
+def test_workflow_checks_results_by_json_pointer_on_its_own_connection(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    report = run(fixture("workflow", "clean"), manifest(WORKFLOW), env={"WORKFLOW_CALL_LOG": str(log)})
+    assert verdicts(report) == {"flow": (True, None, None)}
+    assert report.cases[0].attempts == 6 and report.cases[0].tool == "read_status"
+    events = log.read_text().splitlines()
+    # the gate connection initializes once, the workflow's own connection once more
+    assert events.count("initialize") == 2 and len(events) == 8
+
+
+def test_poisoned_workflow_fails_at_the_first_mismatching_call_with_its_number_in_the_hint() -> None:
+    report = run(fixture("workflow", "poison"), manifest(WORKFLOW))
+    assert verdicts(report) == {"flow": (False, "value-mismatch", 4)}
+    assert report.cases[0].hint is not None and report.cases[0].hint.startswith("workflow call 4: ")
+
+
+def test_error_poisoning_and_malformed_error_flags_are_judged_per_call() -> None:
+    assert verdicts(run(fixture("workflow", "error-poison"), manifest(WORKFLOW))) == {
+        "flow": (False, "value-mismatch", 4)}
+    # an isError flag that is a string (not true) classifies the call as a success (SPEC 8.3)
+    assert verdicts(run(fixture("workflow", "malformed-error-flag"), manifest(WORKFLOW))) == {
+        "flow": (True, None, None)}
+
+
+def test_workflow_that_loses_its_server_reports_the_transport_reason_without_a_verdict() -> None:
+    report = run(fixture("workflow", "crash"), manifest(WORKFLOW))
+    assert report.cases[0].reason == "transport-closed" and report.exit_code == 3
+
+
+def test_workflow_refuses_writers_and_undeclared_tools_before_any_case_runs(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    with pytest.raises(UsageError, match="workflow refuses a tool annotated as a writer"):
+        run(fixture("workflow", "writer"), manifest(WORKFLOW), env={"WORKFLOW_CALL_LOG": str(log)})
+    assert "tools/call" not in log.read_text()
+    doc = manifest(case("absent", "degradation-over-n", tool="no_such_tool", arguments={}, max_attempts=2))
+    with pytest.raises(UsageError, match="probe tool was not declared by the server"):
+        run(fixture("probe_clean"), doc)
+
+
+def test_mutation_gate_refuses_before_any_server_starts(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    doc = manifest({"id": "writes", "probe": "degradation-over-n", "access": "mutating", "sandbox": "box",
+                    "tool": "read_status", "arguments": {}, "max_attempts": 2},
+                   sandboxes={"box": {"description": "scratch"}})
+    with pytest.raises(UsageError, match="mutating probes require --allow-mutation"):
+        run(fixture("workflow"), doc, env={"WORKFLOW_CALL_LOG": str(log)})
+    assert not log.exists()
+    report = run(fixture("workflow"), doc, env={"WORKFLOW_CALL_LOG": str(log)}, allow_mutation=True)
+    assert report.passed and log.exists()
+
+
+def test_invalid_label_and_missing_target_are_usage_errors() -> None:
+    doc = manifest(case("pages", "pagination", max_pages=2))
+    with pytest.raises(UsageError, match="server label is invalid"):
+        run(fixture("probe_clean"), doc, server="bad label")
+    with pytest.raises(UsageError, match="stdio command is required"):
+        run([], doc)
+
+
+def test_a_server_that_never_answers_gives_every_case_the_transport_reason() -> None:
+    doc = manifest(case("pages", "pagination", max_pages=2), case("more", "pagination", max_pages=2))
+    report = run(fixture("probe_clean", "early-exit"), doc)
+    lost = (False, "transport-closed", None)
+    assert verdicts(report) == {"pages": lost, "more": lost}
+    assert report.exit_code == 3
+
+
+def test_the_case_after_a_lost_connection_runs_on_a_fresh_one() -> None:
+    doc = manifest(case("crash", "degradation-over-n", tool="crash", arguments={}, max_attempts=2),
+                   case("after", "degradation-over-n", tool="out_ok", arguments={}, max_attempts=2))
+    events: list[ProgressEvent] = []
+    report = mcpeval_nb.run_probes(fixture("probe_features"), manifest=doc,
+                                   options=ProbeOptions(server="demo", journal=False), progress=events.append)
+    assert verdicts(report) == {"crash": (False, "transport-closed", 1), "after": (True, None, None)}
+    diagnostics = [e.diagnostic for e in events if e.diagnostic]
+    assert diagnostics == ["crash transport-closed: MCP server closed the connection"]
+    assert [(e.phase, e.case_id, e.verdict) for e in events if e.phase != "diagnostic"] == [
+        ("start", "crash", None), ("done", "crash", "error"),
+        ("start", "after", None), ("done", "after", "pass")]
+
+
+def test_cancelling_between_cases_leaves_the_rest_not_run_and_says_so() -> None:
+    cancel = threading.Event()
+    doc = manifest(*(case(f"c{i}", "pagination", max_pages=2) for i in range(4)))
+
+    def progress(event: ProgressEvent) -> None:
+        if event.phase == "done" and event.case_id == "c1":
+            cancel.set()
+
+    report = run_probes(fixture("probe_clean"), manifest=doc,
+                        options=ProbeOptions(server="demo", journal=False), progress=progress, cancel=cancel)
+    assert [c.id for c in report.cases] == ["c0", "c1"]
+    assert report.cancelled and report.not_run == ("c2", "c3") and report.exit_code == 3
+    assert "demo cancelled: 2 case(s) not run" in report.render_text()
+
+
+def test_cancelling_during_a_case_stops_between_calls() -> None:
+    cancel = threading.Event()
+    doc = manifest(case("slow", "degradation-over-n", tool="slow", arguments={"ms": 200}, max_attempts=50))
+    timer = threading.Timer(0.5, cancel.set)
+    timer.start()
+    try:
+        report = run_probes(fixture("probe_features"), manifest=doc,
+                            options=ProbeOptions(server="demo", journal=False), cancel=cancel)
+    finally:
+        timer.cancel()
+    assert report.cases == () and report.not_run == ("slow",)
+
+
+def test_battery_hook_runs_after_the_cases_and_fills_readiness() -> None:
+    seen: list[Any] = []
+
+    def battery(ctx: mcpeval_nb.RunContext) -> dict[str, Any]:
+        seen.append(ctx.catalog.names if ctx.catalog else None)
+        with ctx.connect() as session:
+            session.ping()
+        return {"score": 42, "standard": "test"}
+
+    doc = manifest(case("pages", "pagination", max_pages=2))
+    report = run(fixture("probe_clean"), doc, battery=battery)
+    assert seen and "read_counter" in seen[0]
+    assert report.readiness == {"score": 42, "standard": "test"}
+    assert json.loads(report.dumps())["readiness"]["score"] == 42
+    report = run(fixture("probe_clean"), doc, battery=battery, probe="pagination")
+    assert report.readiness is None
+
+
+def test_battery_transport_failure_becomes_readiness_error() -> None:
+    def battery(ctx: mcpeval_nb.RunContext) -> None:
+        raise mcpeval_nb.TransportError("MCP response timed out", reason="transport-timeout")
+
+    report = run(fixture("probe_clean"), manifest(case("pages", "pagination", max_pages=2)), battery=battery)
+    assert report.readiness is None and report.readiness_error == "transport-timeout"
+    assert report.exit_code == 3
+
+
+@pytest.fixture
+def workflow_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    log = tmp_path / "calls.log"
+    proc = subprocess.Popen(fixture("workflow", "clean", "http"), stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "WORKFLOW_CALL_LOG": str(log)})
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip(), log
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_workflow_and_catalog_kinds_run_over_streamable_http(workflow_http: tuple[str, Path]) -> None:
+    url, log = workflow_http
+    assert url.startswith("http://127.0.0.1:")
+    doc = manifest(WORKFLOW, case("pages", "pagination", max_pages=2),
+                   case("fidelity", "instruction-fidelity", tool="read_status", arguments={}, expect=STEP_OK))
+    report = run(url, doc)
+    assert verdicts(report) == {"flow": (True, None, None), "pages": (True, None, None),
+                                "fidelity": (True, None, None)}
+    assert log.read_text().count("tools/call") == 7
