@@ -1,0 +1,15 @@
+"""ipywidgets panels over the public API: explore captures, probe a server, follow readiness, review.
+
+Each panel keeps its state in a plain dataclass (``panel.state``) and renders it; long work runs on a
+worker thread with progress and a Cancel button, and ``panel.wait(timeout)`` blocks until it settles.
+Panels show labels, counts, shaped arguments and numbers only, never raw payloads.
+"""
+
+from __future__ import annotations
+
+from .probe_panel import ProbePanel
+from .probe_state import CaseRow, ProbeState, mutating_cases
+from .review_panel import ReviewPanel
+from .review_state import CHECKLIST, ReviewState
+
+__all__ = ["CHECKLIST", "CaseRow", "ProbePanel", "ProbeState", "ReviewPanel", "ReviewState", "mutating_cases"]

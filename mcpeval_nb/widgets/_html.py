@@ -1,0 +1,36 @@
+"""Small HTML builders for the panels: every cell is escaped; only labels and numbers go in."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+
+__all__ = ["VERDICT_COLOURS", "badge", "esc", "table"]
+
+VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#9a6700", "not-run": "#6e7781",
+                   "running": "#0969da", "pending": "#6e7781"}
+
+
+def esc(value: object) -> str:
+    """``value`` as escaped HTML text (None is shown as an empty cell)."""
+    return "" if value is None else html.escape(str(value), quote=True)
+
+
+def badge(text: str, colour: str) -> str:
+    """A small coloured label."""
+    return (f'<span style="background:{colour};color:white;border-radius:3px;padding:0 4px;'
+            f'font-size:90%">{esc(text)}</span>')
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, raw_columns: Iterable[int] = (),
+          css_class: str = "mcpeval-table") -> str:
+    """An HTML table; cells in ``raw_columns`` are already-built HTML (from ``badge``), others escaped."""
+    raw = set(raw_columns)
+    head = "".join(f'<th style="text-align:left;padding:2px 8px">{esc(h)}</th>' for h in headers)
+    body = []
+    for row in rows:
+        cells = "".join(f'<td style="padding:2px 8px">{cell if i in raw else esc(cell)}</td>'
+                        for i, cell in enumerate(row))
+        body.append(f"<tr>{cells}</tr>")
+    return (f'<table class="{css_class}" style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")

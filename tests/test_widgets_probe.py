@@ -1,0 +1,136 @@
+"""ProbePanel headless: live manifest validation, the mutation double gate, runs, cancel, save."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import mcpeval_nb.testing.servers.probe_clean as probe_clean
+import mcpeval_nb.testing.servers.transport_fault as transport_fault
+from mcpeval_nb.widgets import ProbePanel
+
+REPO = Path(__file__).resolve().parent.parent
+MANIFEST = REPO / "data" / "manifests" / "probe-fixture.manifest.json"
+MUTATING = {
+    "version": 1,
+    "sandboxes": {"fixture": {"description": "in-memory state of the fixture"}},
+    "probes": [
+        {"id": "bounded-discovery", "probe": "discovery-cost", "access": "read_only", "max_tools": 10,
+         "max_schema_bytes": 4000},
+        {"id": "recover", "probe": "state-recovery", "access": "mutating", "sandbox": "fixture",
+         "failure_tool": "break_session", "failure_arguments": {}, "recovery_tool": "recover_session",
+         "recovery_arguments": {}, "validation_tool": "session_status", "validation_arguments": {}},
+    ],
+}
+
+
+def _clean(mode: str = "clean") -> str:
+    return f"{sys.executable} {probe_clean.__file__} {mode}"
+
+
+def _panel(root: Path, **kwargs: object) -> ProbePanel:
+    panel = ProbePanel(root, server="fixture", **kwargs)  # type: ignore[arg-type]
+    panel.gate_only.value = True
+    return panel
+
+
+def test_manifest_errors_are_shown_inline_with_their_json_path(root: Path) -> None:
+    panel = _panel(root, command=_clean())
+    doc = json.loads(MANIFEST.read_text())
+    doc["probes"][0]["max_tools"] = 0
+    panel.editor.value = json.dumps(doc)
+    assert panel.state.manifest is None
+    assert panel.state.manifest_error_path == "/probes/0/max_tools"
+    assert "/probes/0/max_tools" in panel.manifest_status.value
+    assert panel.run_button.disabled
+    panel.editor.value = MANIFEST.read_text()
+    assert panel.state.manifest is not None and not panel.run_button.disabled
+    assert "valid manifest: 5 case(s)" in panel.manifest_status.value
+
+
+def test_mutation_box_cannot_be_ticked_without_a_sandboxed_mutating_case(root: Path) -> None:
+    panel = _panel(root, command=_clean(), manifest=MANIFEST)
+    assert panel.allow_mutation.disabled
+    panel.allow_mutation.value = True
+    assert panel.allow_mutation.value is False and panel.state.effective_allow_mutation is False
+
+
+def test_mutating_case_is_refused_until_the_box_is_ticked_and_editing_clears_the_tick(root: Path) -> None:
+    panel = _panel(root, command=_clean())
+    panel.editor.value = json.dumps(MUTATING)
+    assert not panel.allow_mutation.disabled and panel.allow_mutation.value is False
+    assert panel.run() is False
+    assert "mutating probes require --allow-mutation" in panel.status.value
+    panel.allow_mutation.value = True
+    assert panel.state.effective_allow_mutation
+    changed = dict(MUTATING, timeout_ms=5000)
+    panel.editor.value = json.dumps(changed)
+    assert panel.allow_mutation.value is False and not panel.state.effective_allow_mutation
+    panel.allow_mutation.value = True
+    assert panel.run() is True
+    assert panel.wait(60)
+    verdicts = {r.id: r.verdict for r in panel.state.rows}
+    assert verdicts["recover"] in ("pass", "fail") and verdicts["bounded-discovery"] == "pass"
+
+
+def test_a_run_shows_verdicts_reason_labels_and_hints(root: Path) -> None:
+    panel = _panel(root, command=_clean("broken"), manifest=MANIFEST)
+    panel.run_button.click()
+    assert panel.wait(60)
+    verdicts = {r.id: (r.verdict, r.reason) for r in panel.state.rows}
+    assert verdicts["literal-status"] == ("fail", "value-mismatch")
+    assert verdicts["repeat-read"] == ("fail", "unexpected-outcome")
+    assert verdicts["bounded-discovery"] == ("pass", None)
+    html = panel.results.value
+    assert "value-mismatch" in html and "make the tool" in html and "tool_count=7" in html
+    assert "gate 3/5 passed" in panel.status.value
+    assert panel.progress.value == 5 and panel.run_button.disabled is False
+
+
+def test_a_failed_connection_is_reported_per_case_without_server_output(root: Path) -> None:
+    panel = _panel(root, command=_clean("early-exit"), manifest=MANIFEST)
+    panel.run_button.click()
+    assert panel.wait(60)
+    assert {r.verdict for r in panel.state.rows} == {"error"}
+    assert all(r.reason is not None and r.reason.startswith("transport-") for r in panel.state.rows)
+
+
+def test_cancel_stops_the_run_and_marks_the_remaining_cases_not_run(root: Path) -> None:
+    manifest = {"version": 1, "probes": [
+        {"id": f"slow-{i}", "probe": "degradation-over-n", "access": "read_only", "tool": "slow",
+         "arguments": {"ms": 200}, "max_attempts": 10} for i in range(3)]}
+    panel = _panel(root, command=f"{sys.executable} {transport_fault.__file__}")
+    panel.editor.value = json.dumps(manifest)
+    assert panel.run()
+    deadline = time.monotonic() + 30
+    while panel.state.rows[0].verdict != "running" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert panel.state.rows[0].verdict == "running"
+    assert panel.cancel_button.disabled is False
+    panel.cancel_button.click()
+    assert panel.wait(60)
+    report = panel.state.report
+    assert report is not None and report.cancelled
+    assert [r.verdict for r in panel.state.rows][1:] == ["not-run", "not-run"]
+    assert "cancelled" in panel.status.value
+
+
+def test_the_last_report_saves_as_probe_report_v2(root: Path, tmp_path: Path) -> None:
+    panel = _panel(root, command=_clean(), manifest=MANIFEST)
+    assert panel.save_button.disabled
+    panel.run_button.click()
+    assert panel.wait(60)
+    panel.save_path.value = str(tmp_path / "report.json")
+    panel.save_button.click()
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert doc["schema"] == "mcpeval.probe-report/v2" and doc["gate"] == {"passed": 5, "total": 5}
+    assert "saved" in panel.save_status.value
+
+
+def test_http_target_without_a_url_is_refused_with_a_named_field(root: Path) -> None:
+    panel = _panel(root, manifest=MANIFEST)
+    panel.target_kind.value = "http"
+    assert panel.run() is False
+    assert "URL" in panel.status.value
