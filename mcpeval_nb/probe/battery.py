@@ -31,6 +31,7 @@ from .battery_checks import Connection, protocol_checks, run_contention, run_pay
 from .context import ProbeOptions, RunContext
 from .kinds.features import output_conforms
 from .report import ProbeReport
+from .runner import register_battery
 from .score import (
     BatteryObservations,
     CallObservation,
@@ -257,3 +258,6 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
         reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
     return ProbeReport(server=server, cases=(), readiness=readiness.to_json())
+
+
+register_battery("standard", standard_battery)

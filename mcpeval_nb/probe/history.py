@@ -18,12 +18,15 @@ from ..home import history_path, resolve_root
 from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, ProfileError, TrendPoint
 from ..privacy.timestamps import now_ts
+from .report import ProbeReport
+from .score_model import parse_readiness
 
 __all__ = [
     "NO_HISTORY",
     "TrendHistoryCorrupt",
     "load_trends",
     "new_point",
+    "record_report_trend",
     "record_trend",
     "render_trends",
     "select_recent",
@@ -76,6 +79,30 @@ def new_point(*, server: str, passed: bool, cases_total: int, cases_passed: int,
     return TrendPoint(ts=now_ts(), server=server, passed=passed, cases_total=cases_total,
                       cases_passed=cases_passed, score=score, manifest_sha256=manifest_sha256,
                       standard=standard, measurement_profile=profile)
+
+
+def record_report_trend(report: ProbeReport, *, root: Path | str | None = None) -> Path | None:
+    """Append the trend point of a full-battery run (SPEC 7.1); runs without readiness record nothing.
+
+    Args:
+        report: the run's report; gate-only, selected-probe and errored runs have no readiness.
+        root: the capture root (default ``$MCPEVAL_HOME``).
+
+    Returns:
+        The history path, or None when nothing was recorded.
+
+    Raises:
+        DocumentError: the report's readiness object is invalid (nothing written).
+        ProfileError, JournalError: as ``record_trend``.
+    """
+    if report.readiness is None or report.readiness_error is not None or report.cancelled:
+        return None
+    readiness = parse_readiness(dict(report.readiness))
+    passed = sum(c.passed for c in report.cases)
+    point = new_point(server=report.server, passed=report.passed, cases_total=len(report.cases),
+                      cases_passed=passed, score=readiness.score, manifest_sha256=report.manifest_sha256,
+                      standard=readiness.standard, profile=readiness.measurement_profile)
+    return record_trend(point, root=root)
 
 
 def load_trends(*, root: Path | str | None = None) -> list[TrendPoint] | None:

@@ -1,0 +1,171 @@
+"""``mcpeval.probe-diff/v2``: compare two probe reports of one server (SPEC 15 summary).
+
+Cases are matched by id.  Verdicts: ``regressed`` (passed -> failed or errored, or a case that
+disappeared), ``fixed`` (failed -> passed), ``changed`` (the failure reason changed, or a case was added),
+``unchanged``.  Readiness is compared only under the same standard with known, equal measurement
+profiles; otherwise it is ``not comparable`` with the reason, and never gates.  A lower comparable score
+is a regression.  Only labels and numbers appear in the document.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import DocumentError, UsageError
+from ..jsonfmt import dumps
+from .report import CaseResult, ProbeReport
+from .score_model import parse_readiness
+
+__all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_reports"]
+
+DIFF_SCHEMA = "mcpeval.probe-diff/v2"
+VERDICTS = ("regressed", "fixed", "changed", "unchanged")
+
+
+def _state(case: CaseResult | None) -> dict[str, Any] | None:
+    if case is None:
+        return None
+    return {"passed": case.passed, "reason": case.reason}
+
+
+@dataclass(frozen=True)
+class CaseDiff:
+    """One case id across the two reports."""
+
+    id: str
+    probe: str
+    base: CaseResult | None
+    current: CaseResult | None
+
+    @property
+    def verdict(self) -> str:
+        """``regressed``, ``fixed``, ``changed`` or ``unchanged``."""
+        b, c = self.base, self.current
+        if c is None:
+            return "regressed"
+        if b is None:
+            return "changed"
+        if b.passed and not c.passed:
+            return "regressed"
+        if not b.passed and c.passed:
+            return "fixed"
+        return "unchanged" if b.reason == c.reason else "changed"
+
+    def to_json(self) -> dict[str, Any]:
+        """Sorted keys."""
+        return {"base": _state(self.base), "current": _state(self.current), "id": self.id,
+                "probe": self.probe, "verdict": self.verdict}
+
+
+def _readiness(report: ProbeReport, side: str) -> Any:
+    if report.readiness is None:
+        return None
+    try:
+        return parse_readiness(dict(report.readiness), where=f"{side} readiness")
+    except DocumentError:
+        raise
+    except Exception:  # pragma: no cover - defensive: any other shape is a document error
+        raise DocumentError(f"{side} readiness is invalid") from None
+
+
+@dataclass(frozen=True)
+class ProbeDiff:
+    """The diff of two reports; ``to_json`` is the ``mcpeval.probe-diff/v2`` document."""
+
+    server: str
+    cases: tuple[CaseDiff, ...]
+    readiness: dict[str, Any]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """Counts per verdict (readiness included when comparable and moved)."""
+        counts = dict.fromkeys(VERDICTS, 0)
+        for case in self.cases:
+            counts[case.verdict] += 1
+        return counts
+
+    @property
+    def regressed(self) -> bool:
+        """A case regressed or the comparable readiness score dropped."""
+        return self.summary["regressed"] > 0 or self.readiness.get("verdict") == "regressed"
+
+    @property
+    def changed(self) -> bool:
+        """Anything other than ``unchanged`` (cases or a comparable readiness move)."""
+        counts = self.summary
+        moved = self.readiness.get("verdict") not in (None, "unchanged")
+        return moved or any(counts[v] for v in ("regressed", "fixed", "changed"))
+
+    def to_json(self) -> dict[str, Any]:
+        """The diff document (sorted keys)."""
+        return {"cases": [c.to_json() for c in self.cases], "readiness": self.readiness,
+                "schema": DIFF_SCHEMA, "server": self.server, "summary": self.summary}
+
+    def dumps(self) -> str:
+        """Pretty, key-sorted JSON with a trailing newline."""
+        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+
+    def render_text(self) -> str:
+        """One line per case that moved, the readiness line, and the summary line."""
+        lines = []
+        for c in self.cases:
+            if c.verdict == "unchanged":
+                continue
+            b = "absent" if c.base is None else (c.base.reason or "pass")
+            n = "absent" if c.current is None else (c.current.reason or "pass")
+            lines.append(f"{c.id} {c.probe} {c.verdict} {b} -> {n}")
+        r = self.readiness
+        if r["comparable"]:
+            lines.append(f"{self.server} readiness {r['base_score']} -> {r['current_score']} "
+                         f"({r['delta']:+d}) {r['verdict']}")
+        elif r["base_score"] is not None or r["current_score"] is not None:
+            lines.append(f"{self.server} readiness not comparable: {r['not_comparable']}")
+        s = self.summary
+        lines.append(f"{self.server} diff regressed={s['regressed']} fixed={s['fixed']} "
+                     f"changed={s['changed']} unchanged={s['unchanged']}")
+        return "".join(line + "\n" for line in lines)
+
+
+def _compare_readiness(base: ProbeReport, current: ProbeReport) -> dict[str, Any]:
+    b, c = _readiness(base, "base"), _readiness(current, "current")
+    out: dict[str, Any] = {"base_score": None if b is None else b.score,
+                           "base_standard": None if b is None else b.standard,
+                           "comparable": False, "current_score": None if c is None else c.score,
+                           "current_standard": None if c is None else c.standard, "delta": None,
+                           "not_comparable": None, "verdict": None}
+    if b is None or c is None:
+        out["not_comparable"] = "readiness unavailable"
+    elif b.standard != c.standard:
+        out["not_comparable"] = "standard changed"
+    elif b.measurement_profile is None or c.measurement_profile is None:
+        out["not_comparable"] = "measurement profile unavailable"
+    elif b.measurement_profile != c.measurement_profile:
+        out["not_comparable"] = "measurement profile changed"
+    else:
+        delta = c.score - b.score
+        out.update(comparable=True, delta=delta,
+                   verdict="regressed" if delta < 0 else "changed" if delta > 0 else "unchanged")
+    return out
+
+
+def diff_reports(base: ProbeReport, current: ProbeReport) -> ProbeDiff:
+    """Diff two reports of the same server.
+
+    Args:
+        base: the earlier report. current: the later report.
+
+    Returns:
+        The diff (cases in base order, then cases only in current).
+
+    Raises:
+        UsageError: the reports name different servers.
+        DocumentError: a readiness object is invalid.
+    """
+    if base.server != current.server:
+        raise UsageError("the reports are for different servers")
+    current_by_id = {c.id: c for c in current.cases}
+    base_ids = {c.id for c in base.cases}
+    cases = [CaseDiff(b.id, b.probe, b, current_by_id.get(b.id)) for b in base.cases]
+    cases += [CaseDiff(c.id, c.probe, None, c) for c in current.cases if c.id not in base_ids]
+    return ProbeDiff(base.server, tuple(cases), _compare_readiness(base, current))

@@ -1,0 +1,92 @@
+"""Readiness lines for probe reports in text and markdown (SPEC 9.5), installed into ``probe.report``.
+
+Text::
+
+    <server> readiness <score>/100 standard=<standard>
+    <server> surface tools=<n> read_only=<n> writers=<n> exercised=<n>
+      area <name> <score>/100 weight=<w>
+      lost <check id> score=<n>[ tool=<t>][ observed=<n>] reason=<r>
+
+A readiness the parser refuses is shown as ``<server> readiness unreadable``; a standard other than
+``mcpeval-standard/2`` shows only its score line.  Only labels and numbers are printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import DocumentError
+from .report import set_readiness_renderer
+from .score_model import STANDARD, Check, Readiness, parse_readiness
+
+__all__ = ["lost_line", "readiness_lines"]
+
+
+def lost_line(check: Check) -> str:
+    """``  lost <id> score=<n>[ tool=<t>][ observed=<n>] reason=<r>``."""
+    line = f"  lost {check.id} score={check.score}"
+    if check.tool is not None:
+        line += f" tool={check.tool}"
+    if check.observed is not None:
+        line += f" observed={check.observed}"
+    return line + f" reason={check.reason}"
+
+
+def _text(server: str, r: Readiness) -> list[str]:
+    lines = [f"{server} readiness {r.score}/100 standard={r.standard}"]
+    if r.standard != STANDARD:
+        return lines
+    s = r.surface
+    lines.append(f"{server} surface tools={s.tools} read_only={s.read_only} writers={s.writers} "
+                 f"exercised={s.exercised}")
+    for area in r.areas:
+        lines.append(f"  area {area.name} {area.score}/100 weight={area.weight}")
+        lines += [lost_line(c) for c in area.checks]
+    return lines
+
+
+def _markdown(r: Readiness) -> list[str]:
+    lines = [f"**Readiness:** {r.score}/100 ({r.standard})"]
+    if r.standard != STANDARD:
+        return lines
+    s = r.surface
+    lines += ["", f"![mcpeval readiness]({r.badge})", "",
+              f"Surface: {s.tools} tools, {s.read_only} read-only, {s.writers} writers, "
+              f"{s.exercised} exercised.", "", "| area | score | weight | lost checks |",
+              "| --- | --- | --- | --- |"]
+    lines += [f"| {a.name} | {a.score} | {a.weight} | {len(a.checks)} |" for a in r.areas]
+    lost = [c for a in r.areas for c in a.checks]
+    if lost:
+        lines += ["", "### Lost checks", ""]
+        lines += [f"- `{c.id}`" + (f" ({c.tool})" if c.tool else "") + f": {c.reason}, score {c.score}"
+                  for c in lost]
+    return lines
+
+
+def readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str | None,
+                    fmt: str) -> list[str]:
+    """The readiness part of a rendered report.
+
+    Args:
+        server: the report's server label.
+        readiness: the report's readiness object, or None.
+        error: the report's ``readiness_error`` label, or None.
+        fmt: ``text`` or ``markdown``.
+
+    Returns:
+        Lines without newlines (none when there is neither readiness nor an error).
+    """
+    if error is not None:
+        return [f"{server} readiness error reason={error}" if fmt == "text"
+                else f"**Readiness:** not scored ({error})"]
+    if readiness is None:
+        return []
+    try:
+        parsed = parse_readiness(dict(readiness))
+    except DocumentError:
+        return [f"{server} readiness unreadable" if fmt == "text" else "**Readiness:** unreadable"]
+    return _text(server, parsed) if fmt == "text" else _markdown(parsed)
+
+
+set_readiness_renderer(readiness_lines)
