@@ -120,9 +120,9 @@ def dumps(value: Any, *, sort_keys: bool, indent: int | None = None) -> str:
     return text
 
 
-# An escaped backslash pair is consumed first, so a literal backslash followed by the text "u00AB" is
-# never mistaken for an escape.
-_ESCAPE_RE = re.compile(r"\\\\|\\u00[0-9A-F]{2}")
+# Only escapes with hex letters differ (\u000B, \u001F ...).  An escaped backslash pair is consumed first,
+# so a literal backslash followed by the text "u001F" is never mistaken for an escape.
+_ESCAPE_RE = re.compile(r"\\\\|\\u00[01][A-F]")
 # 19+ digits in a row: the only way an integer outside u64/i64 can appear in the text.
 _LONG_DIGITS_RE = re.compile(r"\d{19}")
 

@@ -179,3 +179,11 @@ def test_valid_surrogate_pairs_parse() -> None:
 def test_dumps_then_loads_round_trips_values() -> None:
     value = {"a": [1, -2.5, 1e20, None, True, "x\u0001y"], "b": {"c": -0.0}}
     assert dumps(loads(dumps(value, sort_keys=True)), sort_keys=True) == dumps(value, sort_keys=True)
+
+
+def test_every_c0_control_is_escaped_as_serde_json_does() -> None:
+    short = {0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+    for code in range(0x20):
+        expected = short.get(code, f"\\u{code:04x}")
+        assert dumps(chr(code), sort_keys=True) == f'"{expected}"'
+        assert dumps({chr(code): 1}, sort_keys=True) == f'{{"{expected}":1}}'

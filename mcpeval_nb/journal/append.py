@@ -31,7 +31,11 @@ def encode_line(record: Record) -> bytes:
         RecordTooLarge: the line would exceed 4 MiB including the newline.
         ProfileError: a trend point carries an invalid measurement profile.
     """
-    line = (record.sanitized().encode() + "\n").encode("utf-8")
+    return _encode_clean(record.sanitized())
+
+
+def _encode_clean(clean: Record) -> bytes:
+    line = (clean.encode() + "\n").encode("utf-8")
     if len(line) > MAX_RECORD_BYTES:
         raise RecordTooLarge()
     return line
@@ -46,12 +50,19 @@ def journal_path(root: Path, record: Record) -> Path:
     return history_path(root)
 
 
-def _write_locked(path: Path, data: bytes, timeout: float) -> None:
+def _open_for_append(path: Path) -> int:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, _OPEN_FLAGS, 0o666)
+        try:
+            return os.open(path, _OPEN_FLAGS, 0o666)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(path, _OPEN_FLAGS, 0o666)
     except OSError as exc:
         raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
+
+
+def _write_locked(path: Path, data: bytes, timeout: float) -> None:
+    fd = _open_for_append(path)
     try:
         with flocked(fd, path, exclusive=True, timeout=timeout):
             view = memoryview(data)
@@ -80,8 +91,9 @@ def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIM
         LockTimeout: another process held the journal past the deadline; nothing was written.
         JournalError: the store is not writable.
     """
-    line = encode_line(record)
-    path = journal_path(Path(root), record.sanitized())
+    clean = record.sanitized()
+    line = _encode_clean(clean)
+    path = journal_path(Path(root), clean)
     _write_locked(path, line, timeout)
     return path
 
@@ -99,8 +111,8 @@ def append_records(root: Path | str, records: Iterable[Record], *, timeout: floa
     groups: dict[Path, list[bytes]] = {}
     count = 0
     for record in records:
-        line = encode_line(record)
-        groups.setdefault(journal_path(Path(root), record.sanitized()), []).append(line)
+        clean = record.sanitized()
+        groups.setdefault(journal_path(Path(root), clean), []).append(_encode_clean(clean))
         count += 1
     for path, lines in groups.items():
         chunk: list[bytes] = []
