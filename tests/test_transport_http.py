@@ -33,7 +33,7 @@ def test_handshake_catalog_and_calls_work_with_json_and_sse_answers(mode: str) -
     with http_fixture(mode) as url, _connect(url) as session:
         session.initialize()
         assert session.protocol_version == "2025-06-18"
-        assert session.list_tools().names == ["ok", "slow", "headers", "ask"]
+        assert session.list_tools().names == ["ok", "slow", "headers", "ask", "announce"]
         outcome = session.call_tool("ok", {"secret": CANARY})
         assert outcome.ok and outcome.result["content"][0]["text"].startswith(CANARY)
         assert session.ping().result == {}
@@ -160,3 +160,21 @@ def test_endpoint_policy_refuses_remote_credentialed_or_query_urls(url: str) -> 
 def test_remote_endpoints_need_https_even_with_allow_remote_http() -> None:
     with pytest.raises(UsageError, match="HTTPS"):
         McpSession.connect(HttpTarget("http://example.com/mcp", allow_remote_http=True))
+
+
+@pytest.mark.parametrize("mode", ["json", "sse"])
+def test_server_initiated_notifications_arrive_on_the_get_stream_opened_by_a_subscription(mode: str) -> None:
+    with http_fixture(mode) as url, _connect(url) as session:
+        session.initialize()
+        assert session.request("resources/subscribe", {"uri": "fixture://resource"}).ok
+        assert session.call_tool("announce", {}).result == {"announced": 1}
+        note = session.wait_notification(lambda n: n["method"] == "notifications/resources/updated",
+                                         timeout=10.0)
+    assert note is not None and note["params"]["uri"] == "fixture://resource"
+
+
+def test_a_refused_get_stream_leaves_the_session_working() -> None:
+    with http_fixture("status") as url, _connect(url) as session:
+        session.initialize(send_initialized=False)
+        assert session.wait_notification(lambda n: True, timeout=0.2) is None
+        assert not session.closed

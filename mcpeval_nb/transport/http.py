@@ -45,6 +45,8 @@ UNREACHABLE = "HTTP endpoint could not be reached"
 CONTENT_TYPE = "HTTP response has an unsupported content type"
 SESSION_EXPIRED = "MCP HTTP session expired"
 _END = object()
+_LISTEN_S = 3600.0
+_NO_REQUEST: dict[str, Any] = {"id": None, "method": None}
 
 
 def _header_safe(value: str, limit: int) -> bool:
@@ -96,6 +98,7 @@ class HttpChannel:
         self._connections: set[http.client.HTTPConnection] = set()
         self._workers: set[threading.Thread] = set()
         self._failure: TransportError | None = None
+        self._listening = False
         self.session_id: str | None = None
         self.protocol_version: str | None = None
 
@@ -117,15 +120,48 @@ class HttpChannel:
         if len(body) > MAX_HTTP_BODY_BYTES:
             raise jsonrpc.refused(OUTGOING_BODY_TOO_LARGE)
         if "method" in message and "id" in message:
-            worker = threading.Thread(target=self._exchange, args=(message, body, deadline),
-                                      name="mcpeval-http-request", daemon=True)
-            with self._lock:
-                self._workers = {w for w in self._workers if w.is_alive()} | {worker}
-            worker.start()
+            if message["method"] == "resources/subscribe":
+                self.listen()
+            self._start(self._exchange, message, body, deadline)
             return
         with self._open(deadline) as conn:
             response = self._post(conn, body)
             self._drain(response)
+
+    def _start(self, target: Any, *args: Any) -> None:
+        worker = threading.Thread(target=target, args=args, name="mcpeval-http", daemon=True)
+        with self._lock:
+            self._workers = {w for w in self._workers if w.is_alive()} | {worker}
+        worker.start()
+
+    def listen(self) -> None:
+        """Open the standalone GET stream for server-initiated messages, once per channel.
+
+        Opened automatically when the client sends ``resources/subscribe`` and before the session waits
+        for a notification.  The stream is auxiliary: a server that refuses it (405), or its loss, never
+        fails the channel; its messages share the 16-message queue and its bytes the 8 MiB body bound.
+        """
+        with self._lock:
+            if self._listening or self._closed.is_set():
+                return
+            self._listening = True
+        self._start(self._listen_loop)
+
+    def _listen_loop(self) -> None:
+        try:
+            with self._open(time.monotonic() + _LISTEN_S) as conn:
+                headers = self._headers()
+                del headers["Content-Type"]
+                headers["Accept"] = "text/event-stream"
+                conn.request("GET", self._endpoint.path, headers=headers)
+                response = conn.getresponse()
+                kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+                if response.status != 200 or kind != "text/event-stream":
+                    return
+                for data in SseReader(response, limit=MAX_HTTP_BODY_BYTES):
+                    self._deliver(data, _NO_REQUEST)
+        except (TransportError, OSError, http.client.HTTPException):
+            return
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

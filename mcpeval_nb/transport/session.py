@@ -57,6 +57,8 @@ class Channel(Protocol):
 
     def close(self) -> None: ...  # pragma: no cover
 
+    def listen(self) -> None: ...  # pragma: no cover
+
 
 def _client_version() -> str:
     try:
@@ -329,6 +331,8 @@ class McpSession:
             TransportError: a transport failure or a broken limit.
         """
         found = next((note for note in self._inbox.notes if match(note)), None)
+        if found is None:
+            self._channel.listen()
         deadline = self._cap(time.monotonic() + timeout)
         subs = SubRequests(None, None)
         with self._guard():

@@ -229,6 +229,9 @@ class StdioChannel:
         self.close()
         raise error
 
+    def listen(self) -> None:
+        """Nothing to open: every server message arrives on stdout (the HTTP channel opens a GET stream)."""
+
     # --- closing --------------------------------------------------------------------------------------
 
     @property

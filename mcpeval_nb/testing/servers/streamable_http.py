@@ -5,7 +5,9 @@ Run ``python -m mcpeval_nb.testing.servers.streamable_http MODE``: prints its en
 issues an ``Mcp-Session-Id`` that every later POST must carry (else 400); notifications and replies get
 202.  Tools: ``ok`` (canary text), ``slow`` (sleeps ``arguments.ms``), ``headers`` (reports which
 headers arrived, as booleans and the protocol version, never their values), ``ask`` (SSE modes: sends an
-``elicitation/create`` request on the stream and answers with the code of the client's reply).
+``elicitation/create`` request on the stream and answers with the code of the client's reply),
+``announce`` (sends ``notifications/resources/updated`` on every standalone GET stream; ``json`` and
+``sse`` modes serve GET streams, the others answer 405).
 
 Modes: ``json`` (application/json answers), ``sse`` (text/event-stream answers with a progress event,
 a comment, an event of another type and CRLF line ends), ``oversized`` (a 9 MiB JSON body with
@@ -28,7 +30,8 @@ from typing import Any
 
 CANARY = "CANARY-streamable-http-5d2e"
 MIB = 1024 * 1024
-_TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in ("ok", "slow", "headers", "ask")]
+_TOOL_NAMES = ("ok", "slow", "headers", "ask", "announce")
+_TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in _TOOL_NAMES]
 
 
 class _State:
@@ -37,6 +40,8 @@ class _State:
         self.sessions: set[str] = set()
         self.replies: dict[str, Any] = {}
         self.reply_ready = threading.Condition()
+        self.streams: list[tuple[Any, threading.Lock]] = []
+        self.streams_ready = threading.Condition()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -60,6 +65,41 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self.state.sessions.discard(self.headers.get("Mcp-Session-Id", ""))
         self._send(200)
+
+    def do_GET(self) -> None:
+        session = self.headers.get("Mcp-Session-Id")
+        if self.state.mode not in ("json", "sse") or session not in self.state.sessions:
+            return self._send(405)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        lock = threading.Lock()
+        with self.state.streams_ready:
+            self.state.streams.append((self.wfile, lock))
+            self.state.streams_ready.notify_all()
+        self.close_connection = True
+        try:
+            while True:  # keep-alive comments until the client goes away
+                time.sleep(0.5)
+                with lock:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+        except OSError:
+            pass
+
+    def _announce(self) -> int:
+        with self.state.streams_ready:
+            self.state.streams_ready.wait_for(lambda: bool(self.state.streams), timeout=5.0)
+            streams = list(self.state.streams)
+        note = {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": "fixture://resource", "title": CANARY}}
+        for wfile, lock in streams:
+            with lock:
+                wfile.write(f"data: {json.dumps(note)}\n\n".encode())
+                wfile.flush()
+        return len(streams)
 
     def do_POST(self) -> None:
         mode = self.state.mode
@@ -110,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
         name, arguments = params.get("name"), params.get("arguments") or {}
         if name == "slow":
             time.sleep(int(arguments.get("ms", 0)) / 1000)
+        if name == "announce":
+            return {"announced": self._announce()}
         if name == "headers":
             return {"authorization": "Authorization" in self.headers,
                     "protocol_version": self.headers.get("MCP-Protocol-Version"),
