@@ -88,6 +88,18 @@ def test_more_than_128_notifications_while_waiting_close_the_transport() -> None
     assert_reaped(pid)
 
 
+def test_exactly_128_notifications_while_waiting_are_buffered() -> None:
+    with fixture_session("resource_bounds", "notifications", "128") as session:
+        assert session.request("tools/call", {"name": "x"}).result == {"text": CANARY}
+        assert len(session.notifications) == 128
+
+
+def test_notification_129_while_waiting_closes_the_transport() -> None:
+    with fixture_session("resource_bounds", "notifications", "129") as session:
+        error = _failure(lambda: session.request("tools/call", {"name": "x"}))
+    assert str(error) == jsonrpc.NOTIFICATION_FLOOD
+
+
 def test_notifications_over_four_mib_in_total_close_the_transport() -> None:
     tracemalloc.start()
     try:
@@ -171,6 +183,21 @@ def test_a_full_incoming_queue_holds_sixteen_frames_then_closes_the_transport() 
     finally:
         channel.close()
     assert_reaped(channel.pid)
+
+
+def test_a_flood_of_large_frames_never_holds_more_than_sixteen_of_them() -> None:
+    tracemalloc.start()
+    try:
+        channel = StdioChannel(fixture_argv("resource_bounds", "flood", str(1024 * 1024)), queue_wait=0.0)
+        try:
+            assert channel.wait_reader(30.0)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            channel.close()
+    finally:
+        tracemalloc.stop()
+    # 40 MiB were written; the client held its 4 MiB read buffer and at most 16 decoded 1 MiB frames.
+    assert peak < MAX_FRAME_BYTES + 16 * 1024 * 1024 + 8 * 1024 * 1024
 
 
 def test_close_from_another_thread_cancels_a_blocked_write() -> None:

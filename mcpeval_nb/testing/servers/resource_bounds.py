@@ -9,7 +9,7 @@ Modes (SPEC 17 first, then the extra ones the transport tests need):
 - ``no-read [SECONDS]``: never reads stdin, sleeps (default 10 s): the client's writes must time out.
 - ``oversized``: answers with ``CANARY`` and 4 MiB of ``x`` (a frame over the 4 MiB bound).
 - ``interleaved``: streams ``notifications/progress`` every 10 ms for 2 s and never answers.
-- ``notifications``: 140 notifications, then the answer (the 128-notification buffer overflows).
+- ``notifications [N]``: N (default 140) notifications, then the answer (over 128 overflows the buffer).
 - ``pid``: answers ``{"pid": <its pid>}``.
 - ``notification-bytes``: five 1 MiB notifications, then the answer (the 4 MiB byte bound overflows).
 - ``frame N``: answers with a frame of exactly N bytes, newline included.
@@ -19,7 +19,7 @@ Modes (SPEC 17 first, then the extra ones the transport tests need):
   that late answer twice.
 - ``sub-requests N``: before answering, sends N ``sampling/createMessage`` requests and waits for each
   reply; the answer lists the error codes it got back.
-- ``flood``: writes 40 notifications at start, before reading anything.
+- ``flood [PAD]``: writes 40 notifications (each padded with PAD bytes) at start, before reading.
 - ``grandchild``: starts a sleeping child process and answers ``{"pid": ..., "child": ...}``.
 """
 
@@ -83,7 +83,7 @@ def _handle(mode: str, arg: str | None, request_id: Any, state: dict[str, int]) 
             _write(_note(index))
             time.sleep(0.01)
     elif mode in ("notifications", "notification-bytes"):
-        count, pad = (140, 0) if mode == "notifications" else (5, MIB)
+        count, pad = (int(arg or "140"), 0) if mode == "notifications" else (5, MIB)
         for index in range(count):
             _write(_note(index, pad))
         _answer(request_id, {"text": CANARY})
@@ -121,7 +121,7 @@ def main(argv: list[str]) -> int:
         return 0
     if mode == "flood":
         for index in range(40):
-            _write(_note(index))
+            _write(_note(index, int(arg or "0")))
     state = {"count": 0}
     for line in sys.stdin:
         try:
