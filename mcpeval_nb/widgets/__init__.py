@@ -7,9 +7,25 @@ Panels show labels, counts, shaped arguments and numbers only, never raw payload
 
 from __future__ import annotations
 
+from .explorer_panel import ExplorerPanel
+from .explorer_state import ExplorerFilters, ExplorerState
 from .probe_panel import ProbePanel
 from .probe_state import CaseRow, ProbeState, mutating_cases
 from .review_panel import ReviewPanel
 from .review_state import CHECKLIST, ReviewState
+from .trends_panel import TrendsPanel, TrendsState
 
-__all__ = ["CHECKLIST", "CaseRow", "ProbePanel", "ProbeState", "ReviewPanel", "ReviewState", "mutating_cases"]
+__all__ = [
+    "CHECKLIST",
+    "CaseRow",
+    "ExplorerFilters",
+    "ExplorerPanel",
+    "ExplorerState",
+    "ProbePanel",
+    "ProbeState",
+    "ReviewPanel",
+    "ReviewState",
+    "TrendsPanel",
+    "TrendsState",
+    "mutating_cases",
+]

@@ -1,0 +1,193 @@
+"""``ExplorerPanel(store)``: filter captured calls and see latency, outcomes and error templates.
+
+Filters (server, tool, method, outcome, a UTC day range) recompute the view on a worker thread; the
+Refresh button calls the store's incremental ``refresh()`` (only appended bytes are read) and then
+recomputes.  ``wait(timeout)`` blocks until the panel has settled.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from typing import Any, Protocol
+
+import ipywidgets as w
+import pyarrow as pa
+
+from mcpeval_nb import MCPEvalError
+
+from ._html import esc, table
+from ._plots import latency_png, outcome_png, sparkline_svg
+from ._worker import Job
+from .explorer_state import ANY, ExplorerFilters, ExplorerState
+
+__all__ = ["CallsStore", "ExplorerPanel"]
+
+
+class CallsStore(Protocol):
+    """What the explorer needs from a store (``mcpeval_nb.open_store`` returns one)."""
+
+    @property
+    def calls(self) -> pa.Table:
+        """The calls table."""
+
+    def refresh(self) -> int:
+        """Read appended records; returns rows added."""
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, MCPEvalError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"unexpected {type(exc).__name__} (details withheld)"
+
+
+class ExplorerPanel(w.VBox):  # type: ignore[misc]
+    """Latency, outcomes and error templates of a capture root, with filters and a refresh button.
+
+    Args:
+        store: an opened store (``mcpeval_nb.open_store(root)``).
+
+    Attributes:
+        state: the ``ExplorerState`` the view renders.
+    """
+
+    def __init__(self, store: CallsStore) -> None:
+        self.store = store
+        self.state = ExplorerState()
+        self._lock = threading.RLock()
+        self._job: Job | None = None
+        self._pending: bool | None = None  # None: nothing queued; else "refresh first?"
+        self._quiet = False
+        self._settled = threading.Event()
+        self._build()
+        self._schedule(refresh=False)
+
+    def _build(self) -> None:
+        self.server = w.Dropdown(options=[ANY], value=ANY, description="Server")
+        self.tool = w.Dropdown(options=[ANY], value=ANY, description="Tool")
+        self.method = w.Dropdown(options=[ANY], value=ANY, description="Method")
+        self.outcome = w.Dropdown(options=[ANY], value=ANY, description="Outcome")
+        self.day_from = w.Dropdown(options=[ANY], value=ANY, description="From day")
+        self.day_to = w.Dropdown(options=[ANY], value=ANY, description="To day")
+        self.refresh_button = w.Button(description="Refresh", icon="refresh")
+        self.status = w.HTML()
+        self.latency_chart = w.Image(format="png")
+        self.outcome_chart = w.Image(format="png")
+        self.percentiles = w.HTML()
+        self.templates = w.HTML()
+        super().__init__([
+            w.HTML("<h3>Latency and errors</h3>"),
+            w.HBox([self.server, self.tool, self.method]), w.HBox([self.outcome, self.day_from, self.day_to]),
+            w.HBox([self.refresh_button, self.status]),
+            w.HBox([self.latency_chart, self.outcome_chart]), self.percentiles,
+            w.HTML("<b>Error templates</b> (salted template ids; never the error text)"), self.templates])
+        for box in (self.server, self.tool, self.method, self.outcome, self.day_from, self.day_to):
+            box.observe(self._on_filter, names="value")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+
+    # -- events and work ---------------------------------------------------------------------------
+    def _filters(self) -> ExplorerFilters:
+        def pick(box: w.Dropdown) -> str | None:
+            return None if box.value == ANY else str(box.value)
+
+        def day(box: w.Dropdown) -> dt.date | None:
+            return None if box.value == ANY else dt.date.fromisoformat(str(box.value))
+
+        return ExplorerFilters(server=pick(self.server), tool=pick(self.tool), method=pick(self.method),
+                               outcome=pick(self.outcome), day_from=day(self.day_from),
+                               day_to=day(self.day_to))
+
+    def _on_filter(self, _change: Any) -> None:
+        if not self._quiet:
+            self._schedule(refresh=False)
+
+    def refresh(self) -> None:
+        """Read what was appended to the journals, then recompute (the Refresh button)."""
+        self._schedule(refresh=True)
+
+    def _schedule(self, *, refresh: bool) -> None:
+        with self._lock:
+            self._settled.clear()
+            if self._job is not None and self._job.running:
+                self._pending = bool(self._pending) or refresh
+                return
+            filters = self._filters()
+            self.state.loading = True
+            self.state.status = "refreshing..." if refresh else "computing..."
+            self.status.value = esc(self.state.status)
+
+            def work(_cancel: threading.Event) -> int:
+                added = self.store.refresh() if refresh else 0
+                calls = self.store.calls
+                with self._lock:
+                    self.state.filters = filters
+                    self.state.compute(calls)
+                return added
+
+            self._job = Job(work, on_done=self._done, on_error=self._failed, name="mcpeval-nb-explorer")
+
+    def _done(self, added: int) -> None:
+        with self._lock:
+            self.state.loading = False
+            if added:
+                self.state.status += f" ({added} new row(s) read)"
+            self._render()
+            self._next()
+
+    def _failed(self, exc: BaseException) -> None:
+        with self._lock:
+            self.state.loading = False
+            self.state.status = _error_text(exc)
+            self.status.value = f"<span style='color:#cf222e'>{esc(self.state.status)}</span>"
+            self._next()
+
+    def _next(self) -> None:
+        pending, self._pending, self._job = self._pending, None, None
+        if pending is None:
+            self._settled.set()
+        else:
+            self._schedule(refresh=pending)
+
+    def wait(self, timeout: float = 60.0) -> bool:
+        """Block until every queued load, refresh and recomputation has finished.
+
+        Args:
+            timeout: the longest wait in seconds.
+
+        Returns:
+            True when the panel settled within the timeout.
+        """
+        return self._settled.wait(timeout)
+
+    # -- rendering ---------------------------------------------------------------------------------
+    def _set_options(self, box: w.Dropdown, values: list[str]) -> None:
+        options = [ANY, *values]
+        if list(box.options) != options:
+            keep = box.value if box.value in options else ANY
+            box.options = options
+            box.value = keep
+
+    def _render(self) -> None:
+        s = self.state
+        self._quiet = True
+        try:
+            for name in ("server", "tool", "method", "outcome"):
+                self._set_options(getattr(self, name), s.choices.get(name, []))
+            days = [d.isoformat() for d in s.days]
+            self._set_options(self.day_from, days)
+            self._set_options(self.day_to, days)
+        finally:
+            self._quiet = False
+        self.status.value = esc(s.status)
+        self.latency_chart.value = latency_png(s.latency)
+        self.outcome_chart.value = outcome_png(s.outcomes)
+        self.percentiles.value = table(
+            ("tool or method", "calls", "p50 ms", "p95 ms", "p99 ms", "max ms"),
+            [(t, n, f"{p50:.0f}", f"{p95:.0f}", f"{p99:.0f}", mx)
+             for t, n, p50, p95, p99, mx in s.percentiles],
+            css_class="mcpeval-latency")
+        self.templates.value = table(
+            ("template id", "count", "sessions", "tools", "codes", "first seen", "last seen", "per day"),
+            [(t.template_id, t.count, t.sessions, ", ".join(t.tools), ", ".join(t.codes), t.first_seen,
+              t.last_seen, sparkline_svg(t.daily)) for t in s.templates],
+            raw_columns=(7,), css_class="mcpeval-templates") if s.templates else "<p>no errors here</p>"
