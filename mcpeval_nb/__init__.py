@@ -9,6 +9,23 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+# --- tables and analysis: Arrow tables over the store, pure analysis functions ---------------------
+# (analysis.trend_delta also exists; the top-level name is probe.history's, which renders trends text)
+from .analysis import (
+    OUTCOMES,
+    PERCENTILES,
+    error_templates,
+    join_annotations,
+    latency_over_time,
+    latency_summary,
+    outcome_rates,
+    readiness_history,
+    slowest_tools,
+    template_changes,
+    template_daily,
+    wilson_interval,
+)
+
 # --- foundation: errors, privacy boundary, capture root and journals -------------------------------
 from .capture.annotate import annotate
 from .capture.correlate import Correlator, classify_frame
@@ -120,6 +137,16 @@ from .review import (
     export_share,
 )
 
+# --- tables (see the analysis block above) ---------------------------------------------------------
+from .tables import (
+    ANNOTATIONS_SCHEMA,
+    CALLS_SCHEMA,
+    REPORT_SCHEMA,
+    TRENDS_SCHEMA,
+    Store,
+    open_store,
+)
+
 # --- transport: bounded stdio and Streamable HTTP MCP clients, the session layer, the shared budget ----
 from .transport import (
     Budget,
@@ -134,12 +161,14 @@ from .transport import (
 from .transport.policy import Endpoint, check_endpoint
 
 __all__ = [
+    "ANNOTATIONS_SCHEMA",
     "ANNOTATION_KINDS",
     "AnnotationRecord",
     "BatteryHook",
     "BatteryObservations",
     "BatteryOptions",
     "Budget",
+    "CALLS_SCHEMA",
     "CallObservation",
     "CallRecord",
     "CaseResult",
@@ -164,6 +193,8 @@ __all__ = [
     "ManifestError",
     "McpSession",
     "MeasurementProfile",
+    "OUTCOMES",
+    "PERCENTILES",
     "ProbeCase",
     "ProbeDiff",
     "ProbeError",
@@ -171,6 +202,7 @@ __all__ = [
     "ProbeReport",
     "ProfileError",
     "ProgressEvent",
+    "REPORT_SCHEMA",
     "Readiness",
     "RecordTooLarge",
     "RedactionReport",
@@ -186,7 +218,9 @@ __all__ = [
     "ShareResult",
     "ShimOptions",
     "StdioTarget",
+    "Store",
     "Synthesis",
+    "TRENDS_SCHEMA",
     "ToolFacts",
     "ToolOutcome",
     "ToolRun",
@@ -207,9 +241,13 @@ __all__ = [
     "diff_schema",
     "diff_schema_text",
     "error_info",
+    "error_templates",
     "export_share",
     "hint_for",
     "invalid_arguments",
+    "join_annotations",
+    "latency_over_time",
+    "latency_summary",
     "load_manifest",
     "load_salt",
     "load_trends",
@@ -218,11 +256,14 @@ __all__ = [
     "manifest_schema_text",
     "measurement_profile",
     "opaque_session",
+    "open_store",
+    "outcome_rates",
     "parse_manifest",
     "parse_readiness",
     "parse_report",
     "probe_kinds",
     "read_records",
+    "readiness_history",
     "readiness_lines",
     "reason_hints",
     "record_report_trend",
@@ -247,7 +288,10 @@ __all__ = [
     "set_readiness_renderer",
     "shape",
     "skeleton",
+    "slowest_tools",
     "synthesize",
+    "template_changes",
+    "template_daily",
     "template_id",
     "trend_delta",
     "trends_text",
@@ -255,5 +299,6 @@ __all__ = [
     "valid_method",
     "valid_server",
     "valid_tool",
+    "wilson_interval",
     "write_manifest",
 ]

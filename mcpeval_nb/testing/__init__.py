@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["server_command"]
+# --- tables (issue 4): synthetic capture roots and canary journals ---------------------------------
+from .canary import CanaryStore, canary_store
+from .synthetic import SyntheticStore, synthetic_store
+
+__all__ = ["CanaryStore", "SyntheticStore", "canary_store", "server_command", "synthetic_store"]
 
 
 def server_command(name: str, *args: str) -> list[str]:

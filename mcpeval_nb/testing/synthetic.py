@@ -31,6 +31,7 @@ _MESSAGES = (
     "permission denied for path /home/user{n}/{name}",
     "timeout waiting for selector #{name}-{n}",
 )
+_BURST = "upstream {host} returned 503 after {n} ms"
 _NOTES = ("reported success but nothing changed", "needed a second call", "took a detour",
           "result differs from the docs", "ignored the instruction")
 _STANDARDS = ("mcpeval-standard/1", "mcpeval-standard/2")
@@ -74,7 +75,7 @@ def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, erro
     medians = [math.log(20 + 780 * rng.random()) for _ in range(tools)]
     shapes = [shape({"query": "x" * rng.randrange(1, 200), "limit": rng.randrange(1, 50),
                      "tags": ["a"] * rng.randrange(3)}) for _ in range(64)]
-    sessions = max(1, n // 200)
+    sessions = max(servers * 4, n // 200)
     seqs = [0] * sessions
     for i in range(n):
         day = i * days // max(n, 1)
@@ -93,10 +94,12 @@ def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, erro
         latency = int(math.exp(rng.gauss(medians[tool_no], 0.6)) * (8 if rng.random() < 0.01 else 1))
         error = None
         outcome = "ok"
-        if method == "tools/call" and rng.random() < error_rate:
+        burst = days > 1 and day == days - 1 and tool_no == 0  # a new template bursts on the last day
+        if method == "tools/call" and rng.random() < error_rate * (4 if burst else 1):
             outcome = "error"
-            msg = _MESSAGES[(tool_no + rng.randrange(2)) % len(_MESSAGES)].format(
-                host=f"10.0.0.{rng.randrange(255)}", n=rng.randrange(10_000), name=f"item{rng.randrange(99)}")
+            family = _BURST if burst and rng.random() < 0.75 else _MESSAGES[(tool_no + rng.randrange(2)) % 5]
+            msg = family.format(host=f"10.0.0.{rng.randrange(255)}", n=rng.randrange(10_000),
+                                name=f"item{rng.randrange(99)}")
             if rng.random() < 0.5:
                 error = error_info({"code": -32000 - tool_no % 3, "message": msg,
                                     "retryable": rng.random() < 0.5}, salt)

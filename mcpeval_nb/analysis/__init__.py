@@ -1,0 +1,27 @@
+"""Pure functions over the store's Arrow tables: latency, outcomes, error templates, annotations,
+readiness history.  Each takes a ``pyarrow.Table`` (or a pandas frame with the same columns) and returns
+a new ``pyarrow.Table`` whose columns are documented on the function."""
+
+from __future__ import annotations
+
+from .annotations import join_annotations
+from .latency import PERCENTILES, latency_over_time, latency_summary, slowest_tools
+from .outcomes import OUTCOMES, outcome_rates, wilson_interval
+from .readiness import readiness_history, trend_delta
+from .templates import error_templates, template_changes, template_daily
+
+__all__ = [
+    "OUTCOMES",
+    "PERCENTILES",
+    "error_templates",
+    "join_annotations",
+    "latency_over_time",
+    "latency_summary",
+    "outcome_rates",
+    "readiness_history",
+    "slowest_tools",
+    "template_changes",
+    "template_daily",
+    "trend_delta",
+    "wilson_interval",
+]

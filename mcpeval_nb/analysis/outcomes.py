@@ -1,0 +1,73 @@
+"""Outcomes: ok / error / unknown / unparsed counts and rates with Wilson 95% intervals."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyarrow as pa
+
+from ._frames import as_frame, to_table
+
+__all__ = ["OUTCOMES", "outcome_rates", "wilson_interval"]
+
+#: The four outcomes a sanitised record can carry, in column order.
+OUTCOMES = ("ok", "error", "unknown", "unparsed")
+_Z95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, total: int, *, z: float = _Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95% by default).
+
+    Args:
+        successes: events counted.
+        total: trials; zero gives ``(0.0, 1.0)``.
+        z: the normal quantile.
+
+    Returns:
+        ``(low, high)`` within [0, 1].
+    """
+    if total <= 0:
+        return 0.0, 1.0
+    p = successes / total
+    denom = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denom
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def outcome_rates(calls: Any, *, by: tuple[str, ...] = ("server", "tool")) -> pa.Table:
+    """Outcome counts, rates and Wilson 95% intervals per group.
+
+    Args:
+        calls: the calls table (or a frame with its columns).
+        by: group columns.
+
+    Returns:
+        Columns ``*by``, ``count``, then for each outcome ``o`` in ``OUTCOMES``: ``o`` (count),
+        ``o_rate``, ``o_low``, ``o_high``.  Sorted by the group keys.
+
+    Raises:
+        UsageError: a missing column.
+    """
+    frame = as_frame(calls, (*by, "outcome"))
+    fields = [pa.field(k, pa.string()) for k in by] + [pa.field("count", pa.int64())]
+    for o in OUTCOMES:
+        fields += [pa.field(o, pa.int64()), pa.field(f"{o}_rate", pa.float64()),
+                   pa.field(f"{o}_low", pa.float64()), pa.field(f"{o}_high", pa.float64())]
+    schema = pa.schema(fields)
+    if frame.empty:
+        return schema.empty_table()
+    counts = frame.groupby([*by, "outcome"], dropna=False, sort=True).size().unstack("outcome", fill_value=0)
+    for o in OUTCOMES:
+        if o not in counts.columns:
+            counts[o] = 0
+    counts["count"] = counts[list(OUTCOMES)].sum(axis=1)
+    for o in OUTCOMES:
+        counts[f"{o}_rate"] = counts[o] / counts["count"]
+        bounds = [wilson_interval(int(k), int(n)) for k, n in zip(counts[o], counts["count"], strict=True)]
+        counts[f"{o}_low"] = [b[0] for b in bounds]
+        counts[f"{o}_high"] = [b[1] for b in bounds]
+    out = counts.reset_index()
+    out.columns.name = None
+    return to_table(out, schema)
