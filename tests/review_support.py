@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from mcpeval_nb import AnnotationRecord, CallRecord, TrendPoint, append_record
+from mcpeval_nb import AnnotationRecord, CallRecord, TrendPoint, append_record, append_records
 
 DAY = "2026-11-30"
 TS = f"{DAY}T01:02:03.456Z"
@@ -22,8 +24,7 @@ def call(seq: int, *, session: str = "sess-a", tool: str = "get_weather") -> Cal
 
 def clean_store(root: Path, *, calls: int = 5, note: str = "") -> Path:
     """Calls, one annotation (with ``note``) and one trend point, all through ``append_record``."""
-    for seq in range(calls):
-        append_record(root, call(seq))
+    append_records(root, [call(seq) for seq in range(calls)])
     append_record(root, AnnotationRecord(ts=TS, session="sess-a", seq=1, kind="workaround", note=note))
     append_record(root, TrendPoint(ts=TS, server="weather", passed=True, cases_total=4, cases_passed=4,
                                    score=97))
@@ -53,8 +54,29 @@ def tree_bytes(top: Path) -> dict[str, bytes]:
     return out
 
 
-def run_cli(*args: str, root: Path, env: dict[str, str] | None = None,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, root: Path) -> subprocess.CompletedProcess[str]:
+    """Run the ``mcpeval-nb`` CLI in this process (MCPEVAL_HOME=root), capturing stdout and stderr."""
+    from mcpeval_nb.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.environ.get("MCPEVAL_HOME")
+    os.environ["MCPEVAL_HOME"] = str(root)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        if old is None:
+            del os.environ["MCPEVAL_HOME"]
+        else:
+            os.environ["MCPEVAL_HOME"] = old
+    return subprocess.CompletedProcess(list(args), int(code or 0), out.getvalue(), err.getvalue())
+
+
+def run_cli_process(*args: str, root: Path, env: dict[str, str] | None = None,
+                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run ``python -m mcpeval_nb`` as a real process with MCPEVAL_HOME=root."""
     full_env = dict(os.environ, MCPEVAL_HOME=str(root), **(env or {}))
     return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,

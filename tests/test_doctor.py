@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb import AnnotationRecord, append_record, check_redaction
-from tests.review_support import DAY, TS, append_raw, clean_store, run_cli
+from tests.review_support import DAY, TS, append_raw, clean_store, run_cli, run_cli_process
 
 CANARY_EMAIL = "zq7canary@example.org"
 CANARY_HOME = "/home/zq7canaryuser/.ssh"
@@ -174,7 +174,7 @@ def test_cli_prints_locations_notes_and_salt_reminder_and_exits_1(root: Path) ->
     store = clean_store(root, calls=2, note="prose")
     calls = store / f"calls-{DAY}.jsonl"
     line = append_raw(calls, _hand_call(CANARY_EMAIL))
-    result = run_cli("doctor", "--check-redaction", root=root)
+    result = run_cli_process("doctor", "--check-redaction", root=root)
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
         "scanned 3 files",

@@ -32,7 +32,7 @@ def _line(value: object, raw: bool) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(_JSON, st.booleans()), min_size=1, max_size=8))
 def test_the_fast_filter_flags_exactly_the_lines_the_exact_rule_flags(
         items: list[tuple[object, bool]]) -> None:

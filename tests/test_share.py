@@ -22,7 +22,7 @@ from mcpeval_nb import (
 )
 from mcpeval_nb.jsonfmt import dumps, loads
 from mcpeval_nb.review import share_md
-from tests.review_support import DAY, TS, append_raw, clean_store, run_cli, tree_bytes
+from tests.review_support import DAY, TS, append_raw, clean_store, run_cli, run_cli_process, tree_bytes
 
 CANARY = "zq7canary"
 
@@ -106,7 +106,7 @@ def test_a_flagged_sweep_publishes_nothing_and_names_locations_only(root: Path, 
     assert [(f.path, f.line) for f in info.value.flagged] == [(canon / f"calls-{DAY}.jsonl", 4),
                                                               (canon / "other.jsonl", 1)]
     assert os.listdir(tmp_path) == ["capture-root"]
-    result = run_cli("share", "--dir", str(tmp_path / "env"), root=root)
+    result = run_cli_process("share", "--dir", str(tmp_path / "env"), root=root)
     assert result.returncode == 1
     assert f"{canon}/calls-{DAY}.jsonl:4" in result.stderr
     assert "redaction sweep flagged 2 file(s)" in result.stderr
