@@ -363,6 +363,8 @@ def test_rfc3339_timestamps_are_accepted(ts: str) -> None:
         "2026-08-04T12:00:00+24:00",
         "../../etc/passwdZ",
         " 2026-08-04T12:00:00Z",
+        "٢٠٢٦-08-04T12:00:00Z",
+        "2026-08-04T12:00:00.١Z",
     ],
 )
 def test_non_rfc3339_timestamps_are_refused(ts: str) -> None:
@@ -373,6 +375,7 @@ def test_day_of_uses_the_first_ten_bytes_or_unknown() -> None:
     assert day_of("2026-08-04T12:00:00.250Z") == "2026-08-04"
     assert day_of("unknown") == "unknown"
     assert day_of("../../../x") == "unknown"
+    assert day_of("٢٠٢٦-08-04T12:00:00Z") == "unknown"
 
 
 # --- annotations --------------------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ import re
 
 __all__ = ["day_of", "now_ts", "valid_rfc3339"]
 
+# ASCII digits only (chrono's scanner): Python's str \d would also accept e.g. Arabic-Indic digits.
 _RFC3339_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))", re.ASCII
 )
-_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DAY_RE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
 
 
 def now_ts(now: _dt.datetime | None = None) -> str:
