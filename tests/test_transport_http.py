@@ -178,3 +178,10 @@ def test_a_refused_get_stream_leaves_the_session_working() -> None:
         session.initialize(send_initialized=False)
         assert session.wait_notification(lambda n: True, timeout=0.2) is None
         assert not session.closed
+
+
+def test_an_sse_stream_that_ends_before_its_answer_reports_transport_closed() -> None:
+    with http_fixture("sse-cut") as url, _connect(url, timeout=30.0) as session:
+        session.initialize()
+        error = _failure(lambda: session.call_tool("ok", {}))
+    assert (error.reason, str(error)) == ("transport-closed", http.STREAM_ENDED)

@@ -44,6 +44,7 @@ REDIRECT = "HTTP redirects are not followed"
 UNREACHABLE = "HTTP endpoint could not be reached"
 CONTENT_TYPE = "HTTP response has an unsupported content type"
 SESSION_EXPIRED = "MCP HTTP session expired"
+STREAM_ENDED = "MCP server closed the stream before answering"
 _END = object()
 _LISTEN_S = 3600.0
 _NO_REQUEST: dict[str, Any] = {"id": None, "method": None}
@@ -259,6 +260,7 @@ class HttpChannel:
                     for data in SseReader(response, limit=MAX_HTTP_BODY_BYTES):
                         if self._deliver(data, message):
                             return
+                    raise jsonrpc.closed(STREAM_ENDED)
                 elif self._read_body(response):
                     raise jsonrpc.failure(CONTENT_TYPE)
         except TransportError as exc:

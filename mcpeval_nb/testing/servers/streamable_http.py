@@ -12,9 +12,9 @@ headers arrived, as booleans and the protocol version, never their values), ``as
 Modes: ``json`` (application/json answers), ``sse`` (text/event-stream answers with a progress event,
 a comment, an event of another type and CRLF line ends), ``oversized`` (a 9 MiB JSON body with
 Content-Length), ``oversized-sse`` (an endless SSE event, no Content-Length), ``redirect`` (307 to
-itself), ``slow`` (every request waits 10 s), ``status`` (500 for every request after initialize),
-``expire`` (404 for every request after initialize), ``auth`` (401 unless ``Authorization`` equals
-``$FIXTURE_EXPECTED_AUTHORIZATION``).
+itself), ``sse-cut`` (SSE answers end before the response), ``slow`` (every request waits 10 s),
+``status`` (500 for every request after initialize), ``expire`` (404 for every request after
+initialize), ``auth`` (401 unless ``Authorization`` equals ``$FIXTURE_EXPECTED_AUTHORIZATION``).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ class _Handler(BaseHTTPRequestHandler):
         if mode.startswith("oversized"):
             return self._oversized(message)
         result = self._result(message)
-        if mode == "sse":
+        if mode in ("sse", "sse-cut"):
             return self._stream(message, result)
         self._send(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode(),
                    "application/json")
@@ -172,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({"jsonrpc": "2.0", "method": "notifications/progress",
                      "params": {"progressToken": 1, "progress": 1, "message": CANARY}})
         self._event({"jsonrpc": "2.0", "id": message["id"], "result": CANARY}, event="other")
+        if self.state.mode == "sse-cut":
+            self.close_connection = True
+            return
         if (message.get("params") or {}).get("name") == "ask":
             result = {"reply": self._ask()}
         self._event({"jsonrpc": "2.0", "id": message["id"], "result": result})
