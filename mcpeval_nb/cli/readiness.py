@@ -1,0 +1,204 @@
+"""Readiness commands: ``score``, ``init``, ``report``, ``diff``, ``compare``, ``trends``, ``schema report``
+and ``schema diff``.
+
+Each command parses its options, makes one library call and formats the result (SPEC 7.3, 8.6, 9.4, 15).
+Exit codes: 0 success, 1 a verdict or gate, 2 usage, 3 could not complete.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+import mcpeval_nb
+
+__all__ = ["COMMANDS", "SCHEMA_COMMANDS"]
+
+
+def _target(url: str | None, command: tuple[str, ...], allow_remote_http: bool) -> Any:
+    if url is not None and command:
+        raise mcpeval_nb.UsageError("select an HTTP endpoint or a stdio command, not both")
+    if url is None and not command:
+        raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
+    return mcpeval_nb.make_target(url if url is not None else list(command),
+                                  allow_remote_http=allow_remote_http)
+
+
+def _progress(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def _read_doc(path: str) -> tuple[bytes, str]:
+    if path == "-":
+        return sys.stdin.buffer.read(), "stdin"
+    try:
+        return Path(path).read_bytes(), path
+    except OSError as exc:
+        raise mcpeval_nb.DocumentError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _load_report(path: str) -> Any:
+    data, source = _read_doc(path)
+    report = mcpeval_nb.parse_report(data, source=source)
+    if report.readiness is not None:
+        mcpeval_nb.parse_readiness(dict(report.readiness), where=f"{source}: readiness")
+    return report
+
+
+_url = click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command).")
+_remote = click.option("--allow-remote-http", is_flag=True, help="Permit a non-loopback HTTPS endpoint.")
+_confirm = click.option("--confirm-read-only", is_flag=True,
+                        help="Attest that unannotated tools are read-only.")
+_skip = click.option("--skip-tool", "skip_tools", multiple=True, help="A tool the battery must not call.")
+_command = click.argument("command", nargs=-1, type=click.UNPROCESSED)
+
+
+@click.command("score")
+@click.option("--server", required=True, help="Server label for the report and the trend history.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True)
+@click.option("--no-history", is_flag=True, help="Do not append a trend point.")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@_confirm
+@_skip
+@_remote
+@_url
+@_command
+def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm_read_only: bool,
+              skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
+              command: tuple[str, ...]) -> int:
+    """Run the standard readiness battery alone: `score --server L -- CMD...` or `--url URL`.
+
+    Exit 0 when scored, 2 on a usage error, 3 when the battery could not complete.
+    """
+    if not mcpeval_nb.valid_server(server):
+        raise mcpeval_nb.UsageError("server label is invalid")
+    target = _target(url, command, allow_remote_http)
+    options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
+                                        progress=_progress)
+    report = mcpeval_nb.score_server(target, server=server, options=options)
+    if not no_history:
+        mcpeval_nb.record_report_trend(report, root=root)
+    click.echo(report.render(fmt), nl=False)
+    return int(report.exit_code)
+
+
+@click.command("init")
+@click.option("--output", default="mcp-eval.manifest.json", show_default=True,
+              type=click.Path(dir_okay=False), help="Where to write the manifest.")
+@click.option("--force", is_flag=True, help="Overwrite an existing manifest.")
+@click.option("--dry-run", is_flag=True, help="Print the per-tool decisions only.")
+@click.option("--tool", "tools", multiple=True, help="Scaffold cases only for these tools.")
+@_confirm
+@_remote
+@_url
+@_command
+def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], confirm_read_only: bool,
+             allow_remote_http: bool, url: str | None, command: tuple[str, ...]) -> int:
+    """Scaffold a read-only probe manifest from a live server."""
+    if not dry_run and not force and Path(output).exists():
+        raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
+    target = _target(url, command, allow_remote_http)
+    scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
+                                            dry_run=dry_run)
+    click.echo(scaffold.decision_lines(), nl=False)
+    if dry_run:
+        return 0
+    path = mcpeval_nb.write_manifest(scaffold, output, force=force)
+    click.echo(f"wrote {path} with {len(scaffold.cases)} cases")
+    return 0
+
+
+@click.command("report")
+@click.argument("doc")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "sarif", "json"]), default="text",
+              show_default=True)
+@click.option("--manifest", default=None, type=click.Path(dir_okay=False),
+              help="The manifest the cases came from (locates SARIF results).")
+@click.option("--brief", is_flag=True, help="Text output without hint lines.")
+def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool) -> int:
+    """Re-render a saved v1 or v2 probe report (DOC or - for stdin).
+
+    Exit 0 when the document passed, 1 when a case failed, 2 for an invalid document, 3 when it
+    records a case or battery that could not complete.
+    """
+    report = _load_report(doc)
+    if fmt == "sarif":
+        click.echo(mcpeval_nb.report_sarif_text(report, manifest=manifest), nl=False)
+    else:
+        click.echo(report.render(fmt, brief=brief), nl=False)
+    return int(report.exit_code)
+
+
+@click.command("diff")
+@click.argument("base")
+@click.argument("current")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed or readiness dropped.")
+@click.option("--fail-on-change", is_flag=True, help="Exit 1 when anything changed.")
+def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_on_change: bool) -> int:
+    """Compare two probe reports of the same server (mcpeval.probe-diff/v2)."""
+    diff = mcpeval_nb.diff_reports(_load_report(base), _load_report(current))
+    click.echo(diff.dumps() if fmt == "json" else diff.render_text(), nl=False)
+    if (fail_on_regression and diff.regressed) or (fail_on_change and diff.changed):
+        return 1
+    return 0
+
+
+@click.command("compare")
+@click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
+@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@_confirm
+@_skip
+@_remote
+@_command
+def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, skip_tools: tuple[str, ...],
+                allow_remote_http: bool, command: tuple[str, ...]) -> int:
+    """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
+
+    Never gates: exit 0, or 3 when a target could not be scored.
+    """
+    targets: list[tuple[str, Any]] = []
+    for i, spec in enumerate(endpoints, start=1):
+        label, sep, url = spec.partition("=")
+        if not sep or not url:
+            raise mcpeval_nb.UsageError(f"--endpoint #{i} must be LABEL=URL")
+        targets.append((label, mcpeval_nb.make_target(url, allow_remote_http=allow_remote_http)))
+    if command:
+        targets.append(("stdio", mcpeval_nb.make_target(list(command))))
+    options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
+                                        progress=_progress)
+    comparison = mcpeval_nb.compare_servers(targets, options=options)
+    click.echo(comparison.render_markdown() if fmt == "markdown" else comparison.render_text(), nl=False)
+    return int(comparison.exit_code)
+
+
+@click.command("trends")
+@click.option("--last", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Newest points to show per server.")
+@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+def trends_cmd(last: int, root: str | None) -> int:
+    """Show readiness trend history per server, oldest first, with deltas."""
+    click.echo(mcpeval_nb.trends_text(root=root, last=last), nl=False)
+    return 0
+
+
+@click.command("report")
+def schema_report_cmd() -> int:
+    """Print the mcpeval.probe-report/v2 JSON Schema."""
+    click.echo(mcpeval_nb.report_schema_text(), nl=False)
+    return 0
+
+
+@click.command("diff")
+def schema_diff_cmd() -> int:
+    """Print the mcpeval.probe-diff/v2 JSON Schema."""
+    click.echo(mcpeval_nb.diff_schema_text(), nl=False)
+    return 0
+
+
+SCHEMA_COMMANDS: tuple[Any, ...] = (schema_report_cmd, schema_diff_cmd)
+COMMANDS = (score_cmd, init_cmd, report_cmd, diff_cmd, compare_cmd, trends_cmd)
