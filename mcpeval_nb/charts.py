@@ -1,0 +1,203 @@
+"""Charts over the store's tables: ``plot_*(table_or_frame, *, ax=None) -> Axes``.
+
+Each function draws on ``ax`` (or a new figure's axes) and returns it; none calls ``plt.show()`` or
+changes global style.  Inputs are the tables of ``open_store`` (or their pandas frames) or the analysis
+tables computed from them; every label drawn is a sanitised value (labels, tool names, template ids).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from matplotlib.axes import Axes
+
+import mcpeval_nb
+
+__all__ = [
+    "plot_latency_distribution",
+    "plot_latency_over_time",
+    "plot_outcome_mix",
+    "plot_readiness_history",
+    "plot_template_heatmap",
+]
+
+_OUTCOME_COLOURS = {"ok": "#4c9a5b", "error": "#c8553d", "unknown": "#9a9a9a", "unparsed": "#5b6fb0"}
+_CHANGE_MARKERS = (("standard_changed", "X", "standard changed"), ("profile_changed", "D", "profile changed"),
+                   ("manifest_changed", "s", "manifest changed"))
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    _, new = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    return new
+
+
+def _frame(data: Any) -> pd.DataFrame:
+    if isinstance(data, pa.Table):
+        cols = {n: (c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c)
+                for n, c in zip(data.column_names, data.columns, strict=True)}
+        frame: pd.DataFrame = pa.table(cols).to_pandas()
+        return frame
+    if isinstance(data, pd.DataFrame):
+        return data
+    raise mcpeval_nb.UsageError("expected a pyarrow.Table or a pandas.DataFrame")
+
+
+def _naive(times: pd.Series) -> np.ndarray:
+    series = pd.to_datetime(times, utc=True)
+    result: np.ndarray = series.dt.tz_localize(None).to_numpy()
+    return result
+
+
+def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "tool",
+                              max_groups: int = 20) -> Axes:
+    """Box plots of latency per tool (or per ``by`` column), log scale, slowest median first.
+
+    Args:
+        calls: the calls table or frame.
+        ax: axes to draw on (default: a new figure).
+        by: the grouping column.
+        max_groups: at most this many groups (the slowest by median).
+
+    Returns:
+        The axes.
+
+    Raises:
+        UsageError: the input lacks the columns.
+    """
+    ax = _axes(ax)
+    frame = _frame(calls)
+    if by not in frame.columns or "latency_ms" not in frame.columns:
+        raise mcpeval_nb.UsageError(f"input needs columns {by!r} and 'latency_ms'")
+    frame = frame[frame["latency_ms"].notna() & frame[by].notna()]
+    groups = frame.groupby(by)["latency_ms"]
+    order = groups.median().sort_values(ascending=False).index[:max_groups]
+    data = [np.maximum(groups.get_group(g).to_numpy(dtype=float), 0.5) for g in order]
+    if data:
+        ax.boxplot(data, tick_labels=[str(g) for g in order], orientation="horizontal", showfliers=False)
+        ax.set_xscale("log")
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel(by)
+    ax.set_title(f"latency per {by}")
+    return ax
+
+
+def plot_latency_over_time(data: Any, *, ax: Axes | None = None, bucket: str = "1h",
+                           percentiles: tuple[int, ...] = (50, 95)) -> Axes:
+    """Latency percentiles over time: one line per percentile.
+
+    Args:
+        data: the calls table (bucketed here over all calls) or a ``latency_over_time`` table with
+            ``by=()``.
+        ax: axes to draw on.
+        bucket: time bucket when ``data`` is the calls table.
+        percentiles: which of ``PERCENTILES`` to draw.
+
+    Returns:
+        The axes.
+    """
+    ax = _axes(ax)
+    if (isinstance(data, pa.Table) and "bucket" not in data.column_names) or (
+            isinstance(data, pd.DataFrame) and "bucket" not in data.columns):
+        data = mcpeval_nb.latency_over_time(data, bucket=bucket, by=())
+    frame = _frame(data).sort_values("bucket")
+    when = _naive(frame["bucket"])
+    for p in percentiles:
+        if f"p{p}" not in frame.columns:
+            raise mcpeval_nb.UsageError(f"percentile {p} is not one of {mcpeval_nb.PERCENTILES}")
+        ax.plot(when, frame[f"p{p}"].to_numpy(), marker=".", label=f"p{p}")
+    ax.set_ylabel("latency (ms)")
+    ax.set_title("latency over time (UTC)")
+    ax.legend()
+    return ax
+
+
+def plot_outcome_mix(data: Any, *, ax: Axes | None = None, by: str = "tool") -> Axes:
+    """Stacked horizontal bars of outcome shares per group.
+
+    Args:
+        data: the calls table or an ``outcome_rates`` table (with ``by=(by,)``).
+        ax: axes to draw on.
+        by: the grouping column.
+
+    Returns:
+        The axes.
+    """
+    ax = _axes(ax)
+    if (isinstance(data, pa.Table) and "ok_rate" not in data.column_names) or (
+            isinstance(data, pd.DataFrame) and "ok_rate" not in data.columns):
+        data = mcpeval_nb.outcome_rates(data, by=(by,))
+    frame = _frame(data)
+    labels = [str(v) for v in frame[by].fillna("(none)")]
+    left = np.zeros(len(frame))
+    for outcome in mcpeval_nb.OUTCOMES:
+        share = frame[f"{outcome}_rate"].to_numpy(dtype=float)
+        ax.barh(labels, share, left=left, color=_OUTCOME_COLOURS[outcome], label=outcome)
+        left += share
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of calls")
+    ax.set_title(f"outcomes per {by}")
+    ax.legend(loc="lower right")
+    return ax
+
+
+def plot_template_heatmap(data: Any, *, ax: Axes | None = None, top: int = 15) -> Axes:
+    """Heatmap of error template counts per day (templates by total count, top ``top``).
+
+    Args:
+        data: the calls table or a ``template_daily`` table.
+        ax: axes to draw on.
+        top: most frequent templates shown.
+
+    Returns:
+        The axes (the image is ``ax.images[0]``).
+    """
+    ax = _axes(ax)
+    if (isinstance(data, pa.Table) and "day" not in data.column_names) or (
+            isinstance(data, pd.DataFrame) and "day" not in data.columns):
+        data = mcpeval_nb.template_daily(data)
+    frame = _frame(data)
+    grid = frame.pivot_table(index="template_id", columns="day", values="count", aggfunc="sum", fill_value=0)
+    grid = grid.loc[grid.sum(axis=1).sort_values(ascending=False).index[:top]]
+    image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="Reds", interpolation="nearest")
+    ax.set_yticks(range(len(grid.index)), [str(t) for t in grid.index])
+    ax.set_xticks(range(len(grid.columns)), [str(d) for d in grid.columns], rotation=45, ha="right")
+    ax.set_title("error templates per day")
+    ax.figure.colorbar(image, ax=ax, label="count")
+    return ax
+
+
+def plot_readiness_history(data: Any, *, ax: Axes | None = None) -> Axes:
+    """Readiness score per server over time, with markers where the standard, measurement profile or
+    manifest changed.
+
+    Args:
+        data: the trends table or a ``readiness_history`` table.
+        ax: axes to draw on.
+
+    Returns:
+        The axes (one line per server; change markers are labelled scatter collections).
+    """
+    ax = _axes(ax)
+    if (isinstance(data, pa.Table) and "delta" not in data.column_names) or (
+            isinstance(data, pd.DataFrame) and "delta" not in data.columns):
+        data = mcpeval_nb.readiness_history(data)
+    frame = _frame(data)
+    frame = frame[frame["ts"].notna()]
+    for server, points in frame.groupby("server", sort=True):
+        ax.plot(_naive(points["ts"]), points["score"].to_numpy(dtype=float), marker="o", label=str(server))
+    for column, marker, label in _CHANGE_MARKERS:
+        hits = frame[frame[column].astype(bool)]
+        if len(hits):
+            ax.scatter(_naive(hits["ts"]), hits["score"].to_numpy(dtype=float), marker=marker, s=90,
+                       facecolors="none", edgecolors="black", label=label, zorder=3)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("readiness score")
+    ax.set_title("readiness history")
+    ax.legend()
+    return ax
