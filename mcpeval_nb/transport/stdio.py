@@ -197,8 +197,12 @@ class StdioChannel:
         frame = jsonrpc.encode(message)
         if len(frame) > MAX_FRAME_BYTES:
             raise jsonrpc.refused(jsonrpc.OUTGOING_TOO_LARGE)
-        with self._write_lock:
+        if not self._write_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise jsonrpc.timeout(jsonrpc.WRITE_TIMED_OUT)  # another write held the pipe; nothing sent
+        try:
             self._write(memoryview(frame), deadline)
+        finally:
+            self._write_lock.release()
 
     def _write(self, data: memoryview, deadline: float) -> None:
         poller = select.poll()
