@@ -227,6 +227,10 @@ class McpSession:
     def notify(self, method: str, params: Any = None) -> None:
         """Send one notification (no response is awaited; not charged to the budget).
 
+        Args:
+            method: the notification method.
+            params: the params member (omitted when None).
+
         Raises:
             TransportError: the write failed or missed the session's timeout.
         """
@@ -264,6 +268,9 @@ class McpSession:
     def ping(self, *, timeout: float | None = None) -> Response:
         """Send ``ping``.
 
+        Args:
+            timeout: seconds until the deadline (default: the session's timeout).
+
         Returns:
             The response (an object result when the server supports ping).
 
@@ -277,6 +284,10 @@ class McpSession:
     def start_call(self, name: str, arguments: dict[str, Any]) -> PendingCall:
         """Send ``tools/call`` without waiting for its response (for the cancellation kind).
 
+        Args:
+            name: the tool name.
+            arguments: the arguments object.
+
         Returns:
             The pending call; pass it to ``cancel`` or ``finish``.
 
@@ -288,6 +299,11 @@ class McpSession:
     def cancel(self, call: PendingCall, *, reason: str = "cancelled by mcpeval",
                grace_seconds: float = 1.0) -> Response | None:
         """Send ``notifications/cancelled {requestId, reason}`` and wait up to ``grace_seconds``.
+
+        Args:
+            call: the pending call from ``start_call``.
+            reason: the cancellation reason sent to the server.
+            grace_seconds: how long to wait for a response after cancelling.
 
         Returns:
             The response if one arrived within the grace period, else None (its late reply will be
@@ -308,6 +324,13 @@ class McpSession:
     def finish(self, call: PendingCall, *, timeout: float | None = None) -> Response:
         """Wait for the response of a call sent with ``start_call``; the deadline runs from its send.
 
+        Args:
+            call: the pending call.
+            timeout: seconds from the send (default: the session's timeout).
+
+        Returns:
+            The response.
+
         Raises:
             TransportError: as ``request``.
         """
@@ -323,6 +346,11 @@ class McpSession:
         """Return the first buffered or incoming notification ``match`` accepts, waiting up to ``timeout``.
 
         Server requests arriving meanwhile are declined (bound 8); the notification bounds still apply.
+        Over HTTP this opens the standalone GET stream first (server-initiated messages travel there).
+
+        Args:
+            match: accepts the wanted notification (the raw message object).
+            timeout: seconds to wait at most (capped by the budget).
 
         Returns:
             The notification, or None when none matched in time.
