@@ -7,19 +7,57 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from mcpeval_nb.testing import server_command
+from mcpeval_nb import ShimOptions, run_shim
+from mcpeval_nb.capture.frames import write_all
+from mcpeval_nb.testing.servers import echo
 
 CANARY = "CANARY-7f3a9e"
 
 
-def shim_argv(*server_args: str, server: str = "demo", fixture: str = "echo") -> list[str]:
-    """argv of ``mcpeval-nb shim --server demo -- <fixture server> <args>``."""
-    return [sys.executable, "-m", "mcpeval_nb", "shim", "--server", server, "--",
-            *server_command(fixture, *server_args)]
+def echo_argv(*args: str) -> list[str]:
+    """The echo fixture run as a script: it needs only the standard library, so it starts fast."""
+    return [sys.executable, echo.__file__, *args]
+
+
+def shim_argv(*server_args: str, server: str = "demo") -> list[str]:
+    """argv of ``mcpeval-nb shim --server demo -- <echo fixture> <args>`` (the real CLI)."""
+    return [sys.executable, "-m", "mcpeval_nb", "shim", "--server", server, "--", *echo_argv(*server_args)]
+
+
+def shim_inproc(root: Path, stdin: bytes, *server_args: str, session: str | None = None,
+                command: list[str] | None = None, on_start: Any = None) -> tuple[int, bytes]:
+    """Run the shim in this process on real pipes against the echo fixture; returns (exit code, output)."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    output: list[bytes] = []
+
+    def feed() -> None:
+        with contextlib.suppress(OSError):
+            write_all(in_w, stdin)
+        os.close(in_w)
+
+    def drain() -> None:
+        with open(out_r, "rb") as fh:
+            output.append(fh.read())
+
+    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        options = ShimOptions(server="demo", command=command or echo_argv(*server_args), root=root,
+                              session=session, stdin_fd=in_r, stdout_fd=out_w)
+        code = run_shim(options, on_start=on_start)
+    finally:
+        os.close(in_r)
+        os.close(out_w)  # the shim pointed it at /dev/null when the server's output ended
+    for thread in threads:
+        thread.join(30)
+    return code, output[0] if output else b""
 
 
 def rpc(msg_id: Any, method: str, params: Any = None) -> bytes:

@@ -1,41 +1,44 @@
-"""The stdio recording shim, run as the real CLI between a test client and the echo fixture server."""
+"""The stdio recording shim between a test client and the echo fixture server (real pipes and processes).
+
+Most tests run the shim in process (``run_shim`` on real pipes, the server a real child process); the CLI
+is exercised where the process boundary is the behaviour (exit codes, the label refusal).
+"""
 
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
+import pytest
+
+from mcpeval_nb import TransportError
 from mcpeval_nb.privacy.grammar import opaque_session
-from mcpeval_nb.testing import server_command
-from tests.shim_helpers import CANARY, call, journal, rpc, run, shim_argv, store_bytes
+from tests.shim_helpers import CANARY, call, echo_argv, journal, rpc, run, shim_argv, shim_inproc, store_bytes
 
 
-def test_frames_pass_byte_for_byte_in_both_directions(root: Path) -> None:
+def test_frames_pass_byte_for_byte_in_both_directions_through_the_cli(root: Path) -> None:
     frames = (rpc(1, "initialize", {"x": [1, 2.50, "é"]}) + b'{ "jsonrpc" : "2.0", "id":2, "method":"ping"}\n'
               + b"not json at all\n" + b"\n" + "{\"unicode\": \"\u00e9\u2603\"}\n".encode())
-    direct = run(server_command("echo"), frames)
+    direct = run(echo_argv(), frames)
     shimmed = run(shim_argv(), frames)
     assert shimmed.returncode == 0
     assert shimmed.stdout == direct.stdout
     assert b"not json at all\n" in shimmed.stdout
+    assert [r["method"] for r in journal(root)].count("unparsed/outbound") == 3
 
 
-def test_completed_calls_are_journaled_with_learned_enums_in_arrival_order(root: Path) -> None:
-    listing = run(shim_argv(), rpc(1, "tools/list"))
-    assert listing.returncode == 0
-    # A second process learns the enum from its own tools/list; send the call after the listing.
+def test_completed_calls_are_journaled_in_arrival_order(root: Path) -> None:
     frames = rpc(1, "tools/list") + call(2, "navigate", waitUntil="networkIdle", url="https://a.example.co.uk/x",
                                          count=3)
-    done = run(shim_argv(), frames)
-    assert done.returncode == 0
+    code, _ = shim_inproc(root, frames)
+    assert code == 0
     records = journal(root)
-    assert [r["seq"] for r in records] == [1, 1, 2]
-    assert len({r["session"] for r in records}) == 2
+    assert [(r["seq"], r["method"]) for r in records] == [(1, "tools/list"), (2, "tools/call")]
     last = records[-1]
-    assert last["method"] == "tools/call" and last["tool"] == "navigate" and last["outcome"] == "ok"
-    assert last["kind"] == "real" and last["server"] == "demo"
+    assert last["tool"] == "navigate" and last["outcome"] == "ok" and last["kind"] == "real"
+    assert last["server"] == "demo"
     assert last["args"]["url"] == "url:example.co.uk" and last["args"]["count"] == "num:3"
-    assert last["args"]["waitUntil"] in ("enum:networkIdle", "str<32")  # enum only once the listing arrived
     assert isinstance(last["latency_ms"], int) and isinstance(last["shim_self_us"], int)
     assert list(last) == ["ts", "session", "seq", "server", "method", "tool", "args", "latency_ms", "outcome",
                           "shim_self_us", "kind"]
@@ -50,72 +53,83 @@ def test_enum_members_are_kept_once_the_listing_has_been_answered(root: Path) ->
         proc.stdin.write(rpc(1, "tools/list"))
         proc.stdin.flush()
         assert b'"navigate"' in proc.stdout.readline()
-        proc.stdin.write(call(2, "navigate", waitUntil="networkIdle"))
+        proc.stdin.write(call(2, "navigate", waitUntil="networkIdle", note=CANARY))
         proc.stdin.close()
         assert proc.stdout.read() == b'{"jsonrpc": "2.0", "id": 2, "result": {"echo": true}}\n'
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=60) == 0
     finally:
         proc.kill()
         proc.wait()
-    assert journal(root)[-1]["args"] == {"waitUntil": "enum:networkIdle"}
+    assert journal(root)[-1]["args"] == {"note": "str<32", "waitUntil": "enum:networkIdle"}
 
 
 def test_numeric_and_string_ids_never_collide(root: Path) -> None:
-    frames = call(7, "navigate") + call("7", "boom")
-    assert run(shim_argv(), frames).returncode == 0
+    assert shim_inproc(root, call(7, "navigate") + call("7", "boom"))[0] == 0
     records = journal(root)
     assert [(r["tool"], r["outcome"]) for r in records] == [("navigate", "ok"), ("boom", "error")]
     assert records[1]["error"]["code"] == -32000 and records[1]["error"]["template"] == "{message}"
 
 
-def test_tool_errors_notifications_and_unparsed_frames_are_recorded_content_free(root: Path) -> None:
+def test_tool_errors_notifications_and_unparsed_frames_are_recorded_content_free(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     frames = (call(1, "tool_error", message=CANARY) + call(2, "notify", message=CANARY)
-              + call(3, "banner", message=CANARY) + CANARY.encode() + b"\n")
-    done = run(shim_argv(), frames)
-    assert done.returncode == 0
+              + call(3, "banner", message=CANARY) + call(4, "rpc_error", message=CANARY)
+              + CANARY.encode() + b"\n")
+    code, output = shim_inproc(root, frames, session=CANARY)
+    assert code == 0 and output.count(CANARY.encode()) == 5
     records = journal(root)
     summary = sorted((r["method"], r.get("tool", ""), r["outcome"]) for r in records)
     assert summary == [("notifications/message", "", "unknown"), ("tools/call", "banner", "ok"),
-                       ("tools/call", "notify", "ok"), ("tools/call", "tool_error", "error"),
-                       ("unparsed/inbound", "", "unparsed"), ("unparsed/inbound", "", "unparsed"),
-                       ("unparsed/outbound", "", "unparsed")]
-    assert [r["seq"] for r in records] == list(range(1, 8))
-    methods = [r["method"] for r in records]
-    assert methods.index("notifications/message") < [r.get("tool") for r in records].index("notify")
-    failed = next(r for r in records if r.get("tool") == "tool_error")
-    assert failed["error"]["code"] == "tool-error"
+                       ("tools/call", "notify", "ok"), ("tools/call", "rpc_error", "error"),
+                       ("tools/call", "tool_error", "error"), ("unparsed/inbound", "", "unparsed"),
+                       ("unparsed/inbound", "", "unparsed"), ("unparsed/outbound", "", "unparsed")]
+    assert [r["seq"] for r in records] == list(range(1, 9))
+    tools = [r.get("tool") for r in records]
+    assert [r["method"] for r in records].index("notifications/message") < tools.index("notify")
+    assert next(r for r in records if r.get("tool") == "tool_error")["error"]["code"] == "tool-error"
     note = next(r for r in records if r["method"] == "notifications/message")
     assert note["shim_self_us"] == 0 and "latency_ms" not in note
     for unparsed in (r for r in records if r["outcome"] == "unparsed"):
         assert set(unparsed) == {"ts", "session", "seq", "server", "method", "outcome", "shim_self_us",
                                  "kind"}
     assert CANARY.encode() not in store_bytes(root)
-    assert CANARY.encode() not in done.stderr
+    captured = capfd.readouterr()
+    assert CANARY not in captured.out + captured.err
 
 
 def test_server_to_client_requests_are_not_recorded_and_keep_the_pending_call(root: Path) -> None:
-    done = run(shim_argv(), call(5, "ask"))
-    assert done.stdout.count(b'"id": 5') == 2
-    records = journal(root)
-    assert [(r["method"], r["tool"], r["outcome"]) for r in records] == [("tools/call", "ask", "ok")]
+    _, output = shim_inproc(root, call(5, "ask"))
+    assert output.count(b'"id": 5') == 2
+    assert [(r["method"], r["tool"], r["outcome"]) for r in journal(root)] == [("tools/call", "ask", "ok")]
 
 
-def test_the_session_is_the_opaque_token_of_mcpeval_session(root: Path) -> None:
-    run(shim_argv(), call(1, "navigate"), env={"MCPEVAL_SESSION": CANARY})
+def test_the_session_is_the_opaque_token_of_mcpeval_session(root: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPEVAL_SESSION", CANARY)
+    shim_inproc(root, call(1, "navigate"))
     assert journal(root)[0]["session"] == opaque_session(CANARY)
     assert CANARY.encode() not in store_bytes(root)
 
 
-def test_the_shim_exits_with_the_server_exit_code_and_passes_stderr_through(root: Path) -> None:
-    done = run(shim_argv("--exit-code", "7"), b"")
-    assert done.returncode == 7
-    assert done.stderr == b"fixture stderr exact\n"
+def test_without_mcpeval_session_each_run_gets_its_own_session(root: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPEVAL_SESSION", raising=False)
+    shim_inproc(root, call(1, "navigate"))
+    shim_inproc(root, call(1, "navigate"))
+    sessions = [r["session"] for r in journal(root)]
+    assert len(set(sessions)) == 2 and all(s.startswith("session:") for s in sessions)
+
+
+def test_the_shim_exits_with_the_server_exit_code_and_passes_stderr_through(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    assert shim_inproc(root, b"", "--exit-code", "7") == (7, b"")
+    assert capfd.readouterr().err == "fixture stderr exact\n"
     assert journal(root) == [] or not (root / "store").exists()
 
 
 def test_a_server_killed_by_a_signal_gives_128_plus_the_signal(root: Path) -> None:
-    assert run(shim_argv("--signal", "TERM"), b"").returncode == 128 + 15
-    assert run(shim_argv("--signal", "KILL"), b"").returncode == 128 + 9
+    assert shim_inproc(root, b"", "--signal", "TERM")[0] == 128 + signal.SIGTERM
+    assert shim_inproc(root, b"", "--signal", "KILL")[0] == 128 + signal.SIGKILL
 
 
 def test_a_label_outside_the_grammar_refuses_to_start(root: Path) -> None:
@@ -129,18 +143,14 @@ def test_a_label_outside_the_grammar_refuses_to_start(root: Path) -> None:
 
 
 def test_a_missing_server_command_is_a_transport_error(root: Path) -> None:
-    import sys
-
-    argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "demo", "--", str(root / "nope")]
-    done = run(argv, b"")
-    assert done.returncode == 3
-    assert "cannot start the server command" in done.stderr.decode()
+    with pytest.raises(TransportError, match="cannot start the server command"):
+        shim_inproc(root, b"", command=[str(root / "nope")])
 
 
-def test_records_are_valid_json_lines_one_per_completed_call(root: Path) -> None:
-    frames = b"".join(call(i, "navigate", n=i) for i in range(1, 51))
-    assert run(shim_argv(), frames).returncode == 0
+def test_many_calls_give_one_valid_record_each_in_order(root: Path) -> None:
+    frames = b"".join(call(i, "navigate", n=i) for i in range(1, 201))
+    assert shim_inproc(root, frames)[0] == 0
     records = journal(root)
-    assert [r["seq"] for r in records] == list(range(1, 51))
+    assert [r["seq"] for r in records] == list(range(1, 201))
     assert all(r["args"] == {"n": f"num:{r['seq']}"} for r in records)
     assert all(json.dumps(r) for r in records)

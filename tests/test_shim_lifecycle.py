@@ -6,59 +6,75 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
+import pytest
+
 from mcpeval_nb.limits import MAX_FRAME_BYTES
-from tests.shim_helpers import CANARY, call, children, gone, journal, run, shim_argv, wait_for
+from tests.shim_helpers import CANARY, call, children, gone, journal, shim_argv, shim_inproc, wait_for
 
 
 def test_a_frame_of_exactly_four_mib_with_its_newline_is_forwarded(root: Path) -> None:
     frame = b"x" * (MAX_FRAME_BYTES - 1) + b"\n"
-    done = run(shim_argv(), frame)
-    assert done.returncode == 0
-    assert done.stdout == frame  # the echo server echoes unparseable input byte for byte
+    assert shim_inproc(root, frame) == (0, frame)  # the echo server echoes unparseable input as is
     assert [r["method"] for r in journal(root)] == ["unparsed/outbound", "unparsed/inbound"]
 
 
-def test_an_oversized_client_frame_is_refused_without_forwarding_and_both_sides_close(root: Path) -> None:
+def test_an_oversized_client_frame_is_refused_without_forwarding_and_both_sides_close(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     oversized = CANARY.encode() * (MAX_FRAME_BYTES // len(CANARY) + 1) + b"\n"
     frames = call(1, "navigate") + oversized + call(2, "x")
-    done = run(shim_argv(), frames)
-    assert CANARY.encode() not in done.stdout
-    assert b'"id": 2' not in done.stdout
-    assert b"client frame exceeds 4 MiB" in done.stderr
-    assert CANARY.encode() not in done.stderr
+    code, output = shim_inproc(root, frames)
+    assert code == 0
+    assert CANARY.encode() not in output
+    assert b'"id": 2' not in output
+    err = capfd.readouterr().err
+    assert "client frame exceeds 4 MiB" in err
+    assert CANARY not in err
     methods = [r["method"] for r in journal(root)]
     assert "unparsed/outbound" in methods
     assert all(CANARY not in json.dumps(r) for r in journal(root))
 
 
-def test_an_oversized_server_frame_is_refused_and_the_client_sees_end_of_input(root: Path) -> None:
+def test_an_oversized_server_frame_is_refused_and_the_client_sees_end_of_input(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     frames = call(1, "navigate") + call(2, "big", bytes=MAX_FRAME_BYTES)
-    done = run(shim_argv(), frames)
-    assert done.stdout == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
-    assert b"server frame exceeds 4 MiB" in done.stderr
+    _, output = shim_inproc(root, frames)
+    assert output == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
+    assert "server frame exceeds 4 MiB" in capfd.readouterr().err
     assert [r["method"] for r in journal(root)] == ["tools/call", "unparsed/inbound"]
 
 
 def test_no_deadlock_when_client_and_server_both_write_large_volumes(root: Path) -> None:
     lines, width, size = 3000, 1000, 2_000_000
     frame = b"y" * (size - 1) + b"\n"
-    done = run(shim_argv("--duplex-stress", str(lines), str(width), str(size)), frame, timeout=90)
-    assert done.returncode == 0
-    out = done.stdout.splitlines()
+    code, output = shim_inproc(root, frame, "--duplex-stress", str(lines), str(width), str(size))
+    assert code == 0
+    out = output.splitlines()
     assert len(out) == lines + 1
     assert json.loads(out[-1])["result"] == {"read": size}
     assert sum(1 for r in journal(root) if r["method"] == "unparsed/inbound") == lines
 
 
 def test_client_end_of_input_ends_the_shim_with_the_server_exit_code(root: Path) -> None:
-    assert run(shim_argv("--exit-on-eof", "4"), call(1, "navigate")).returncode == 4
+    assert shim_inproc(root, call(1, "navigate"), "--exit-on-eof", "4")[0] == 4
 
 
-def test_a_server_that_ignores_end_of_input_is_terminated_after_the_grace_period(root: Path) -> None:
-    done = run(shim_argv("--ignore-eof"), call(1, "navigate"), timeout=30)
-    assert done.returncode == 128 + signal.SIGTERM
+def test_a_server_that_ignores_end_of_input_keeps_running_while_the_client_reads(root: Path) -> None:
+    proc = subprocess.Popen(shim_argv("--ignore-eof"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(call(1, "navigate"))
+        proc.stdin.close()
+        assert proc.stdout.readline().startswith(b'{"jsonrpc"')
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=3)  # the client still holds our output: nothing is killed
+        proc.stdout.close()  # now the client is gone: grace period, then SIGTERM
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
     assert journal(root)[0]["outcome"] == "ok"
 
 
@@ -74,13 +90,16 @@ def _started(root: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def test_killing_the_server_ends_the_shim_promptly_with_128_plus_signal(root: Path) -> None:
-    proc, server = _started(root)
-    try:
-        os.kill(server, signal.SIGKILL)
-        assert proc.wait(timeout=20) == 128 + signal.SIGKILL
-    finally:
-        proc.kill()
-        proc.wait()
+    def kill_after_first_record(pid: int) -> None:
+        def kill() -> None:
+            wait_for(lambda: len(journal(root)) == 1 if (root / "store").exists() else False)
+            os.kill(pid, signal.SIGKILL)
+
+        threading.Thread(target=kill, daemon=True).start()
+
+    code, output = shim_inproc(root, call(1, "navigate"), "--ignore-eof", on_start=kill_after_first_record)
+    assert code == 128 + signal.SIGKILL
+    assert output.startswith(b'{"jsonrpc"')
     assert journal(root)[0]["tool"] == "navigate"
 
 

@@ -2,16 +2,19 @@
 
 Two forwarding threads (one per direction) move newline-delimited frames byte for byte, so neither side
 can deadlock the other; each frame is handed to the recorder thread before it is forwarded.  The
-server's stderr is inherited.  The shim ends when the server exits (its exit code, or 128 + signal),
-and when the client goes away it closes the server's stdin, then escalates to SIGTERM and SIGKILL after
-a grace period.  A frame over 4 MiB is neither buffered past the bound nor forwarded: it is recorded
-content-free, reported on stderr without content, and both sides are closed.
+server's stderr is inherited.  The shim ends when the server exits (its exit code, or 128 + signal).
+End of client input is passed on (the server's stdin closes) while the client may still read answers;
+when the client is gone (it closed its end of our output, or a write to it failed) the server's stdin
+closes and, after a grace period, the server's process group gets SIGTERM, then SIGKILL.  A frame over
+4 MiB is neither buffered past the bound nor forwarded: it is recorded content-free, reported on stderr
+without content, and both sides are closed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -84,7 +87,7 @@ class _Session:
         self.recorder = recorder
         self.wakes = {"outbound": WakePipe(), "inbound": WakePipe()}
         self.cond = threading.Condition()
-        self.closing = False  # the client went away or a frame was refused
+        self.closing = False  # the client went away, or a frame was refused: the session is over
         self.child_done = False
         self.server_eof = False
         self._child_in = proc.stdin
@@ -141,15 +144,26 @@ class _Session:
                             self.wakes["outbound"].wake()
                 frame.forwarded()
         finally:
-            if outbound:
+            if outbound:  # end of client input: the server sees it too; the client may still read
                 with contextlib.suppress(OSError):
                     self._child_in.close()
-                self._notify(closing=True)
             else:
                 with contextlib.suppress(OSError):
                     self._child_out.close()
                 self._detach_client_output()
                 self._notify(server_eof=True)
+
+    def watch_client(self) -> None:
+        """Notice the client closing its end of our output (a killed client), even while idle."""
+        watch = select.poll()
+        watch.register(self.options.stdout_fd, 0)  # POLLERR/POLLHUP are always reported
+        wake_fd = self.wakes["outbound"].read_fd
+        watch.register(wake_fd, select.POLLIN)  # the session is already closing
+        with contextlib.suppress(OSError):
+            for fd, events in watch.poll():
+                if fd != wake_fd and events & (select.POLLERR | select.POLLHUP):
+                    self._notify(closing=True)
+                    self.wakes["outbound"].wake()
 
     def wait_child(self) -> None:
         """Reap the child (its own thread) and wake the supervisor."""
@@ -187,7 +201,7 @@ class _Session:
         """Wake and join the forwarding threads (bounded), then release the pipes."""
         for wake in self.wakes.values():
             wake.wake()
-        for thread in threads:
+        for thread in threads[:3]:  # the pumps and the reaper; the client watcher may block forever
             thread.join(1.0)
         if threads[1].is_alive():  # blocked writing to a client that does not read
             self._detach_client_output()
@@ -243,6 +257,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     threads = [threading.Thread(target=run.pump, args=(d,), name=f"shim-{d}", daemon=True)
                for d in ("outbound", "inbound")]
     threads.append(threading.Thread(target=run.wait_child, name="shim-wait", daemon=True))
+    threads.append(threading.Thread(target=run.watch_client, name="shim-watch", daemon=True))
     for thread in threads:
         thread.start()
     with _forward_signals(run):
