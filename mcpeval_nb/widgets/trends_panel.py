@@ -77,7 +77,7 @@ class TrendsState:
             self.rows.append(TrendRow(
                 ts="unknown" if ts is None else ts.strftime("%Y-%m-%d %H:%M"), server=r["server"],
                 score=int(r["score"]), gate=f"{r['cases_passed']}/{r['cases_total']}",
-                standard=r["standard"] or "", delta=r["delta"], changed=changed,
+                standard=r["standard"] or "", delta=r["delta"] or "first shown point", changed=changed,
                 x=0.0 if ts is None else ts.timestamp()))
         self.status = f"{len(self.rows)} point(s) from {len(keep & set(self.servers))} server(s)"
 

@@ -1,0 +1,115 @@
+"""ExplorerPanel and TrendsPanel headless: filters, day range, incremental refresh, change markers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+import mcpeval_nb as me
+from mcpeval_nb.testing.synthetic import synthetic_store
+from mcpeval_nb.widgets import ExplorerPanel, TrendsPanel
+
+
+def _count(table, **equal: str) -> int:  # type: ignore[no-untyped-def]
+    mask = None
+    for name, value in equal.items():
+        cond = pc.fill_null(pc.equal(table.column(name).cast("string"), value), False)
+        mask = cond if mask is None else pc.and_(mask, cond)
+    return table.num_rows if mask is None else pc.sum(mask.cast("int64")).as_py() or 0
+
+
+def test_filters_narrow_every_view_to_the_selection(root: Path) -> None:
+    synthetic_store(root, calls=600, days=3)
+    store = me.open_store(root)
+    panel = ExplorerPanel(store)
+    assert panel.wait(60)
+    assert panel.state.shown == panel.state.total == store.calls.num_rows
+    assert set(panel.tool.options) >= {"(any)", "tool_0", "tool_1"}
+    panel.server.value = "server-1"
+    panel.tool.value = "tool_1"
+    assert panel.wait(60)
+    expected = _count(store.calls, server="server-1", tool="tool_1")
+    assert 0 < expected < store.calls.num_rows
+    assert panel.state.shown == expected and f"{expected} of {store.calls.num_rows}" in panel.status.value
+    assert [row[0] for row in panel.state.percentiles] == ["tool_1"]
+    assert set(panel.state.outcomes) == {"tool_1"}
+    assert all(set(t.tools) == {"tool_1"} for t in panel.state.templates)
+    assert panel.latency_chart.value[:4] == b"\x89PNG" and panel.outcome_chart.value[:4] == b"\x89PNG"
+
+
+def test_outcome_filter_and_template_table_agree_with_the_table(root: Path) -> None:
+    synthetic_store(root, calls=800, error_rate=0.2)
+    store = me.open_store(root)
+    panel = ExplorerPanel(store)
+    assert panel.wait(60)
+    panel.outcome.value = "error"
+    assert panel.wait(60)
+    assert panel.state.shown == _count(store.calls, outcome="error")
+    total = sum(t.count for t in panel.state.templates)
+    assert total == pc.sum(pc.is_valid(store.calls.column("error_template_id")).cast("int64")).as_py()
+    top = panel.state.templates[0]
+    assert top.template_id in panel.templates.value and "<svg" in panel.templates.value
+    assert sum(top.daily) == top.count and len(top.daily) == len(panel.state.days)
+
+
+def test_day_range_keeps_only_the_calls_of_those_days(root: Path) -> None:
+    synthetic_store(root, calls=500, days=4)
+    store = me.open_store(root)
+    panel = ExplorerPanel(store)
+    assert panel.wait(60)
+    days = [d for d in panel.day_from.options if d != "(any)"]
+    assert len(days) == 4
+    panel.day_from.value, panel.day_to.value = days[1], days[2]
+    assert panel.wait(60)
+    ts = store.calls.column("ts")
+    lo = dt.datetime.fromisoformat(days[1]).replace(tzinfo=dt.UTC)
+    hi = dt.datetime.fromisoformat(days[2]).replace(tzinfo=dt.UTC) + dt.timedelta(days=1)
+    inside = pc.and_(pc.greater_equal(ts, lo), pc.less(ts, hi))
+    assert panel.state.shown == pc.sum(inside.cast("int64")).as_py() > 0
+
+
+def test_refresh_reads_appended_records(root: Path) -> None:
+    synthetic_store(root, calls=200, annotations=False, trends=False)
+    store = me.open_store(root)
+    panel = ExplorerPanel(store)
+    assert panel.wait(60)
+    before = panel.state.total
+    records = [me.CallRecord(ts="2026-08-02T10:00:00.000Z", session="refresh-session", seq=i,
+                             server="server-0", method="tools/call", tool="fresh_tool", args={"q": "value"},
+                             latency_ms=5, outcome="ok", error=None, shim_self_us=1, kind="real")
+               for i in range(1, 8)]
+    me.append_records(root, records)
+    panel.refresh_button.click()
+    assert panel.wait(60)
+    assert panel.state.total == before + 7
+    assert "fresh_tool" in panel.tool.options and "7 new row(s) read" in panel.status.value
+
+
+def test_trends_show_deltas_and_mark_points_whose_scores_are_not_comparable(root: Path) -> None:
+    synthetic_store(root, calls=10, servers=2, days=6)
+    store = me.open_store(root)
+    panel = TrendsPanel(store, last=10)
+    assert panel.wait(60)
+    rows = panel.state.rows
+    assert len(rows) == store.trends.num_rows == 12
+    assert any(r.changed for r in rows) and any(not r.changed for r in rows)
+    changed = [r for r in rows if r.changed]
+    assert all(r.delta in ("standard changed", "manifest changed")
+               or r.delta.startswith("measurement profile") for r in changed)
+    assert panel.chart.value[:4] == b"\x89PNG"
+    assert "standard changed" in panel.points.value or "manifest changed" in panel.points.value
+
+
+def test_trends_pick_servers_and_a_window(root: Path) -> None:
+    synthetic_store(root, calls=10, servers=2, days=6)
+    panel = TrendsPanel(me.open_store(root))
+    assert panel.wait(60)
+    assert list(panel.servers.options) == ["server-0", "server-1"]
+    panel.servers.value = ("server-1",)
+    assert panel.wait(60)
+    panel.last.value = 2
+    assert panel.wait(60)
+    assert [r.server for r in panel.state.rows] == ["server-1", "server-1"]
+    assert panel.state.rows[0].delta == "first shown point"
