@@ -1,0 +1,64 @@
+"""``mcpeval-nb summary`` and ``mcpeval-nb export-parquet``: the store's tables from a terminal."""
+
+from __future__ import annotations
+
+import click
+
+import mcpeval_nb
+
+_ROOT = click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+_ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), default="raise", show_default=True,
+                       help="Stop at a bad journal line, or skip it and list where it was.")
+
+
+def _fmt(value: object) -> str:
+    return "-" if value is None else (f"{value:.0f}" if isinstance(value, float) else str(value))
+
+
+@click.command("summary")
+@_ROOT
+@_ERRORS
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rows per section.")
+def summary_cmd(root: str | None, errors: str, top: int) -> int:
+    """Per-tool latency percentiles, outcome rates and the most frequent error templates."""
+    store = mcpeval_nb.open_store(root, errors=errors, progress=True)
+    calls = store.calls
+    servers = len(set(calls.column("server").to_pylist()))
+    click.echo(f"calls: {calls.num_rows} across {servers} server(s); annotations: "
+               f"{store.annotations.num_rows}; trend points: {store.trends.num_rows}")
+    click.echo("slowest tools (ms):")
+    for row in mcpeval_nb.slowest_tools(calls, n=top).to_pylist():
+        click.echo(f"  {row['server']} {row['tool']} n={row['count']} p50={_fmt(row['p50'])} "
+                   f"p95={_fmt(row['p95'])} p99={_fmt(row['p99'])} max={row['max']}")
+    click.echo("outcomes per server:")
+    for row in mcpeval_nb.outcome_rates(calls, by=("server",)).to_pylist():
+        click.echo(f"  {row['server']} n={row['count']} ok={row['ok_rate']:.1%} "
+                   f"error={row['error_rate']:.1%} (95% CI {row['error_low']:.1%}-{row['error_high']:.1%})")
+    click.echo("top error templates:")
+    for row in mcpeval_nb.error_templates(calls).slice(0, top).to_pylist():
+        click.echo(f"  {row['template_id']} count={row['count']} sessions={row['sessions']} "
+                   f"tools={','.join(row['tools']) or '-'}")
+    report = store.report.to_pylist()
+    if report:
+        click.echo(f"skipped {len(report)} bad line(s):")
+        for row in report[:top]:
+            click.echo(f"  {row['file']}:{row['line']}: {row['reason']}")
+    return 0
+
+
+@click.command("export-parquet")
+@_ROOT
+@_ERRORS
+@click.option("--dest", required=True, type=click.Path(file_okay=False),
+              help="Dataset directory (hive partitions day=/server=).")
+def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
+    """Write the calls as a hive-partitioned (day, server) Parquet dataset."""
+    store = mcpeval_nb.open_store(root, errors=errors)
+    path = store.to_parquet(dest)
+    files = sum(1 for _ in path.rglob("*.parquet"))
+    click.echo(f"wrote {files} Parquet file(s) under {path}")
+    return 0
+
+
+COMMANDS = (summary_cmd, export_parquet_cmd)

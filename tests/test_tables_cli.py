@@ -1,0 +1,58 @@
+"""``mcpeval-nb summary`` and ``export-parquet`` through a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from mcpeval_nb.cli import main
+from mcpeval_nb.testing import canary_store, synthetic_store
+
+
+def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MCPEVAL_HOME": str(root)}
+    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_summary_prints_tool_percentiles_outcomes_and_templates(root: Path) -> None:
+    synthetic_store(root, calls=800, servers=2, tools=3, days=2, error_rate=0.2, seed=2)
+    done = _run(root, "summary", "--top", "3")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("calls: 800 across 2 server(s)")
+    assert "slowest tools (ms):" in out and " p95=" in out and "tool_" in out
+    assert "outcomes per server:" in out and "server-0 n=" in out
+    assert "top error templates:" in out and " count=" in out
+
+
+def test_summary_on_a_canary_store_exits_3_naming_the_line_or_reports_it_without_markers(root: Path) -> None:
+    canary = canary_store(root)
+    failed = _run(root, "summary")
+    assert failed.returncode == 3
+    assert "invalid journal record on line 8 of" in failed.stderr
+    reported = _run(root, "summary", "--errors", "report")
+    assert reported.returncode == 0
+    assert "skipped 5 bad line(s):" in reported.stdout
+    text = failed.stdout + failed.stderr + reported.stdout + reported.stderr
+    assert [m for m in canary.markers if m in text] == []
+
+
+def test_export_parquet_writes_a_partitioned_dataset(root: Path, tmp_path: Path) -> None:
+    synthetic_store(root, calls=300, servers=2, days=2, seed=6)
+    dest = tmp_path / "dataset"
+    done = _run(root, "export-parquet", "--dest", str(dest))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("wrote 4 Parquet file(s) under ")
+    assert ds.dataset(dest, partitioning="hive").count_rows() == 300
+
+
+def test_export_parquet_without_dest_is_a_usage_error(root: Path) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["export-parquet", "--root", str(root)])
+    assert info.value.code == 2
