@@ -46,7 +46,8 @@ class ProgressEvent:
         total: number of selected cases.
         case_id: the case id, or None for run-level events.
         probe: the case's kind, or None.
-        phase: ``start``, ``done``, ``not-run``, ``battery-start``, ``battery-done`` or ``cancelled``.
+        phase: ``start``, ``done``, ``diagnostic`` (a case or the first connection lost its transport),
+            ``battery-start``, ``battery-done`` or ``cancelled``.
         verdict: ``pass``, ``fail`` or ``error`` once a case is done, else None.
         reason: the case's reason label when it failed or errored.
         diagnostic: for errored cases, ``<case id> <reason>: <transport message>`` (content-free).
