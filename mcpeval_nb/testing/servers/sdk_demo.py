@@ -16,9 +16,13 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+import warnings
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+warnings.filterwarnings("ignore", message="The logging capability is deprecated")
 
 
 def build() -> MCPServer[Any]:
@@ -38,7 +42,7 @@ def build() -> MCPServer[Any]:
     @server.tool()
     def fail(message: str) -> str:
         """Always fail, quoting the message."""
-        raise ValueError(f"failed: {message}")
+        raise ToolError(f"failed: {message}")
 
     @server.tool()
     async def notify(message: str, ctx: Context) -> str:
