@@ -1,79 +1,109 @@
-"""``make demo``: the most complete main job that exists.
+"""``make demo``: build a demo capture root from real servers, probe, run the notebooks, summarise.
 
-Stage 1 (foundation): replay recorded raw JSON-RPC exchanges (``data/demo/exchanges.jsonl``: canary
-strings, tool errors, protocol errors, a notification, unparsed frames) through the correlator and the
-privacy boundary into a fresh capture root with the real writer, then read the journal back through the
-reader and print a per-tool summary.  Nothing printed comes from a payload.
+Steps (progress on stderr, the summary on stdout):
+
+1. capture: the SDK demo server (and ``mcp-server-time`` when installed) behind the real stdio shim,
+   driven by a scripted client session: successes, tool errors, protocol errors, a notification, and
+   one annotation;
+2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
+   trend history has points and a change;
+3. notebooks: the four notebooks executed against the root and written as HTML with their charts;
+4. summary: per-tool p95 latency, top error templates, latest readiness per server, the redaction
+   check, and the paths to open.
+
+``python -m mcpeval_nb.demo --root-only --quick --out DIR`` builds only a smaller capture root (steps
+1-2), which is what the notebook tests use.  Nothing printed comes from a payload.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import statistics
 import sys
+import time
 from pathlib import Path
 
-from . import Correlator, append_record, load_salt, read_records
-from .home import store_dir
+from mcpeval_nb import check_redaction, error_templates, latency_summary, open_store, readiness_history
 
-__all__ = ["main", "replay_exchanges", "summarize"]
+from .capture import capture_sessions
+from .notebooks import run_notebooks
+from .probes import PLAN, QUICK_PLAN, probe_runs
 
-REPO = Path(__file__).resolve().parent.parent
+__all__ = ["build_root", "main", "summarize"]
+
+REPO = Path(__file__).resolve().parent.parent.parent
 
 
-def replay_exchanges(exchanges: Path, root: Path, *, server: str = "demo",
-                     session: str = "demo-session") -> int:
-    """Feed recorded frames through a correlator and append the records; returns how many."""
-    salt = load_salt(root)
-    correlator = Correlator(server=server, session=session, salt=salt)
-    written = 0
-    with open(exchanges, encoding="utf-8") as fh:
-        for line in fh:
-            ex = json.loads(line)
-            frame = ex["frame"].encode("utf-8")
-            if ex["direction"] == "outbound":
-                record = correlator.on_outbound(frame, now_ms=ex["at_ms"])
-            else:
-                record = correlator.on_inbound(frame, now_ms=ex["at_ms"])
-            if record is not None:
-                append_record(root, record)
-                written += 1
-    return written
+def _say(line: str) -> None:
+    print(f"[demo] {line}", file=sys.stderr, flush=True)
+
+
+def build_root(root: Path, *, quick: bool = False) -> Path:
+    """Build a fresh demo capture root at ``root`` (capture sessions, then probe runs).
+
+    Args:
+        root: the directory to (re)create.
+        quick: one captured server and three probe runs (for test set-up) instead of the full plan.
+
+    Returns:
+        The root.
+    """
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    summary = capture_sessions(root, say=_say, time_server=not quick)
+    _say(f"capture: {sum(summary.calls.values())} tool calls, {summary.annotations} annotation(s)")
+    probe_runs(root, say=_say, plan=QUICK_PLAN if quick else PLAN)
+    return root
 
 
 def summarize(root: Path) -> list[str]:
-    """Per (method, tool) counts, errors and median latency, read back through the journal reader."""
-    rows: dict[tuple[str, str], list[tuple[str, int | None]]] = {}
-    for path in sorted(store_dir(root).glob("calls-*.jsonl")):
-        for entry in read_records(path):
-            rec = entry.record
-            rows.setdefault((rec.method, rec.tool or "-"), []).append((rec.outcome, rec.latency_ms))
-    lines = [f"{'method':<22} {'tool':<18} {'calls':>5} {'errors':>6} {'p50 ms':>7}"]
-    for (method, tool), calls in sorted(rows.items()):
-        lats = [lat for _, lat in calls if lat is not None]
-        p50 = f"{statistics.median(lats):.0f}" if lats else "-"
-        errors = sum(1 for outcome, _ in calls if outcome == "error")
-        lines.append(f"{method:<22} {tool:<18} {len(calls):>5} {errors:>6} {p50:>7}")
+    """The summary lines: p95 per tool, top error templates, latest readiness, redaction check."""
+    store = open_store(root)
+    calls = store.calls
+    lines = ["per-tool latency (p95 ms):"]
+    for r in latency_summary(calls, by=("server", "tool")).to_pylist():
+        if r["tool"] is not None:
+            lines.append(f"  {r['server']:<10} {r['tool']:<18} calls={r['count']:<4} p95={r['p95']:.0f}")
+    lines.append("top error templates:")
+    for r in error_templates(calls).slice(0, 5).to_pylist():
+        lines.append(f"  {r['template_id']}  count={r['count']:<3} tools={','.join(r['tools'])} "
+                     f"codes={','.join(r['codes'])}")
+    lines.append("latest readiness per server:")
+    for r in readiness_history(store.trends, last=1).to_pylist():
+        lines.append(f"  {r['server']:<10} {r['score']}/100 ({r['standard']}) gate "
+                     f"{r['cases_passed']}/{r['cases_total']}")
+    report = check_redaction(root)
+    verdict = "clean" if report.clean else f"{len(report.flagged)} flagged line(s)"
+    lines.append(f"redaction check: {verdict}, {report.files_scanned} file(s) scanned, "
+                 f"{report.notes_requiring_review} annotation note(s) to review")
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build ``build/demo/root`` from the recorded exchanges and print the summary."""
+    """Run the demo (see the module docstring); returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m mcpeval_nb.demo")
     parser.add_argument("--out", type=Path, default=REPO / "build" / "demo")
+    parser.add_argument("--root-only", action="store_true", help="build the capture root only")
+    parser.add_argument("--quick", action="store_true", help="a smaller root (test set-up)")
     args = parser.parse_args(argv)
-    root = args.out / "root"
-    if root.exists():
-        shutil.rmtree(root)
-    count = replay_exchanges(REPO / "data" / "demo" / "exchanges.jsonl", root)
-    print(f"replayed recorded exchanges into {root}: {count} call records", file=sys.stderr)
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    root = out / "root"
+    started = time.monotonic()
+    build_root(root, quick=args.quick)
+    pages: list[Path] = []
+    if not args.root_only:
+        pages = run_notebooks(REPO / "notebooks", root, out, say=_say)
     for line in summarize(root):
         print(line)
-    print(f"\ncapture root: {root}\njournals:     {store_dir(root)}")
+    print(f"\ncapture root: {root}   (export MCPEVAL_HOME={root})")
+    for page in pages:
+        print(f"open:         {page}")
+    envelope = out / "share-envelope"
+    if envelope.is_dir():
+        print(f"envelope:     {envelope}")
+    if not args.root_only:
+        print(f"notebooks:    make lab   (JupyterLab on {REPO / 'notebooks'}; set MCPEVAL_HOME as above)")
+    _say(f"done in {time.monotonic() - started:.0f} s")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

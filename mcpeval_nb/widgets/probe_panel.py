@@ -20,6 +20,7 @@ from mcpeval_nb import (
     ProgressEvent,
     battery_hook,
     probe_kinds,
+    record_report_trend,
     run_probes,
     select_cases,
 )
@@ -197,9 +198,14 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         s.start([(c.id, c.probe) for c in cases])
         self._render()
 
+        root = self.root
+
         def work(cancel: threading.Event) -> ProbeReport:
-            return run_probes(target, manifest=manifest, options=options, progress=self._on_progress,
-                              cancel=cancel)
+            report = run_probes(target, manifest=manifest, options=options, progress=self._on_progress,
+                                cancel=cancel)
+            if options.battery is not None:  # a full run: append its readiness trend point (if any)
+                record_report_trend(report, root=root)
+            return report
 
         self._job = Job(work, on_done=self._on_done, on_error=self._on_error, name="mcpeval-nb-probe")
         self._render()
