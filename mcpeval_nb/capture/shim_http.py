@@ -125,6 +125,8 @@ class HTTPShim:
         for worker in self._workers:
             worker.start()
         self._acceptor: threading.Thread | None = None
+        self._active: set[socket.socket] = set()
+        self._active_lock = threading.Lock()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -174,6 +176,10 @@ class HTTPShim:
             self._acceptor.join(timeout)
         with contextlib.suppress(OSError):
             self._sock.close()
+        with self._active_lock:  # end open exchanges (idle event streams) instead of waiting them out
+            for conn in self._active:
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
         for _ in self._workers:
             with contextlib.suppress(queue.Full):
                 self._queue.put(None, timeout=timeout)
@@ -191,11 +197,17 @@ class HTTPShim:
     # ---- one exchange ----------------------------------------------------------------------------
     def _work(self) -> None:
         while (conn := self._queue.get()) is not None:
+            with self._active_lock:
+                self._active.add(conn)
             try:
+                if self._stopped.is_set():
+                    continue
                 self._exchange(conn)
             except Exception as exc:  # never let one exchange stop a worker
                 sys.stderr.write(f"mcpeval-nb shim-http: exchange failed ({type(exc).__name__})\n")
             finally:
+                with self._active_lock:
+                    self._active.discard(conn)
                 with contextlib.suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
                 conn.close()
@@ -217,6 +229,8 @@ class HTTPShim:
         upstream = self._connect()
         try:
             try:
+                upstream.connect()
+                self._track(upstream.sock)
                 upstream.request(request.method, self.endpoint.path, body=request.body or None,
                                  headers=self._forward_headers(request))
                 if sent is not None:
@@ -227,7 +241,17 @@ class HTTPShim:
                 return
             self._relay(conn, response, scope)
         finally:
+            self._track(upstream.sock, add=False)
             upstream.close()
+
+    def _track(self, sock: socket.socket | None, *, add: bool = True) -> None:
+        if sock is None:
+            return
+        with self._active_lock:
+            if add:
+                self._active.add(sock)
+            else:
+                self._active.discard(sock)
 
     def _connect(self) -> http.client.HTTPConnection:
         ep, timeout = self.endpoint, self.options.timeout_s
