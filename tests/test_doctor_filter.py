@@ -44,6 +44,20 @@ def test_the_fast_filter_flags_exactly_the_lines_the_exact_rule_flags(
     assert got == expected
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.dictionaries(_TEXT, _JSON, max_size=4), _TEXT | _JSON, st.booleans()),
+                min_size=1, max_size=6))
+def test_the_annotation_fast_path_matches_the_exact_rule_and_counts_notes(
+        items: list[tuple[dict[str, object], object, bool]]) -> None:
+    lines = []
+    for fields, note, raw in items:
+        lines.append(_line({**fields, "note": note}, raw))
+    data = b"\n".join(lines)
+    expected = [(n, line_detectors(line, annotation=True)) for n, line in enumerate(lines, 1)]
+    expected = [(n, v) for n, v in expected if v.detectors or v.has_note]
+    assert scan_chunk(data, 1, annotation=True) == expected
+
+
 @pytest.mark.parametrize("length", range(120, 140))
 @pytest.mark.parametrize("unit", ["x", "é", "\\n", '\\"', "a\\u00e9"])
 def test_the_fast_filter_is_exact_at_the_128_byte_boundary(length: int, unit: str) -> None:

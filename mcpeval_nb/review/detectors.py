@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import orjson
 
 from ..jsonfmt import JSONFormatError, dumps, loads
 
@@ -27,6 +28,7 @@ __all__ = [
     "DETECTORS",
     "LineVerdict",
     "candidate_lines",
+    "has_note",
     "is_shape_token",
     "line_detectors",
     "oversized_string",
@@ -45,8 +47,9 @@ _PLAIN_TOKENS = frozenset(("null", "uuid", "str<8", "str<32", "str<128", "str<51
 _RUST_F64_RE = re.compile(r"[+-]?(?:(?i:inf|infinity|nan)|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
 _HOST_LABEL_RE = re.compile(r"[A-Za-z0-9-]{1,63}")
 _MAX_PLAIN = 128
-#: Two consecutive quotes further apart than this enclose more than 128 bytes.
-_QUOTE_GAP = _MAX_PLAIN + 1
+#: A run of more than 128 bytes without a quote contains this many whole aligned blocks of _BLOCK bytes.
+_BLOCK = 32
+_FREE_BLOCKS = (_MAX_PLAIN + 1 - (_BLOCK - 1)) // _BLOCK
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,54 @@ def line_detectors(data: bytes, *, annotation: bool) -> LineVerdict:
     return LineVerdict(verdict.detectors, has_note)
 
 
+def has_note(data: bytes) -> bool:
+    """True when an annotation line parses (as serde_json would) to an object with a non-blank ``note``.
+
+    Args:
+        data: one physical line (no newline).
+
+    Returns:
+        Whether the line counts toward the notes that need manual review.
+    """
+    if b'"note"' not in data:
+        return False
+    parsed: Any = _UNPARSED
+    if data.count(b"[") + data.count(b"{") < 128:
+        try:
+            parsed = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            parsed = _UNPARSED
+    if parsed is _UNPARSED:
+        parsed = _parse(data)
+    note = parsed.get("note") if isinstance(parsed, dict) else None
+    return isinstance(note, str) and bool(note.strip())
+
+
 def _line_bounds(buf: bytes, pos: int) -> tuple[int, int]:
     start = buf.rfind(b"\n", 0, pos) + 1
     end = buf.find(b"\n", pos)
     return start, len(buf) if end < 0 else end
+
+
+def _quote_free_runs(buf: bytes) -> list[int]:
+    """Start offsets of runs of ``_FREE_BLOCKS`` aligned 32-byte blocks that hold no quote.
+
+    Any stretch of more than 128 bytes between two quotes covers such a run, so every string whose raw
+    text exceeds 128 bytes is found (shorter stretches may be found too; the exact rule decides).
+    """
+    padded = -(-len(buf) // _BLOCK) * _BLOCK  # the partial last block counts as quote-free past the end
+    if padded < _BLOCK * _FREE_BLOCKS:
+        return []
+    quotes = np.zeros(padded, dtype=np.bool_)
+    np.equal(np.frombuffer(buf, dtype=np.uint8), 0x22, out=quotes[: len(buf)])
+    words = quotes.view(np.uint64).reshape(-1, _BLOCK // 8)
+    free = (words[:, 0] | words[:, 1] | words[:, 2] | words[:, 3]) == 0
+    run = free[: len(free) - _FREE_BLOCKS + 1].copy()
+    for k in range(1, _FREE_BLOCKS):
+        run &= free[k: len(free) - _FREE_BLOCKS + 1 + k]
+    starts = run.copy()
+    starts[1:] &= ~run[:-1]
+    return [int(i) * _BLOCK for i in np.flatnonzero(starts).tolist()]
 
 
 def candidate_lines(buf: bytes) -> list[tuple[int, int]]:
@@ -206,8 +253,6 @@ def candidate_lines(buf: bytes) -> list[tuple[int, int]]:
     pos = buf.find(b'\\"')
     while pos >= 0:
         pos = buf.find(b'\\"', add(pos))
-    quotes = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == 0x22)
-    if quotes.size > 1:
-        for index in np.flatnonzero(np.diff(quotes) > _QUOTE_GAP).tolist():
-            add(int(quotes[index]) + 1)
+    for pos in _quote_free_runs(buf):
+        add(pos)
     return sorted(found.items())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..home import resolve_root, salt_path, store_dir
-from .detectors import LineVerdict, candidate_lines, line_detectors
+from .detectors import LineVerdict, candidate_lines, has_note, line_detectors
 from .scan import StoreFile, check_utf8, iter_chunks, snapshot, walk_store
 
 __all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "scan_chunk"]
@@ -105,8 +105,14 @@ def scan_chunk(data: bytes, first_line: int, *, annotation: bool) -> list[tuple[
     """
     hits: list[tuple[int, LineVerdict]] = []
     if annotation:
+        suspects = {start for start, _end in candidate_lines(data)}
+        start = 0
         for index, line in enumerate(data.split(b"\n")):
-            verdict = line_detectors(line, annotation=True)
+            if start in suspects or b"\\" in line:
+                verdict = line_detectors(line, annotation=True)
+            else:  # nothing here can be flagged (see detectors); only the note needs looking at
+                verdict = LineVerdict((), has_note(line))
+            start += len(line) + 1
             if verdict.detectors or verdict.has_note:
                 hits.append((first_line + index, verdict))
         return hits

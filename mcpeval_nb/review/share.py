@@ -22,7 +22,7 @@ from ..jsonfmt import JSONFormatError
 from ..limits import MAX_RECORD_BYTES
 from .detectors import LineVerdict
 from .doctor import FlaggedLine, scan_chunk
-from .normalize import NotAnObject, normalize_record
+from .normalize import NotAnObject, normalize_chunk, normalize_record
 from .publish import (
     Staging,
     check_output,
@@ -117,8 +117,7 @@ class _Sweep:
     done: int = 0
 
 
-def _normalize_chunk(data: bytes, first_line: int, tail: bool, item: StoreFile,
-                     drop_note: bool) -> list[bytes]:
+def _normalize_slow(data: bytes, first_line: int, tail: bool, item: StoreFile, drop_note: bool) -> bytes:
     out: list[bytes] = []
     for index, line in enumerate(data.split(b"\n")):
         if not line.strip():
@@ -135,20 +134,28 @@ def _normalize_chunk(data: bytes, first_line: int, tail: bool, item: StoreFile,
         if len(record) > MAX_RECORD_BYTES:
             raise ReviewError(f"normalized journal record exceeds 4 MiB ({where})")
         out.append(record)
-    return out
+    return b"".join(out)
 
 
-def _sweep_records(records: list[bytes], first_record: int, item: StoreFile,
-                   sweep: _Sweep) -> tuple[bytes, bool]:
-    body = b"".join(records)
+def _normalize(data: bytes, first_line: int, tail: bool, item: StoreFile, drop_note: bool) -> bytes:
+    """The chunk's normalised records, each with its newline (fast path first, exact path on doubt)."""
+    fast = normalize_chunk(data, tail=tail, drop_note=drop_note, limit=MAX_RECORD_BYTES)
+    if fast is not None:
+        return fast[0]
+    return _normalize_slow(data, first_line, tail, item, drop_note)
+
+
+def _sweep_records(body: bytes, first_record: int, item: StoreFile, sweep: _Sweep) -> tuple[bytes, bool]:
     hits: list[tuple[int, LineVerdict]] = scan_chunk(body, first_record, annotation=item.is_annotations)
-    bad = {line for line, verdict in hits if verdict.detectors}
     sweep.notes += sum(1 for _line, verdict in hits if verdict.has_note)
+    bad = set()
     for line, verdict in hits:
         if verdict.detectors:
+            bad.add(line)
             sweep.flagged.append(FlaggedLine(sweep.canon_store / item.relpath, line, verdict.detectors))
     if bad:
-        body = b"".join(r for i, r in enumerate(records, first_record) if i not in bad)
+        records = body.split(b"\n")[:-1]
+        body = b"".join(r + b"\n" for i, r in enumerate(records, first_record) if i not in bad)
     return body, bool(bad)
 
 
@@ -164,10 +171,11 @@ def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep,
     try:
         for chunk in iter_chunks(fd, item.path, size):
             check_utf8(chunk.data, item.path, chunk.first_line)
-            records = _normalize_chunk(chunk.data, chunk.first_line, chunk.tail, item, drop_note)
-            body, bad = _sweep_records(records, sweep.file_records + 1, item, sweep)
-            sweep.file_records += len(records)
-            sweep.records += len(records)
+            normalized = _normalize(chunk.data, chunk.first_line, chunk.tail, item, drop_note)
+            count = normalized.count(b"\n")
+            body, bad = _sweep_records(normalized, sweep.file_records + 1, item, sweep)
+            sweep.file_records += count
+            sweep.records += count
             flagged = flagged or bad
             _write_all(out, body)
             sweep.done += len(chunk.data)
