@@ -27,7 +27,7 @@ import jsonschema
 from ..errors import ManifestError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier
-from .rules import case_rule_error, structural_message, top_rule_error
+from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_error
 
 __all__ = [
     "DEFAULT_MANIFEST",
@@ -131,8 +131,8 @@ def _case_label(doc: Any, path: Sequence[str | int]) -> str:
 
 
 def _pointer(path: Sequence[str | int]) -> str:
-    """A JSON Pointer naming only indexes and identifier keys (any other key is shown as ``*``)."""
-    parts = [str(p) if isinstance(p, int) or valid_identifier(p) else "*" for p in path]
+    """A JSON Pointer of indexes and schema-defined keys (a key the manifest chose prints as ``*``)."""
+    parts = [str(p) if isinstance(p, int) or p in SCHEMA_KEYS else "*" for p in path]
     return "/" + "/".join(parts) if parts else "/"
 
 

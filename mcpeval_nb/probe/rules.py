@@ -13,10 +13,20 @@ import jsonschema
 
 from ..privacy.grammar import valid_identifier, valid_tool
 
-__all__ = ["case_rule_error", "structural_message", "top_rule_error", "valid_result_path"]
+__all__ = ["SCHEMA_KEYS", "case_rule_error", "structural_message", "top_rule_error", "valid_result_path"]
 
 Found = tuple[list[str | int], str] | None
 
+#: Every key the manifest schema defines: the only keys a message or a path may name.
+SCHEMA_KEYS = frozenset({
+    "version", "timeout_ms", "sandboxes", "probes", "description", "id", "probe", "access", "sandbox", "tool",
+    "arguments", "repetitions", "steps", "expect", "max_attempts", "expect_retryable", "failure_tool",
+    "failure_arguments", "recovery_tool", "recovery_arguments", "validation_tool", "validation_arguments",
+    "max_tools", "max_schema_bytes", "max_total_tokens", "max_tool_tokens", "attempts", "max_latency_ms",
+    "max_pages", "field", "size_bytes", "expect_handled", "grace_seconds", "reason", "bogus_version",
+    "max_requests", "respond", "uri", "trigger_tool", "trigger_arguments", "max_wait_seconds", "ref_uri",
+    "ref_type", "argument_name", "argument_value", "max_values", "outcome", "required_result_fields",
+    "equals", "required_result_paths", "equals_paths", "error_code"})
 _PATH_RE = re.compile(r"/(?:[A-Za-z0-9/_.:-]|~[01])*")
 _VERSION_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -66,7 +76,7 @@ def _scalar(value: Any) -> bool:
 
 def _field_name(path: list[str | int]) -> str:
     name = path[-1] if path else None
-    return f"`{name}`" if isinstance(name, str) and valid_identifier(name) else "field"
+    return f"`{name}`" if isinstance(name, str) and name in SCHEMA_KEYS else "field"
 
 
 def structural_message(error: jsonschema.ValidationError) -> str | None:

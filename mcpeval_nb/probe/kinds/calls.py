@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 from ...errors import TransportError
-from ...limits import DEFAULT_RESPONSE_TIMEOUT_S, MAX_SERVER_REQUESTS
+from ...limits import MAX_SERVER_REQUESTS
 from ...transport.budget import BUDGET_EXCEEDED
 from ..report import CaseResult, Detail
 from .base import CaseContext, failed, passed
@@ -107,7 +107,7 @@ def latency_budget(ctx: CaseContext) -> CaseResult:
     """Up to ``attempts`` calls, each within ``max_latency_ms``; the slowest is measured."""
     f = ctx.fields
     limit = f["max_latency_ms"]
-    base = DEFAULT_RESPONSE_TIMEOUT_S if ctx.run.timeout is None else ctx.run.timeout
+    base = ctx.session.timeout  # the manifest's timeout_ms, else the transport default (stdio 30 s, HTTP 5 s)
     slowest = 0
     for attempt in range(1, f["attempts"] + 1):
         outcome = ctx.call(f["tool"], f["arguments"], timeout=base + limit / 1000)

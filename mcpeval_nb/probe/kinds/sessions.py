@@ -13,7 +13,6 @@ from ...transport.budget import BUDGET_EXCEEDED
 from ...transport.classify import classify_tool_response
 from ...transport.messages import ToolOutcome
 from ...transport.session import McpSession
-from ..context import Cancelled
 from ..report import CaseResult
 from .base import CaseContext, failed, is_writer, passed
 from .expect import check_expectation
@@ -62,10 +61,11 @@ def contention(ctx: CaseContext) -> CaseResult:
     finally:
         second.close()
     for item in outcomes:
-        if isinstance(item, Cancelled):
-            raise item
-        if isinstance(item, TransportError) and item.reason == BUDGET_EXCEEDED:
-            raise item
+        if isinstance(item, TransportError):
+            if item.reason == BUDGET_EXCEEDED:
+                raise item  # a spent budget ends the case
+        elif isinstance(item, BaseException):
+            raise item  # a cancelled run or a local failure (the journal) is not the server's verdict
     if not isinstance(outcomes[0], ToolOutcome):
         ctx.needs_reconnect = True
     if not all(isinstance(item, ToolOutcome) and item.ok for item in outcomes):
