@@ -1,4 +1,9 @@
-"""``mcpeval-nb annotate`` and ``--version`` through a real subprocess (SPEC 5, 9.4)."""
+"""``mcpeval-nb annotate`` and ``--version`` (SPEC 5, 9.4).
+
+The behaviours the issue names run through real subprocesses (``python -m mcpeval_nb``). Each one pays
+the package import, so they are started together once per module; the remaining cases call the same
+entry point (``mcpeval_nb.cli.run``) in this process.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +11,66 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import mcpeval_nb
+from mcpeval_nb import cli
 
 S1_TOKEN = "session:e8bc163c82eee18733288c7d4ac636db3a6deb013ef2d37b68322be20edc45cc"
 KINDS = "blocked-optimal-path, undocumented-behavior, false-success, instruction-divergence, workaround"
+NOTE = "click reported success, nothing changed"
 
 
-def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MCPEVAL_HOME": str(root)}
-    return subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def _annotate_argv(
+    *, session: str = "s1", seq: str = "7", kind: str = "false-success", note: str = NOTE
+) -> list[str]:
+    return ["annotate", "--session", session, "--seq", seq, "--kind", kind, "--note", note]
 
 
-def _annotate(
-    root: Path,
-    *,
-    session: str = "s1",
-    seq: str = "7",
-    kind: str = "false-success",
-    note: str = "click reported success, nothing changed",
-) -> subprocess.CompletedProcess[str]:
-    return _run(root, "annotate", "--session", session, "--seq", seq, "--kind", kind, "--note", note)
+RUNS: dict[str, list[str]] = {
+    "ok": _annotate_argv(),
+    "bad-kind": _annotate_argv(kind="bogus"),
+    "long-note": _annotate_argv(note="CANARY" + "x" * 235),
+    "newline": _annotate_argv(note="CANARY\nsecond line"),
+    "version": ["--version"],
+}
+
+
+class Done:
+    """A finished subprocess: its capture root, exit code and output."""
+
+    def __init__(self, root: Path, proc: subprocess.Popen[str]) -> None:
+        self.root = root
+        self.stdout, self.stderr = proc.communicate(timeout=120)
+        self.returncode = proc.returncode
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
+    procs: dict[str, tuple[Path, subprocess.Popen[str]]] = {}
+    try:
+        for name, argv in RUNS.items():
+            root = tmp_path_factory.mktemp(name) / "capture-root"
+            env = {**os.environ, "MCPEVAL_HOME": str(root)}
+            procs[name] = (
+                root,
+                subprocess.Popen(
+                    [sys.executable, "-m", "mcpeval_nb", *argv],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                ),
+            )
+        yield {name: Done(root, proc) for name, (root, proc) in procs.items()}
+    finally:
+        for _, proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=30)
 
 
 def _stored(root: Path) -> list[dict[str, object]]:
@@ -46,80 +80,96 @@ def _stored(root: Path) -> list[dict[str, object]]:
     return lines
 
 
-def test_annotate_stores_the_hashed_session_and_prints_a_success_line(root: Path) -> None:
-    done = _annotate(root)
+def test_annotate_stores_the_hashed_session_and_prints_a_success_line(runs: dict[str, Done]) -> None:
+    done = runs["ok"]
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"recorded false-success annotation for {S1_TOKEN} seq 7\n"
-    (stored,) = _stored(root)
+    assert done.stderr == ""
+    (stored,) = _stored(done.root)
     assert list(stored) == ["ts", "session", "seq", "kind", "note"]
-    assert stored["session"] == S1_TOKEN and stored["seq"] == 7
-    assert stored["note"] == "click reported success, nothing changed"
-    day = str(stored["ts"])[:10]
-    assert (root / "store" / f"annotations-{day}.jsonl").exists()
-    # Passing the stored token back is idempotent: (session, seq) coordinates round-trip.
-    again = _annotate(
-        root, session=S1_TOKEN.upper().replace("SESSION:", "session:"), kind="workaround", note="é" * 240
+    assert (stored["session"], stored["seq"], stored["kind"], stored["note"]) == (
+        S1_TOKEN,
+        7,
+        "false-success",
+        NOTE,
     )
-    assert again.returncode == 0, again.stderr
+    assert (done.root / "store" / f"annotations-{str(stored['ts'])[:10]}.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bad-kind", f'mcpeval-nb: unknown annotation kind "bogus"; valid kinds are: {KINDS}\n'),
+        ("long-note", "mcpeval-nb: note exceeds 240 characters (got 241)\n"),
+        ("newline", "mcpeval-nb: note must not contain control characters or newlines\n"),
+    ],
+)
+def test_invalid_annotations_exit_2_with_the_spec_message_and_write_nothing(
+    runs: dict[str, Done], name: str, message: str
+) -> None:
+    done = runs[name]
+    assert done.returncode == 2
+    assert done.stderr == message
+    assert done.stdout == ""
+    assert not (done.root / "store").exists()
+
+
+def test_version_prints_the_package_version(runs: dict[str, Done]) -> None:
+    assert runs["version"].returncode == 0
+    assert runs["version"].stdout == f"mcpeval-nb {mcpeval_nb.__version__}\n"
+
+
+def _in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        cli.run(argv)
+    code = info.value.code
+    out = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), out.out, out.err
+
+
+def test_the_stored_token_passed_back_targets_the_same_session(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _in_process(_annotate_argv(), capsys)[0] == 0
+    upper = "session:" + S1_TOKEN[8:].upper()
+    code, out, _ = _in_process(_annotate_argv(session=upper, kind="workaround", note="é" * 240), capsys)
+    assert code == 0
+    assert out == f"recorded workaround annotation for {S1_TOKEN} seq 7\n"
     assert [a["session"] for a in _stored(root)] == [S1_TOKEN, S1_TOKEN]
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("change", "message"),
     [
-        ({"kind": "bogus"}, f'mcpeval-nb: unknown annotation kind "bogus"; valid kinds are: {KINDS}\n'),
-        ({"note": "CANARY" + "x" * 235}, "mcpeval-nb: note exceeds 240 characters (got 241)\n"),
-        (
-            {"note": "CANARY\nsecond line"},
-            "mcpeval-nb: note must not contain control characters or newlines\n",
-        ),
         ({"note": "CANARY\x07bell"}, "mcpeval-nb: note must not contain control characters or newlines\n"),
         ({"seq": "18446744073709551616"}, "mcpeval-nb: seq must be an unsigned 64-bit integer\n"),
+        ({"seq": "-1"}, None),
+        ({"kind": ""}, f'mcpeval-nb: unknown annotation kind ""; valid kinds are: {KINDS}\n'),
     ],
 )
-def test_invalid_annotations_exit_2_with_the_spec_message_and_write_nothing(
-    root: Path, kwargs: dict[str, str], message: str
+def test_more_invalid_annotations_exit_2(
+    root: Path, capsys: pytest.CaptureFixture[str], change: dict[str, str], message: str | None
 ) -> None:
-    done = _annotate(root, **kwargs)
-    assert done.returncode == 2
-    assert done.stderr == message
-    assert done.stdout == ""
-    assert "CANARY" not in done.stderr
+    code, out, err = _in_process(_annotate_argv(**change), capsys)
+    assert code == 2
+    if message is not None:
+        assert err == message
+    assert "CANARY" not in err + out
     assert not (root / "store").exists()
 
 
-def test_bad_command_line_arguments_exit_2(root: Path) -> None:
-    assert _run(root, "annotate", "--session", "s1", "--kind", "workaround", "--note", "x").returncode == 2
-    assert _annotate(root, seq="-1").returncode == 2
-    assert _run(root, "no-such-command").returncode == 2
+def test_missing_options_and_unknown_commands_exit_2(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _in_process(["annotate", "--session", "s1", "--kind", "workaround", "--note", "x"], capsys)
+    assert code == 2 and "--seq" in err
+    assert _in_process(["no-such-command"], capsys)[0] == 2
     assert not (root / "store").exists()
 
 
-def test_an_unwritable_capture_root_exits_3(tmp_path: Path) -> None:
+def test_an_unwritable_capture_root_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("keep")
-    done = _annotate(tmp_path, note="CANARY note")
-    assert done.returncode == 0
-    done = _run(
-        tmp_path,
-        "annotate",
-        "--session",
-        "s",
-        "--seq",
-        "1",
-        "--kind",
-        "workaround",
-        "--note",
-        "CANARY",
-        "--root",
-        str(blocker / "root"),
-    )
-    assert done.returncode == 3
-    assert done.stderr.startswith("mcpeval-nb: cannot open journal ")
-    assert "CANARY" not in done.stderr and "Traceback" not in done.stderr
-
-
-def test_version_prints_the_package_version(root: Path) -> None:
-    done = _run(root, "--version")
-    assert done.returncode == 0
-    assert done.stdout == f"mcpeval-nb {mcpeval_nb.__version__}\n"
+    code, _, err = _in_process([*_annotate_argv(note="CANARY"), "--root", str(blocker / "root")], capsys)
+    assert code == 3
+    assert err.startswith("mcpeval-nb: cannot open journal ")
+    assert "CANARY" not in err and "Traceback" not in err
+    assert blocker.read_text() == "keep"
