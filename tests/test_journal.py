@@ -330,3 +330,33 @@ def test_missing_salt_without_create_is_an_error(root: Path) -> None:
     with pytest.raises(SaltError, match="no salt file"):
         load_salt(root, create=False)
     assert not root.exists()
+
+
+def test_annotation_and_history_journals_are_read_as_their_own_record_types(root: Path) -> None:
+    note = AnnotationRecord(ts=TS, session="s1", seq=3, kind="workaround", note="n")
+    point = TrendPoint(ts=TS, server="demo", passed=False, cases_total=2, cases_passed=1, score=40)
+    (a,) = read_records(append_record(root, note))
+    (h,) = read_records(append_record(root, point))
+    assert isinstance(a.record, AnnotationRecord) and a.record.seq == 3
+    assert isinstance(h.record, TrendPoint) and h.record.score == 40
+
+
+def test_a_trend_line_with_an_invalid_profile_names_the_rule_and_line(root: Path) -> None:
+    path = history_path(root)
+    path.parent.mkdir(parents=True)
+    profile = (
+        '{"schema":"mcpeval.measurement-profile/v1","evaluator_version":"0.4.0","platform":"linux",'
+        '"architecture":"x86_64","client_capabilities":"CANARY","attested_read_only":false,"skip_tools":[],'
+        '"call_timeout_ms":15000,"repeats":3}'
+    )
+    good = '{"ts":"' + TS + '","server":"demo","passed":true,"cases_total":1,"cases_passed":1,"score":91}\n'
+    path.write_text(good + good[:-2] + ',"measurement_profile":' + profile + "}\n")
+    with pytest.raises(InvalidRecord) as info:
+        list(read_records(path))
+    assert str(info.value) == f"invalid measurement conditions on line 2 of {path}"
+
+
+def test_batches_are_written_in_chunks_of_whole_lines_in_order(root: Path) -> None:
+    assert append_records(root, [_record(i) for i in range(5)], chunk_bytes=1) == 5
+    path = calls_path(root, "2026-08-04")
+    assert path.read_bytes() == b"".join(_line(i) for i in range(5))

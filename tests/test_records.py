@@ -405,6 +405,17 @@ def test_annotation_key_order_and_optional_event_id() -> None:
     )
 
 
+def test_annotations_are_read_with_seq_or_event_id_because_the_newer_form_is_unverified() -> None:
+    legacy = AnnotationRecord.from_dict(loads(SPEC_ANNOTATION))
+    assert (legacy.seq, legacy.event_id) == (7, None)
+    newer = AnnotationRecord.from_dict(
+        {"ts": "2026-08-04T12:00:00.000Z", "session": "s1", "event_id": EVT, "kind": "workaround", "note": ""}
+    )
+    assert (newer.seq, newer.event_id) == (None, EVT)
+    both = AnnotationRecord.from_dict({**loads(SPEC_ANNOTATION), "event_id": EVT})
+    assert (both.seq, both.event_id) == (7, EVT)
+
+
 def test_annotation_day_comes_from_its_timestamp() -> None:
     assert AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="s", kind="workaround").day == "2026-08-04"
 
