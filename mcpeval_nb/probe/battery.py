@@ -29,7 +29,6 @@ from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import Catalog, Target, ToolOutcome
 from .battery_checks import Connection, protocol_checks, run_contention, run_payload
 from .context import ProbeOptions, RunContext
-from .kinds.features import output_conforms
 from .report import ProbeReport
 from .runner import register_battery
 from .score import (
@@ -41,7 +40,7 @@ from .score import (
     score_readiness,
 )
 from .score_model import Readiness, measurement_profile
-from .synth import invalid_arguments, synthesize
+from .synth import invalid_arguments, schema_test, synthesize
 
 __all__ = ["BatteryOptions", "check_skip_names", "run_battery", "score_server", "standard_battery"]
 
@@ -78,13 +77,20 @@ def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) 
             raise UsageError(f"--skip-tool #{i} names a tool the server did not declare")
 
 
-def _observe(outcome: ToolOutcome, output_schema: Any) -> CallObservation:
+def _observe(outcome: ToolOutcome, output_test: Callable[[Any], bool] | None) -> CallObservation:
     conforms = None
-    if outcome.ok and output_schema is not None:
+    if outcome.ok and output_test is not None:
         result = outcome.result if isinstance(outcome.result, dict) else {}
         content = result.get("structuredContent")
-        conforms = content is not None and output_conforms(output_schema, content)
+        conforms = content is not None and output_test(content)
     return CallObservation(outcome.kind, outcome.code, outcome.latency_ms, conforms)
+
+
+def _output_test(schema: Any) -> Callable[[Any], bool]:
+    """A conformance test for a declared output schema (metaschema-checked, compiled once per schema)."""
+    if not isinstance(schema, dict):
+        return lambda _: False
+    return schema_test(schema, check_schema=True)
 
 
 def _message_ok(outcome: ToolOutcome) -> bool:
@@ -122,10 +128,11 @@ class _Battery:
         return HonestyObservation(outcome.kind, outcome.code, _message_ok(outcome), replied)
 
     def calls(self, name: str, arguments: dict[str, Any], output_schema: Any) -> tuple[CallObservation, ...]:
+        test = None if output_schema is None else _output_test(output_schema)
         observed = []
         for _ in range(BATTERY_REPEATS):
             try:
-                observed.append(_observe(self.call(name, arguments), output_schema))
+                observed.append(_observe(self.call(name, arguments), test))
             except TransportError as exc:
                 self.conn.lost(exc)
                 observed.append(CallObservation("transport-error"))

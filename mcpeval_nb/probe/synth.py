@@ -20,8 +20,10 @@ external references refused.  Nothing here prints or raises with schema content.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -38,7 +40,8 @@ from ..limits import (
     SYNTH_MAX_STRING_BYTES,
 )
 
-__all__ = ["Synthesis", "conforms", "invalid_arguments", "measure", "synthesize"]
+__all__ = ["CACHED_SCHEMA_BYTES", "Synthesis", "compile_validator", "conforms", "invalid_arguments",
+           "measure", "schema_test", "synthesize"]
 
 _FORMATS = {
     "date-time": "2026-01-01T00:00:00Z",
@@ -296,18 +299,57 @@ def _refuse_retrieval(uri: str) -> Any:
     raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-def conforms(instance: Any, schema: Any) -> bool:
-    """True when ``instance`` validates against ``schema``; external references are never fetched.
+def compile_validator(schema: Any, *, check_schema: bool = False) -> Callable[[Any], bool]:
+    """Build a reusable conformance test for ``schema``: ``test(instance) -> bool``, never raising.
 
-    A schema the validator cannot use (malformed, unresolvable or runaway references) counts as
-    non-conforming.  Args and return as named; never raises.
+    External references are never fetched.  A schema the validator cannot use (malformed when
+    ``check_schema``, unresolvable or runaway references) makes every instance non-conforming.  Build it
+    once per schema and reuse it: constructing a validator costs far more than running it.
     """
     try:
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        if check_schema:
+            cls.check_schema(schema)
         validator = cls(schema, registry=Registry(retrieve=_refuse_retrieval))  # type: ignore[call-arg]
-        return bool(validator.is_valid(instance))
-    except Exception:  # any validator failure means "does not conform"
-        return False
+    except Exception:  # an unusable schema: nothing conforms
+        return lambda instance: False
+
+    def test(instance: Any) -> bool:
+        try:
+            return bool(validator.is_valid(instance))
+        except Exception:  # any validator failure means "does not conform"
+            return False
+
+    return test
+
+
+def conforms(instance: Any, schema: Any) -> bool:
+    """True when ``instance`` validates against ``schema``; external references are never fetched.
+
+    A schema the validator cannot use (unresolvable or runaway references) counts as non-conforming.
+    Never raises.
+    """
+    return compile_validator(schema)(instance)
+
+
+#: Schemas whose compact text is at most this long have their compiled validators cached (256 of them).
+CACHED_SCHEMA_BYTES = 64 * 1024
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_test(schema_text: str, check_schema: bool) -> Callable[[Any], bool]:
+    return compile_validator(json.loads(schema_text), check_schema=check_schema)
+
+
+def schema_test(schema: Any, *, check_schema: bool = False) -> Callable[[Any], bool]:
+    """``compile_validator`` with a bounded cache: many tools share schemas, and compiling dominates.
+
+    Only schemas up to ``CACHED_SCHEMA_BYTES`` of text are cached, so the cache stays small.
+    """
+    text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+    if len(text) > CACHED_SCHEMA_BYTES:
+        return compile_validator(schema, check_schema=check_schema)
+    return _cached_test(text, check_schema)
 
 
 def synthesize(schema: Any) -> Synthesis:
@@ -327,7 +369,7 @@ def synthesize(schema: Any) -> Synthesis:
         return Synthesis(None, exc.reason)
     except RecursionError:
         return Synthesis(None, "depth")
-    if not conforms(candidate, schema):
+    if not schema_test(schema)(candidate):
         return Synthesis(None, "invalid")
     return Synthesis(candidate)
 
