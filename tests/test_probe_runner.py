@@ -221,3 +221,37 @@ def test_workflow_and_catalog_kinds_run_over_streamable_http(workflow_http: tupl
     assert verdicts(report) == {"flow": (True, None, None), "pages": (True, None, None),
                                 "fidelity": (True, None, None)}
     assert log.read_text().count("tools/call") == 7
+
+
+SPEC_MANIFEST = manifest(
+    case("honest-retry", "error-honesty", tool="flaky_read", arguments={}, max_attempts=4,
+         expect_retryable=True),
+    case("bounded-discovery", "discovery-cost", max_tools=10, max_schema_bytes=10000),
+    case("token-budget", "token-cost", max_total_tokens=100000, max_tool_tokens=10000),
+    case("naive-status", "schema-guessability", tool="describe_status", arguments={}),
+    case("repeat-read", "degradation-over-n", tool="read_counter",
+         arguments={"secret": "CANARY-manifest-argument"}, max_attempts=5),
+    case("literal-status", "instruction-fidelity", tool="describe_status", arguments={},
+         expect={"outcome": "ok", "equals": {"status": "ready"}}),
+)
+
+
+def test_clean_server_passes_the_reference_manifest_and_broken_mode_fails_two_cases() -> None:
+    assert run(fixture("probe_clean"), SPEC_MANIFEST).exit_code == 0
+    report = run(fixture("probe_clean", "broken"), SPEC_MANIFEST)
+    failed = {c.id: (c.reason, c.first_failure) for c in report.cases if not c.passed}
+    assert failed == {"repeat-read": ("unexpected-outcome", 3), "literal-status": ("value-mismatch", 1)}
+
+
+def test_identical_runs_write_byte_identical_reports() -> None:
+    first, second = (run(fixture("probe_clean"), SPEC_MANIFEST).dumps() for _ in range(2))
+    assert first == second
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("early-exit", "transport-closed"), ("malformed", "transport-error"),
+    ("mismatched-id", "transport-error")])
+def test_faulty_servers_error_every_case_with_the_transport_reason(mode: str, reason: str) -> None:
+    doc = manifest(case("pages", "pagination", max_pages=2), timeout_ms=5000)
+    report = run(fixture("probe_clean", mode), doc)
+    assert verdicts(report) == {"pages": (False, reason, None)} and report.exit_code == 3

@@ -2,8 +2,8 @@
 
 Modes (first argument): ``clean`` (default), ``broken`` (the 3rd ``read_counter`` call errors -32000 and
 ``describe_status`` answers ``wrong``), ``early-exit`` (exits 23 on the first message), ``malformed``
-(answers ``not-json``), ``mismatched-id`` (answers with id + 1).  Results carry the text ``CANARY raw
-response``; errors carry ``CANARY private error``.
+(a ``not-json`` line, then a response holding both result and error), ``mismatched-id`` (answers with
+id + 1).  Results carry the text ``CANARY raw response``; errors carry ``CANARY private error``.
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ def _faulty(mode: str) -> None:
             sys.exit(23)
         if not isinstance(message, dict) or "id" not in message:
             continue
-        if mode == "malformed":
-            sys.stdout.write("not-json\n{\"jsonrpc\":\"2.0\",\"result\":{},\"error\":{\"code\":1}}\n")
+        if mode == "malformed":  # a banner line (tolerated), then a response with both result and error
+            both = {"jsonrpc": "2.0", "id": message["id"], "result": {}, "error": {"code": 1, "message": "x"}}
+            sys.stdout.write("not-json\n" + json.dumps(both) + "\n")
         else:
             answer = {"jsonrpc": "2.0", "id": message["id"] + 1 if isinstance(message["id"], int) else 0,
                       "result": {}}
