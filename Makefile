@@ -6,12 +6,12 @@ STAMP  := $(VENV)/.installed-stamp
 NODE_DIR   := tests/e2e/node
 NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
 
-.PHONY: setup demo test lint typecheck unit bench lab clean
+.PHONY: setup demo test lint typecheck unit notebooks bench lab clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,browser]'
 	touch $(STAMP)
 
 # npm peers for the end-to-end tests (installed from the lock file when there is one).
@@ -37,7 +37,14 @@ typecheck: $(STAMP)
 unit: setup
 	MPLBACKEND=Agg $(PY) -m pytest -q
 
-test: lint typecheck unit
+# The notebooks run top to bottom under nbval against a small demo capture root built first.
+NB_OUT := build/nbtest
+notebooks: setup
+	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo --root-only --quick --out $(NB_OUT)
+	MCPEVAL_HOME=$(CURDIR)/$(NB_OUT)/root MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider \
+	  --nbval-lax --nbval-current-env notebooks/
+
+test: lint typecheck unit notebooks
 
 bench: setup
 	$(PY) -m bench

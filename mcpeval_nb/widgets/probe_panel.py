@@ -90,11 +90,12 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
                                  layout=w.Layout(width="95%"))
         self.manifest_status = w.HTML()
         self.kind = w.Dropdown(options=[_ALL, *probe_kinds()], value=_ALL, description="Probe kind")
-        self.gate_only = w.Checkbox(value=False, description="Gate only (no readiness battery)", indent=False)
-        self.confirm_read_only = w.Checkbox(value=False, indent=False,
+        self.gate_only = w.Checkbox(value=False, description="Gate only (no readiness battery)", indent=False,
+                                    layout=w.Layout(width="auto"))
+        self.confirm_read_only = w.Checkbox(value=False, indent=False, layout=w.Layout(width="auto"),
                                             description="Confirm unannotated tools are read-only")
         self.skip = w.Text(description="Skip tools", placeholder="tool_a, tool_b")
-        self.allow_mutation = w.Checkbox(value=False, indent=False, disabled=True,
+        self.allow_mutation = w.Checkbox(value=False, indent=False, disabled=True, layout=w.Layout(width="auto"),
                                          description="Allow mutation: run the sandboxed mutating cases")
         self.mutation_note = w.HTML()
         self.run_button = w.Button(description="Run probe", button_style="primary", icon="play")
@@ -104,7 +105,8 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         self.results = w.HTML()
         self.readiness = w.HTML()
         self.save_path = w.Text(description="Save as", value="probe-report.json")
-        self.save_button = w.Button(description="Save report JSON", icon="save", disabled=True)
+        self.save_button = w.Button(description="Save report JSON", icon="save", disabled=True,
+                                    layout=w.Layout(width="auto"))
         self.save_status = w.HTML()
         mutation = w.VBox([w.HTML("<b>Mutation</b> (off unless the manifest declares a sandboxed mutating "
                                   "case and you tick this box)"), self.allow_mutation, self.mutation_note],

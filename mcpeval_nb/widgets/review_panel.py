@@ -58,20 +58,25 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
 
     def _build(self) -> None:
         s = self.state
-        self.check_button = w.Button(description="Run redaction check", icon="search", button_style="primary")
+        self.check_button = w.Button(description="Run redaction check", icon="search", button_style="primary",
+                                     layout=w.Layout(width="auto"))
         self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True)
         self.progress = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="Bytes")
         self.status = w.HTML()
         self.flagged = w.HTML()
-        self.history = w.Checkbox(value=False, indent=False, description="Include probe history")
-        self.notes = w.Checkbox(value=False, indent=False, description="Include annotation notes (prose!)")
-        self.force = w.Checkbox(value=False, indent=False, description="Replace an existing envelope")
+        auto = w.Layout(width="auto")
+        self.history = w.Checkbox(value=False, indent=False, description="Include probe history", layout=auto)
+        self.notes = w.Checkbox(value=False, indent=False, description="Include annotation notes (prose!)",
+                                layout=auto)
+        self.force = w.Checkbox(value=False, indent=False, description="Replace an existing envelope",
+                                layout=auto)
         self.dest = w.Text(value=s.dest, description="Envelope", layout=w.Layout(width="95%"))
         self.checklist = [w.Checkbox(value=False, indent=False, description=label,
                                      layout=w.Layout(width="95%")) for _, label in CHECKLIST]
         self.confirm = w.Checkbox(value=False, indent=False, layout=w.Layout(width="95%"),
                                   description="I reviewed the sweep and the checklist: export this envelope")
-        self.export_button = w.Button(description="Export envelope", icon="share", disabled=True)
+        self.export_button = w.Button(description="Export envelope", icon="share", disabled=True,
+                                      layout=w.Layout(width="auto"))
         self.result = w.HTML()
         super().__init__([
             w.HTML("<h3>Review and share</h3>"),
