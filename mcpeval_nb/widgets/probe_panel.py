@@ -95,7 +95,8 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         self.confirm_read_only = w.Checkbox(value=False, indent=False, layout=w.Layout(width="auto"),
                                             description="Confirm unannotated tools are read-only")
         self.skip = w.Text(description="Skip tools", placeholder="tool_a, tool_b")
-        self.allow_mutation = w.Checkbox(value=False, indent=False, disabled=True, layout=w.Layout(width="auto"),
+        self.allow_mutation = w.Checkbox(value=False, indent=False, disabled=True,
+                                         layout=w.Layout(width="auto"),
                                          description="Allow mutation: run the sandboxed mutating cases")
         self.mutation_note = w.HTML()
         self.run_button = w.Button(description="Run probe", button_style="primary", icon="play")

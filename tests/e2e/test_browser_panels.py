@@ -128,8 +128,9 @@ def test_probe_and_review_panels_work_in_a_real_browser(voila: tuple[str, Path])
             expect(page.get_by_text("clean:", exact=False)).to_be_visible(timeout=60_000)
             export = page.get_by_role("button", name="Export envelope")
             expect(export).to_be_disabled()
-            for label in ("I know what goes in", "I understand annotation notes", "The envelope will not travel",
-                          "I understand the sweep is heuristic", "I reviewed the sweep"):
+            for label in ("I know what goes in", "I understand annotation notes",
+                          "The envelope will not travel", "I understand the sweep is heuristic",
+                          "I reviewed the sweep"):
                 page.get_by_label(label, exact=False).check()
             expect(export).to_be_enabled(timeout=10_000)
             export.click()
