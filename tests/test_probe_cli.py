@@ -134,3 +134,18 @@ def test_schema_manifest_prints_the_shipped_schema(capsys: pytest.CaptureFixture
     code, out, _ = in_process(capsys, "schema", "manifest")
     assert code == 0 and out == mcpeval_nb.manifest_schema_text()
     assert json.loads(out)["properties"]["version"] == {"const": 1}
+
+
+def test_full_run_appends_one_trend_point_and_gate_only_appends_none(
+        root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path / "m.json", manifest(case("pages", "pagination", max_pages=3)))
+    history = root / "store" / "probes" / "history.jsonl"
+    code, out, _ = in_process(capsys, "probe", "--server", "old", "--manifest", path, "--gate-only", "--",
+                              *fixture("old_protocol"))
+    assert code == 0 and not history.exists()
+    code, out, _ = in_process(capsys, "probe", "--server", "old", "--manifest", path, "--format", "json",
+                              "--", *fixture("old_protocol"))
+    readiness = json.loads(out)["readiness"]
+    assert readiness is not None and isinstance(readiness["score"], int)
+    lines = history.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["server"] == "old"

@@ -48,17 +48,19 @@ def _target(url: str | None, command: tuple[str, ...]) -> str | list[str]:
 @click.option("--confirm-read-only", is_flag=True, help="Attest that unannotated tools are read-only.")
 @click.option("--skip-tool", "skip_tools", multiple=True, help="A tool the battery must not call.")
 @click.option("--no-journal", is_flag=True, help="Do not journal the cases' tool calls.")
+@click.option("--no-history", is_flag=True, help="Do not append the full run's readiness trend point.")
 @click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
 @click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id: str | None, fmt: str,
               brief: bool, allow_mutation: bool, allow_remote_http: bool, gate_only: bool,
-              confirm_read_only: bool, skip_tools: tuple[str, ...], no_journal: bool, root: str | None,
-              url: str | None, command: tuple[str, ...]) -> int:
+              confirm_read_only: bool, skip_tools: tuple[str, ...], no_journal: bool, no_history: bool,
+              root: str | None, url: str | None, command: tuple[str, ...]) -> int:
     """Run a probe manifest against a server: `probe --server L [opts] -- CMD...` or `--url URL`.
 
-    Exit 0 when every case passed, 1 when a case failed, 2 on a usage error, 3 when a case or the
-    battery could not complete (the report is still printed).
+    A full run (manifest, then the standard battery) appends one readiness trend point unless
+    ``--no-history``.  Exit 0 when every case passed, 1 when a case failed, 2 on a usage error, 3 when a
+    case or the battery could not complete (the report is still printed).
     """
     if not mcpeval_nb.valid_server(server):
         raise mcpeval_nb.UsageError("server label is invalid")
@@ -72,6 +74,8 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
         allow_remote_http=allow_remote_http, root=root, journal=not no_journal, battery=battery,
         confirm_read_only=confirm_read_only, skip_tools=skip_tools)
     report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
+    if battery is not None and not no_history:
+        mcpeval_nb.record_report_trend(report, root=root)  # full runs only: gate-only/errored record nothing
     click.echo(report.render(fmt, brief=brief), nl=False)
     return report.exit_code
 
