@@ -94,7 +94,7 @@ class ProbeOptions:
     allow_remote_http: bool = False
     root: str | Path | None = None
     journal: bool = True
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
     battery: BatteryHook | None = None
     confirm_read_only: bool = False
     skip_tools: tuple[str, ...] = ()
