@@ -202,3 +202,12 @@ def test_nothing_the_check_prints_or_returns_contains_a_matched_value(root: Path
     for text in (repr(report), "\n".join(report.lines()), result.stdout, result.stderr):
         for canary in CANARIES:
             assert canary not in text
+
+
+def test_progress_reports_growing_byte_counts_up_to_the_store_size(root: Path) -> None:
+    store = clean_store(root, calls=50)
+    seen: list[tuple[int, int]] = []
+    report = check_redaction(root, progress=lambda done, total: seen.append((done, total)))
+    size = sum(p.stat().st_size for p in store.rglob("*.jsonl"))
+    assert seen and seen[-1] == (size, size) == (report.bytes_scanned, size)
+    assert [d for d, _t in seen] == sorted(d for d, _t in seen)

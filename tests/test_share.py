@@ -196,3 +196,10 @@ def test_cli_share_prints_the_envelope_and_never_a_payload(root: Path, tmp_path:
     assert "share envelope" in result.stdout
     assert "review" in result.stderr
     assert CANARY not in result.stdout + result.stderr
+
+
+def test_share_progress_ends_at_the_bytes_read(root: Path, tmp_path: Path) -> None:
+    clean_store(root, calls=50)
+    seen: list[tuple[int, int]] = []
+    result = export_share(root, dest=tmp_path / "env", progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == result.bytes_read == seen[-1][1]

@@ -24,6 +24,8 @@ __all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "scan_chunk"]
 
 #: ``progress(done_bytes, total_bytes)``, called after every chunk.
 Progress = Callable[[int, int], None]
+#: Bytes read per doctor chunk (plus at most one carried partial line of under 4 MiB).
+DOCTOR_CHUNK_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def scan_chunk(data: bytes, first_line: int, *, annotation: bool) -> list[tuple[
 def _scan_file(item: StoreFile, fd: int, tally: _Tally, done: int, total: int,
                progress: Progress | None) -> int:
     size = snapshot(fd, item.path)
-    for chunk in iter_chunks(fd, item.path, size):
+    for chunk in iter_chunks(fd, item.path, size, chunk_bytes=DOCTOR_CHUNK_BYTES):
         check_utf8(chunk.data, item.path, chunk.first_line)
         for line, verdict in scan_chunk(chunk.data, chunk.first_line, annotation=item.is_annotations):
             tally.notes += verdict.has_note

@@ -37,6 +37,8 @@ from .scan import StoreFile, check_utf8, iter_chunks, snapshot, walk_store
 __all__ = ["ShareOptions", "ShareRefused", "ShareResult", "export_share", "share_md"]
 
 Progress = Callable[[int, int], None]
+#: Bytes read per share chunk: parsed records take several times their text, so chunks stay small.
+SHARE_CHUNK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,7 +171,7 @@ def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep,
     flagged = False
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        for chunk in iter_chunks(fd, item.path, size):
+        for chunk in iter_chunks(fd, item.path, size, chunk_bytes=SHARE_CHUNK_BYTES):
             check_utf8(chunk.data, item.path, chunk.first_line)
             normalized = _normalize(chunk.data, chunk.first_line, chunk.tail, item, drop_note)
             count = normalized.count(b"\n")
