@@ -22,6 +22,7 @@ import pyarrow.json as pj
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.shape import sanitize_shape
+from .rebuild import rebuild_columns, remap
 from .rows import ts_millis
 from .schemas import CALLS_SCHEMA
 
@@ -102,8 +103,19 @@ def _error_rows(values: list[str]) -> list[dict[str, Any] | None]:
     out: list[dict[str, Any] | None] = []
     for text in values:
         try:
-            info = sanitize_error(_wrapped(text))
-        except (JSONFormatError, TypeError):
+            value = _wrapped(text)
+        except JSONFormatError:
+            out.append(None)
+            continue
+        if value is None:
+            out.append({"null": True})
+            continue
+        if not isinstance(value, dict):
+            out.append(None)
+            continue
+        try:
+            info = sanitize_error(value)
+        except TypeError:
             out.append(None)
             continue
         out.append({
@@ -119,11 +131,12 @@ def _dict_map(texts: pa.Array, mapper: Any) -> tuple[pa.DictionaryArray, np.ndar
     enc = texts.dictionary_encode()
     mapped = mapper(enc.dictionary.to_pylist())
     bad_keys = np.array([m is False for m in mapped], dtype=bool)
-    values = pa.array([None if m is False else m for m in mapped], type=pa.string())
     indices = enc.indices
+    if len(mapped) == 0:
+        return pa.nulls(len(texts), pa.dictionary(pa.int32(), pa.string())), np.zeros(len(texts), bool)
     bad = bad_keys[indices.fill_null(0).to_numpy(zero_copy_only=False)] & indices.is_valid().to_numpy(
         zero_copy_only=False)
-    return pa.DictionaryArray.from_arrays(indices, values), bad
+    return remap(enc, [None if m is False or m is True else m for m in mapped]), bad
 
 
 def _scatter(mask: np.ndarray, values: pa.Array, size: int) -> pa.Array:
@@ -166,6 +179,15 @@ def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int,
     lines = _lines(data, ends) if n else None
     if lines is None:
         return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))
+    arr = np.frombuffer(data, dtype=np.uint8)
+    bad = np.zeros(n, dtype=bool)
+    bad[list(exclude)] = True
+    escapes = np.flatnonzero(((arr < 0x20) & (arr != 10)) | (arr == 0x5C))
+    if len(escapes):
+        bad[np.searchsorted(ends, escapes)] = True
+    rebuilt = rebuild_columns(data, ends, lines, bad)
+    if rebuilt is not None:
+        return _from_rebuilt(*rebuilt)
     ok = pc.match_substring_regex(lines, CANONICAL).to_numpy(zero_copy_only=False)
     if exclude:
         ok = ok.copy()
@@ -177,6 +199,48 @@ def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int,
     return _convert(good, rows, n)
 
 
+def _from_rebuilt(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array,
+                  ok: np.ndarray) -> FastResult:
+    n = len(ok)
+    rows = np.flatnonzero(ok)
+    if len(rows) < n:
+        mask = pa.array(ok)
+        columns = {k: v.filter(mask) for k, v in columns.items()}
+        args, error = args.filter(mask), error.filter(mask)
+    size = len(rows)
+    bad = np.zeros(size, dtype=bool)
+    has_args = args.is_valid().to_numpy(zero_copy_only=False)
+    mapped_args, failed = _dict_map(args, _args_map)
+    bad |= failed & has_args
+    enc = error.dictionary_encode()
+    infos = _error_rows(enc.dictionary.to_pylist())
+    idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False)
+    present = enc.indices.is_valid().to_numpy(zero_copy_only=False)
+    if len(infos):
+        bad |= present & np.array([i is None for i in infos], dtype=bool)[idx]
+        null_error = np.array([i is not None and i.get("null") is True for i in infos], dtype=bool)[idx]
+    else:
+        null_error = np.zeros(size, dtype=bool)
+    has_error = present & ~null_error
+    out = dict(columns)
+    out["args"] = mapped_args
+    out["has_error"] = pa.array(has_error)
+    for name in _ERROR_FIELDS:
+        typ = pa.bool_() if name == "error_retryable" else pa.string()
+        values = pa.array([None if i is None else i.get(name) for i in infos], type=typ)
+        column = values.take(enc.indices) if len(infos) else pa.nulls(size, typ)
+        out[name] = column if name == "error_retryable" else column.dictionary_encode()
+    for name in ("session", "server", "method", "tool", "outcome", "kind"):
+        if not pa.types.is_dictionary(out[name].type):
+            out[name] = out[name].dictionary_encode()
+    batch = pa.RecordBatch.from_arrays([out[f.name] for f in CALLS_SCHEMA], schema=CALLS_SCHEMA)
+    if bad.any():
+        batch = batch.filter(pa.array(~bad))
+        slow = np.sort(np.concatenate([np.flatnonzero(~ok), rows[bad]])).astype(np.int64)
+        return FastResult(batch, rows[~bad], slow)
+    return FastResult(batch, rows, np.flatnonzero(~ok).astype(np.int64))
+
+
 def _empty() -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist([], schema=CALLS_SCHEMA)
 
@@ -185,10 +249,14 @@ def _convert(good: pa.LargeStringArray, rows: np.ndarray, n: int) -> FastResult:
     body = good.buffers()[2]
     offsets = np.frombuffer(good.buffers()[1], dtype=np.int64)[good.offset:good.offset + len(good) + 1]
     start, stop = int(offsets[0]), int(offsets[-1])
-    parsed = pj.read_json(pa.BufferReader(body.slice(start, stop - start)),
-                          read_options=pj.ReadOptions(block_size=1 << 23),
-                          parse_options=pj.ParseOptions(explicit_schema=_PARSE_SCHEMA,
-                                                        unexpected_field_behavior="ignore"))
+    try:
+        parsed = pj.read_json(pa.BufferReader(body.slice(start, stop - start)),
+                              read_options=pj.ReadOptions(block_size=1 << 23),
+                              parse_options=pj.ParseOptions(explicit_schema=_PARSE_SCHEMA,
+                                                            unexpected_field_behavior="ignore"))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        # a field of a wrong JSON type hidden inside the lazily matched args: all to the reference path
+        return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))
     size = len(good)
     if parsed.num_rows != size:  # cannot happen for canonical lines; stay exact if it ever does
         return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))

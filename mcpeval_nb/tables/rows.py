@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..jsonfmt import dumps
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from ..privacy.timestamps import valid_rfc3339
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch", "ts_millis"]
@@ -32,7 +33,7 @@ def ts_millis(ts: str) -> int | None:
     Fractions beyond milliseconds are truncated; a leap second (``:60``) counts as ``:59.999``.
     """
     m = _TS_RE.fullmatch(ts)
-    if m is None:
+    if m is None or not valid_rfc3339(ts):
         return None
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
     frac = int((m.group(7) or "0")[:3].ljust(3, "0"))

@@ -1,0 +1,183 @@
+"""The fast path's first strategy: parse a whole chunk natively, then prove each line canonical.
+
+``pyarrow.json`` parses every line of the chunk with an explicit schema (``args``, ``error`` and unknown
+fields ignored); ``args`` and ``error`` are cut out of the line bytes at positions computed from the
+parsed field lengths (plus one search for the ``outcome`` key); then the canonical line is rebuilt from
+those values and compared byte for byte with the original.  A line that compares equal is exactly the
+writer's rendering of the parsed values (one key each, struct order, compact, and, since lines with a
+backslash or control byte are excluded, no escapes), so its JSON parse is the parsed values.  Those are
+then sanitised once per distinct value through the reference functions.  Every other line goes to the
+reference path.  If the native parser refuses the chunk (a wrong type anywhere, a blank line), the
+caller falls back to the line-filtering strategy in ``fastpath``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from ..privacy.grammar import opaque_session, valid_method, valid_server, valid_tool
+from ..privacy.records import KINDS, OUTCOMES
+from .rows import ts_millis
+
+__all__ = ["PARSE_SCHEMA", "rebuild_columns", "remap"]
+
+PARSE_SCHEMA = pa.schema([
+    ("identity", pa.struct([("capture_id", pa.string()), ("event_id", pa.string())])),
+    ("ts", pa.string()), ("session", pa.string()), ("seq", pa.uint64()), ("server", pa.string()),
+    ("method", pa.string()), ("tool", pa.string()), ("latency_ms", pa.uint64()),
+    ("outcome", pa.string()), ("shim_self_us", pa.uint64()), ("kind", pa.string()),
+])
+_UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+_TS = (r"^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)-[0-9]{2}-[0-9]{2}"
+       r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$")
+_OPTIONS = pj.ParseOptions(explicit_schema=PARSE_SCHEMA, unexpected_field_behavior="ignore")
+
+
+def _join(*parts: Any) -> pa.Array:
+    return pc.binary_join_element_wise(*parts, "")
+
+
+def _opt(*parts: Any) -> pa.Array:
+    return pc.fill_null(_join(*parts), "")
+
+
+def _cut(data: bytes | bytearray, arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """A string array of ``data[starts[i]:starts[i] + lengths[i]]``: string views over ``data``, then one
+    native gather into a plain string array."""
+    n = len(lengths)
+    lengths = np.maximum(lengths, 0).astype(np.int32)
+    starts = np.clip(starts, 0, max(len(arr) - 1, 0)).astype(np.int64)
+    views = np.zeros((n, 4), dtype=np.int32)
+    views[:, 0] = lengths
+    padded = np.concatenate([arr, np.zeros(16, dtype=np.uint8)])
+    window = padded[starts[:, None] + np.arange(12)]  # the first 12 bytes of each value
+    short = lengths <= 12
+    inline = np.where(np.arange(12) < lengths[:, None], window, 0).astype(np.uint8)
+    as_bytes = views.view(np.uint8).reshape(n, 16)
+    as_bytes[short, 4:16] = inline[short]
+    as_bytes[~short, 4:8] = window[~short, :4]
+    views[~short, 2] = 0
+    views[~short, 3] = starts[~short].astype(np.int32)
+    out = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), pa.py_buffer(data)])
+    return out.cast(pa.string())
+
+
+def remap(enc: pa.DictionaryArray, mapped: list[str | None]) -> pa.DictionaryArray:
+    """Replace dictionary values by ``mapped`` (same order), merging duplicates; None becomes a null."""
+    unique: dict[str, int] = {}
+    index = [None if m is None else unique.setdefault(m, len(unique)) for m in mapped]
+    indices = pa.array(index, type=pa.int32()).take(enc.indices) if index else enc.indices
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(unique), type=pa.string()))
+
+
+def _map_unique(column: pa.Array, fn: Any) -> pa.Array:
+    enc = column.dictionary_encode()
+    return remap(enc, [None if v is None else fn(v) for v in enc.dictionary.to_pylist()])
+
+
+def _ts(ts: pa.Array) -> pa.Array:
+    """Timestamps: the writer's strict form cast natively, anything else through ``ts_millis``."""
+    typ = pa.timestamp("ms", tz="UTC")
+    strict = pc.fill_null(pc.match_substring_regex(ts, _TS), False)
+    if pc.all(strict).as_py():
+        try:
+            return pc.cast(ts, typ)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # an impossible date among them: take the slow way below
+    mask = strict.to_numpy(zero_copy_only=False)
+    out = pa.nulls(len(ts), pa.int64()).to_numpy(zero_copy_only=False).astype(object)
+    values = ts.to_pylist()
+    for i in np.flatnonzero(~mask).tolist() if mask.any() else range(len(values)):
+        out[i] = None if values[i] is None else ts_millis(values[i])
+    if mask.any():
+        try:
+            cast = pc.cast(ts.filter(pa.array(mask)), typ)
+            out[mask] = cast.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            for i in np.flatnonzero(mask).tolist():
+                out[i] = ts_millis(values[i])
+    return pa.array(list(out), type=pa.int64()).cast(typ)
+
+
+def rebuild_columns(data: bytes | bytearray, ends: np.ndarray, lines: pa.StringArray,
+                    bad: np.ndarray) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray] | None:
+    """Parse the chunk natively and verify each line by rebuilding it.
+
+    Args:
+        data: the chunk's complete lines.
+        ends: newline positions.
+        lines: the lines (with newlines) as a string array.
+        bad: lines never to accept (escapes, control bytes, excluded lines); updated in place.
+
+    Returns:
+        ``(columns, args_text, error_text, ok)``: sanitised scalar columns, the raw ``args``/``error``
+        texts (null where absent), and the mask of verified lines; or None when the native parser
+        refused the chunk.
+    """
+    try:
+        parsed = pj.read_json(pa.BufferReader(pa.py_buffer(data)), read_options=pj.ReadOptions(
+            block_size=1 << 23), parse_options=_OPTIONS)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    n = len(ends)
+    if parsed.num_rows != n:
+        return None
+    col = {name: parsed.column(name).combine_chunks() for name in parsed.column_names}
+    ident = col["identity"]
+    cap, evt = pc.struct_field(ident, "capture_id"), pc.struct_field(ident, "event_id")
+    text = {k: pc.cast(col[k], pa.string()) for k in ("seq", "latency_ms", "shim_self_us")}
+    head = _join("{", _opt('"identity":{"capture_id":"', cap, '","event_id":"', evt, '"},'), '"ts":"',
+                 col["ts"], '","session":"', col["session"], '","seq":', text["seq"], ',"server":"',
+                 col["server"], '","method":"', col["method"], '"', _opt(',"tool":"', col["tool"], '"'))
+    lat = _opt(',"latency_ms":', text["latency_ms"])
+    out_part = _join(',"outcome":"', col["outcome"], '"')
+    tail = _join(',"shim_self_us":', text["shim_self_us"], ',"kind":"', col["kind"], '"}\n')
+    arr = np.frombuffer(data, dtype=np.uint8)
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    line_len = ends.astype(np.int64) + 1 - starts
+    head_len = pc.fill_null(pc.binary_length(head), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    probe = np.minimum(starts + head_len, len(arr) - 1)
+    marker = np.frombuffer(b',"args":', dtype=np.uint8)
+    has_args = np.ones(n, dtype=bool)
+    for i, byte in enumerate(marker):
+        has_args &= arr[np.minimum(probe + i, len(arr) - 1)] == byte
+    has_args &= starts + head_len + 8 <= ends
+    fo = pc.find_substring(lines, ',"outcome":"').to_numpy(zero_copy_only=False).astype(np.int64)
+    lat_len = pc.binary_length(lat).to_numpy(zero_copy_only=False).astype(np.int64)
+    out_len = pc.fill_null(pc.binary_length(out_part), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    tail_len = pc.fill_null(pc.binary_length(tail), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    a_start = starts + head_len + 8
+    a_len = np.where(has_args, starts + fo - lat_len - a_start, 0)
+    e_start = starts + fo + out_len + 9
+    e_len = line_len - tail_len - (fo + out_len + 9)
+    has_error = (fo >= 0) & (e_len > 0)
+    e_len = np.where(has_error, e_len, 0)
+    args = _cut(data, arr, a_start, a_len)
+    error = _cut(data, arr, np.where(has_error, e_start, 0), e_len)
+    args = pc.if_else(pa.array(has_args), args, pa.nulls(n, pa.string()))
+    error = pc.if_else(pa.array(has_error), error, pa.nulls(n, pa.string()))
+    rebuilt = _join(head, _opt(',"args":', args), lat, out_part, _opt(',"error":', error), tail)
+    ok = pc.fill_null(pc.equal(rebuilt, lines.cast(pa.string())), False).to_numpy(zero_copy_only=False)
+    ok = ok & ~bad
+    with_id = pc.is_valid(cap).to_numpy(zero_copy_only=False)
+    if with_id.any():
+        good_id = (pc.fill_null(pc.match_substring_regex(cap, _UUID), False).to_numpy(zero_copy_only=False)
+                   & pc.fill_null(pc.match_substring_regex(evt, _UUID), False).to_numpy(zero_copy_only=False))
+        ok &= ~with_id | good_id
+    columns = {
+        "ts": _ts(col["ts"]), "session": _map_unique(col["session"], opaque_session), "seq": col["seq"],
+        "server": _map_unique(col["server"], lambda v: v if valid_server(v) else "invalid"),
+        "method": _map_unique(col["method"], lambda v: v if valid_method(v) else "unparsed/metadata"),
+        "tool": _map_unique(col["tool"], lambda v: v if valid_tool(v) else None),
+        "latency_ms": col["latency_ms"],
+        "outcome": _map_unique(col["outcome"], lambda v: v if v in OUTCOMES else "unknown"),
+        "shim_self_us": col["shim_self_us"],
+        "kind": _map_unique(col["kind"], lambda v: v if v in KINDS else "unparsed"),
+        "capture_id": cap, "event_id": evt,
+    }
+    return columns, args, error, ok
