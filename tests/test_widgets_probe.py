@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -134,3 +135,24 @@ def test_http_target_without_a_url_is_refused_with_a_named_field(root: Path) -> 
     panel.target_kind.value = "http"
     assert panel.run() is False
     assert "URL" in panel.status.value
+
+
+def test_a_loopback_http_target_runs_from_the_panel(root: Path) -> None:
+    server = [sys.executable, str(Path(probe_clean.__file__).parent / "workflow.py"), "clean", "http"]
+    proc = subprocess.Popen(server, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        panel = _panel(root, url=url)
+        assert panel.state.target_kind == "http" and panel.command.layout.display == "none"
+        panel.editor.value = json.dumps({"version": 1, "probes": [
+            {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 2},
+            {"id": "status", "probe": "instruction-fidelity", "access": "read_only", "tool": "read_status",
+             "arguments": {}, "expect": {"outcome": "ok", "equals": {"status": "ready"}}}]})
+        panel.run_button.click()
+        assert panel.wait(60)
+        assert [(r.id, r.verdict) for r in panel.state.rows] == [("pages", "pass"), ("status", "pass")]
+    finally:
+        proc.terminate()
+        proc.wait(10)
