@@ -111,3 +111,9 @@ def test_the_salt_and_derived_databases_never_enter_the_envelope(root: Path, tmp
     export_share(root, dest=tmp_path / "env")
     names = set(tree_bytes(tmp_path / "env"))
     assert names == {"SHARE.md", "store/", f"store/calls-{DAY}.jsonl", f"store/annotations-{DAY}.jsonl"}
+
+
+def test_an_output_beside_the_store_inside_the_root_is_allowed(root: Path) -> None:
+    clean_store(root, calls=1)
+    export_share(root, dest=root / "envelopes" / "one")
+    assert (root / "envelopes" / "one" / "SHARE.md").exists()

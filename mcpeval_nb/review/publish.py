@@ -68,6 +68,8 @@ def _inside(child: Path, parent: Path) -> bool:
 def resolve_output(dest: str | os.PathLike[str], *, root: Path, force: bool) -> Path:
     """Resolve and validate the output directory (SPEC 11 steps 2-3); nothing is created.
 
+    The output may not be inside the store, and the capture root may not be inside the output.
+
     Returns:
         The absolute output path with its existing part canonicalised.
 
@@ -85,7 +87,8 @@ def resolve_output(dest: str | os.PathLike[str], *, root: Path, force: bool) -> 
         anchor = anchor.parent
     resolved = Path(os.path.realpath(anchor)).joinpath(*reversed(missing))
     canon_root = Path(os.path.realpath(root))
-    if _inside(resolved, canon_root) or _inside(canon_root, resolved):
+    canon_store = Path(os.path.realpath(root / "store"))
+    if _inside(resolved, canon_store) or _inside(canon_root, resolved):
         raise ShareOutputError(f"share output overlaps the capture store: {out}")
     check_output(resolved, force=force)
     return resolved
