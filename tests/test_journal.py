@@ -360,3 +360,16 @@ def test_batches_are_written_in_chunks_of_whole_lines_in_order(root: Path) -> No
     assert append_records(root, [_record(i) for i in range(5)], chunk_bytes=1) == 5
     path = calls_path(root, "2026-08-04")
     assert path.read_bytes() == b"".join(_line(i) for i in range(5))
+
+
+def test_a_journal_that_is_a_symlink_is_neither_followed_nor_written(root: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(_line(1))
+    link = calls_path(root, "2026-08-04")
+    link.parent.mkdir(parents=True)
+    link.symlink_to(target)
+    with pytest.raises(JournalError, match="cannot open journal"):
+        append_record(root, _record(2))
+    with pytest.raises(JournalError, match="cannot open journal"):
+        list(read_records(link))
+    assert target.read_bytes() == _line(1)
