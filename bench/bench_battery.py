@@ -67,7 +67,7 @@ def _instrument() -> tuple[Clock, Clock]:
     return waiting, spawning
 
 
-def _naive(argv: list[str], calls: int) -> float:
+def _naive(argv: list[str], calls: int, skip: tuple[str, ...] = ()) -> float:
     """Wall seconds of ``calls`` sequential tools/call requests from an unbounded line client."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
@@ -87,7 +87,7 @@ def _naive(argv: list[str], calls: int) -> float:
         ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                               "clientInfo": {"name": "naive", "version": "0"}})
         proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        listed = [t["name"] for t in ask(1, "tools/list")["result"]["tools"]]
+        listed = [t["name"] for t in ask(1, "tools/list")["result"]["tools"] if t["name"] not in skip]
         for i in range(calls):
             ask(i + 2, "tools/call", {"name": listed[i % len(listed)], "arguments": {}})
         return time.perf_counter() - start
@@ -109,7 +109,7 @@ def _one(label: str, argv: list[str], options: BatteryOptions, clocks: tuple[Clo
         calls = report.readiness["areas"][4]["measurements"]
         made = sum(calls[k] for k in ("successful_calls", "tool_errors", "rpc_errors", "rejected_calls"))
         rows.append({"wall": wall, "waiting": waiting.total - w0, "spawning": spawning.total - s0,
-                     "naive": _naive(argv, made), "calls": made})
+                     "naive": _naive(argv, made, options.skip_tools), "calls": made})
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     evaluator = med["wall"] - med["waiting"] - med["spawning"]
     return {"target": label, "rounds": rounds, "tool_calls": int(med["calls"]),
@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-everything", action="store_true")
+    parser.add_argument("--only", default=None, help="Run only the target with this label.")
     args = parser.parse_args(argv)
     clocks = _instrument()
     many = [sys.executable, str(Path(servers.__file__).with_name("many_tools.py")), "100"]
@@ -135,6 +136,8 @@ def main(argv: list[str] | None = None) -> None:
         targets.append(("server-everything", [node, str(EVERYTHING), "stdio"],
                         BatteryOptions(skip_tools=("trigger-long-running-operation",))))
     for label, target_argv, options in targets:
+        if args.only is not None and label != args.only:
+            continue
         print(json.dumps(_one(label, target_argv, options, clocks, args.rounds)), flush=True)
 
 
