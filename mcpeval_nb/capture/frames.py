@@ -9,14 +9,22 @@ and a wake-up pipe, so another thread can stop a reader that is blocked on an id
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 
 from ..limits import MAX_FRAME_BYTES
 
-__all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "write_all"]
+__all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "grow_pipe", "write_all"]
 
-_CHUNK = 256 * 1024
+_CHUNK = 1024 * 1024
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+def grow_pipe(fd: int, size: int = _CHUNK) -> None:
+    """Ask for a larger pipe buffer (fewer wake-ups per large frame); ignored where not possible."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
 
 
 class FrameTooLarge(Exception):
@@ -55,6 +63,7 @@ class FrameReader:
         self.fd = fd
         self.limit = limit
         self._buf = bytearray()
+        self._chunk = memoryview(bytearray(_CHUNK))
         self._scan = 0
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN | select.POLLPRI)
@@ -83,7 +92,8 @@ class FrameReader:
         while True:
             end = self._buf.find(b"\n", self._scan)
             if end >= 0:
-                frame = bytes(self._buf[: end + 1])
+                with memoryview(self._buf) as view:
+                    frame = bytes(view[: end + 1])
                 del self._buf[: end + 1]
                 self._scan = 0
                 return frame
@@ -92,15 +102,15 @@ class FrameReader:
                 raise FrameTooLarge()
             if not self._readable():
                 return None
-            data = os.read(self.fd, min(_CHUNK, self.limit - len(self._buf)))
-            if not data:
+            count = os.readv(self.fd, [self._chunk[: min(_CHUNK, self.limit - len(self._buf))]])
+            if not count:
                 if not self._buf:
                     return None
                 frame = bytes(self._buf)
                 self._buf.clear()
                 self._scan = 0
                 return frame
-            self._buf += data
+            self._buf += self._chunk[:count]
 
 
 def write_all(fd: int, data: bytes) -> None:

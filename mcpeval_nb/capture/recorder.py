@@ -28,6 +28,7 @@ __all__ = ["Frame", "Recorder"]
 
 _MAX_PENDING_BYTES = 64 * 1024 * 1024
 _MAX_WARNINGS = 5
+_FORWARD_WAIT_S = 0.05
 
 
 def now_ms() -> int:
@@ -54,10 +55,17 @@ class Frame:
     read_ms: int = dataclasses.field(default_factory=now_ms)
     start_ns: int = dataclasses.field(default_factory=time.perf_counter_ns)
     done_ns: int = 0
+    _done: threading.Event = dataclasses.field(default_factory=threading.Event, repr=False)
 
     def forwarded(self) -> None:
         """Mark the end of forwarding (the hot-path time counts toward ``shim_self_us``)."""
         self.done_ns = time.perf_counter_ns()
+        self._done.set()
+
+    def wait_forwarded(self, timeout: float) -> None:
+        """Wait (bounded) until the frame has been forwarded."""
+        if self.data is not None and not self.done_ns:
+            self._done.wait(timeout)
 
     @property
     def size(self) -> int:
@@ -129,6 +137,9 @@ class Recorder:
                 self._append(record)
 
     def _correlate(self, frame: Frame) -> CallRecord | None:
+        # Parsing a large frame holds the interpreter lock; let the forwarder finish its write first.
+        # Bounded, so a forward blocked on a peer that does not read can never stall the recorder.
+        frame.wait_forwarded(_FORWARD_WAIT_S)
         t0 = time.perf_counter_ns()
         msg = None if frame.data is None else classify_frame(frame.data)
         t1 = time.perf_counter_ns()

@@ -29,7 +29,7 @@ from ..errors import TransportError, UsageError
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from .correlate import Correlator
-from .frames import FrameReader, FrameTooLarge, WakePipe, write_all
+from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .recorder import Frame, Recorder
 
 __all__ = ["ShimOptions", "exit_status", "run_shim"]
@@ -119,6 +119,8 @@ class _Session:
         outbound = direction == "outbound"
         src = self.options.stdin_fd if outbound else self._child_out.fileno()
         dst = self._child_in.fileno() if outbound else self.options.stdout_fd
+        grow_pipe(src)
+        grow_pipe(dst)
         reader = FrameReader(src, wake=self.wakes[direction])
         forwarding = True
         try:
