@@ -4,7 +4,9 @@ from __future__ import annotations
 import __future__
 
 import ast
+import importlib
 import inspect
+import pkgutil
 import types
 from pathlib import Path
 
@@ -78,6 +80,21 @@ def test_every_public_object_has_a_docstring() -> None:
                 target = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
                 if inspect.isfunction(target) and not target.__doc__:
                     missing.append(f"{name}.{attr}")
+    assert missing == []
+
+
+def test_every_module_all_resolves_and_is_documented() -> None:
+    missing = []
+    for info in pkgutil.walk_packages(mcpeval_nb.__path__, "mcpeval_nb."):
+        if info.name.endswith("__main__") or info.name.startswith("mcpeval_nb.testing.servers."):
+            continue  # entry points that run when imported as scripts
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name, None)
+            if obj is None and not hasattr(module, name):
+                missing.append(f"{info.name}.{name} (unresolved)")
+            elif (inspect.isclass(obj) or inspect.isfunction(obj)) and not _documented(obj):
+                missing.append(f"{info.name}.{name}")
     assert missing == []
 
 
