@@ -255,3 +255,29 @@ def test_faulty_servers_error_every_case_with_the_transport_reason(mode: str, re
     doc = manifest(case("pages", "pagination", max_pages=2), timeout_ms=5000)
     report = run(fixture("probe_clean", mode), doc)
     assert verdicts(report) == {"pages": (False, reason, None)} and report.exit_code == 3
+
+
+def test_when_reconnecting_fails_every_remaining_case_gets_that_reason(tmp_path: Path) -> None:
+    marker = tmp_path / "started-once"
+    script = ("import os, sys, runpy\n"
+              f"marker = {str(marker)!r}\n"
+              "if os.path.exists(marker): sys.exit(0)\n"
+              "open(marker, 'w').close()\n"
+              f"sys.argv = [{fixture('probe_features')[1]!r}]\n"
+              "sys.path.insert(0, os.path.dirname(sys.argv[0]))\n"
+              "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+    doc = manifest(case("crash", "degradation-over-n", tool="crash", arguments={}, max_attempts=2),
+                   case("next", "output-schema", tool="out_ok", arguments={}),
+                   case("last", "pagination", max_pages=2))
+    report = run([fixture("probe_features")[0], "-c", script], doc)
+    lost = (False, "transport-closed", None)
+    assert verdicts(report) == {"crash": (False, "transport-closed", 1), "next": lost, "last": lost}
+
+
+def test_a_failing_second_catalog_page_ends_the_gate_catalog_but_fails_pagination() -> None:
+    doc = manifest(case("pages", "pagination", max_pages=3))
+    assert verdicts(run(fixture("probe_paged", "page-error"), doc)) == {
+        "pages": (False, "pagination-invalid-entry", 2)}
+    late = manifest(case("late", "degradation-over-n", tool="gamma_reset", arguments={}, max_attempts=2))
+    with pytest.raises(UsageError, match="probe tool was not declared by the server"):
+        run(fixture("probe_paged", "page-error"), late)
