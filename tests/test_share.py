@@ -102,6 +102,7 @@ def test_a_flagged_sweep_publishes_nothing_and_names_locations_only(root: Path, 
     with pytest.raises(ShareRefused) as info:
         export_share(root, dest=tmp_path / "env")
     assert info.value.exit_code == 1 and info.value.files_flagged == 2
+    assert CANARY not in str(info.value) + repr(info.value.flagged)
     canon = Path(os.path.realpath(store))
     assert [(f.path, f.line) for f in info.value.flagged] == [(canon / f"calls-{DAY}.jsonl", 4),
                                                               (canon / "other.jsonl", 1)]
