@@ -67,7 +67,7 @@ def summarize(root: Path) -> list[str]:
             lines.append(f"  {r['server']:<10} {r['tool']:<18} calls={r['count']:<4} p95={r['p95']:.0f}")
     lines.append("top error templates:")
     for r in error_templates(calls).slice(0, 5).to_pylist():
-        lines.append(f"  {r['template_id']}  count={r['count']:<3} tools={','.join(r['tools'])} "
+        lines.append(f"  {r['template_id']}  count={r['count']:<3} tools={','.join(r['tools']) or '-'} "
                      f"codes={','.join(r['codes'])}")
     lines.append("latest readiness per server:")
     for r in readiness_history(store.trends, last=1).to_pylist():
