@@ -31,24 +31,27 @@ def test_summary_prints_tool_percentiles_outcomes_and_templates(root: Path) -> N
     assert "top error templates:" in out and " count=" in out
 
 
-def test_summary_on_a_canary_store_exits_3_naming_the_line_or_reports_it_without_markers(root: Path) -> None:
+def test_summary_on_a_canary_store_exits_3_naming_the_line_or_reports_it_without_markers(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     canary = canary_store(root)
-    failed = _run(root, "summary")
-    assert failed.returncode == 3
-    assert "invalid journal record on line 8 of" in failed.stderr
+    with pytest.raises(SystemExit) as info:
+        main(["summary", "--root", str(root)])
+    assert info.value.code == 3
+    failed = capsys.readouterr()
+    assert "invalid journal record on line 8 of" in failed.err
     reported = _run(root, "summary", "--errors", "report")
     assert reported.returncode == 0
     assert "skipped 5 bad line(s):" in reported.stdout
-    text = failed.stdout + failed.stderr + reported.stdout + reported.stderr
+    text = failed.out + failed.err + reported.stdout + reported.stderr
     assert [m for m in canary.markers if m in text] == []
 
 
-def test_export_parquet_writes_a_partitioned_dataset(root: Path, tmp_path: Path) -> None:
+def test_export_parquet_writes_a_partitioned_dataset(root: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     synthetic_store(root, calls=300, servers=2, days=2, seed=6)
     dest = tmp_path / "dataset"
-    done = _run(root, "export-parquet", "--dest", str(dest))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("wrote 4 Parquet file(s) under ")
+    assert main(["export-parquet", "--root", str(root), "--dest", str(dest)]) == 0
+    assert capsys.readouterr().out.startswith("wrote 4 Parquet file(s) under ")
     assert ds.dataset(dest, partitioning="hive").count_rows() == 300
 
 
