@@ -25,8 +25,9 @@ from mcpeval_nb import (
     select_cases,
 )
 
-from ._html import VERDICT_COLOURS, badge, esc, table
+from ._html import esc
 from ._worker import Job
+from .probe_render import case_table, readiness_html
 from .probe_state import ProbeState, mutating_cases
 
 __all__ = ["ProbePanel"]
@@ -281,8 +282,8 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             self.cancel_button.disabled = not running
             self.progress.max, self.progress.value = max(1, s.total), s.done
             self.status.value = f"<b>{esc(s.status)}</b>"
-            self.results.value = self._case_table()
-            self.readiness.value = _readiness_html(s.report)
+            self.results.value = case_table(s.rows)
+            self.readiness.value = readiness_html(s.report)
             self.save_button.disabled = s.report is None
 
     def _render_manifest(self) -> None:
@@ -306,33 +307,3 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         else:
             self.mutation_note.value = "this manifest declares no sandboxed mutating case: mutation stays off"
 
-    def _case_table(self) -> str:
-        rows = self.state.rows
-        if not rows:
-            return ""
-        body = [(r.id, r.probe, badge(r.verdict, VERDICT_COLOURS.get(r.verdict, "#6e7781")),
-                 "" if r.attempts is None else r.attempts, r.reason or "", r.measurements, r.hint or "")
-                for r in rows]
-        return table(("case", "probe", "verdict", "attempts", "reason", "measurements", "hint"), body,
-                     raw_columns=(2,), css_class="mcpeval-verdicts")
-
-
-def _readiness_html(report: ProbeReport | None) -> str:
-    if report is None:
-        return ""
-    if report.readiness_error is not None:
-        return f"<p>Readiness could not complete: <code>{esc(report.readiness_error)}</code></p>"
-    r = report.readiness
-    if r is None:
-        return ""
-    areas = r.get("areas") or []
-    head = (f"<h4>Readiness {esc(r.get('score'))}/100 <small>({esc(r.get('standard'))})</small></h4>")
-    area_rows = [(a.get("name"), a.get("weight"), a.get("score")) for a in areas if isinstance(a, dict)]
-    lost = [(a.get("name"), c.get("id"), c.get("tool") or "", c.get("observed"), c.get("reason"),
-             c.get("hint")) for a in areas if isinstance(a, dict) for c in a.get("checks") or []
-            if isinstance(c, dict)]
-    out = head + table(("area", "weight", "score"), area_rows, css_class="mcpeval-areas")
-    if lost:
-        out += "<p><b>Lost checks</b></p>" + table(
-            ("area", "check", "tool", "observed", "reason", "hint"), lost, css_class="mcpeval-lost")
-    return out
