@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import mcpeval_nb as me
 import mcpeval_nb.testing.servers.probe_clean as probe_clean
 import mcpeval_nb.testing.servers.transport_fault as transport_fault
 from mcpeval_nb.widgets import ProbePanel
@@ -156,3 +157,33 @@ def test_a_loopback_http_target_runs_from_the_panel(root: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_full_run_shows_readiness_areas_and_lost_checks_and_records_a_trend_point(root: Path) -> None:
+    panel = ProbePanel(root, command=_clean(), manifest=MANIFEST, server="fixture")
+    assert panel.gate_only.value is False
+    panel.run_button.click()
+    assert panel.wait(120)
+    report = panel.state.report
+    assert report is not None and report.readiness is not None
+    score = report.readiness["score"]
+    html = panel.readiness.value
+    assert f"Readiness {score}/100" in html and "mcpeval-standard/2" in html
+    for area in ("protocol", "catalog", "context", "error-honesty", "reliability", "coverage"):
+        assert f">{area}<" in html
+    lost = [c for a in report.readiness["areas"] for c in a["checks"]]
+    assert lost and all(c["reason"] in html for c in lost)
+    assert f"readiness {score}/100" in panel.status.value
+    history = me.open_store(root).trends
+    assert history.num_rows == 1 and history.column("score").to_pylist() == [score]
+
+
+def test_a_run_of_one_probe_kind_skips_the_battery_and_records_no_trend(root: Path) -> None:
+    panel = ProbePanel(root, command=_clean(), manifest=MANIFEST, server="fixture")
+    panel.kind.value = "discovery-cost"
+    panel.run_button.click()
+    assert panel.wait(60)
+    assert [r.id for r in panel.state.rows] == ["bounded-discovery"]
+    assert panel.state.report is not None and panel.state.report.readiness is None
+    assert panel.readiness.value == "" and panel.state.battery == "skipped"
+    assert me.open_store(root).trends.num_rows == 0
