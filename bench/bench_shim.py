@@ -2,11 +2,14 @@
 
 Run ``python -m bench.bench_shim [--requests N] [--big-requests N]``.  One client in this process keeps two
 connections open side by side: the echo fixture server started directly, and the same server behind
-``mcpeval-nb shim`` (the real CLI, journaling to a temporary capture root).  Requests alternate between the
-two connections, one at a time, so machine load falls on both alike.  Cases: small ``tools/call`` frames,
+``mcpeval-nb shim`` (the real CLI, journaling to a temporary capture root), plus a third: the same server
+behind a bare store-and-forward relay built from the shim's own frame reader (``bench/_relay.py``), which
+separates the cost of relaying bounded frames from the cost of recording them.  Requests rotate over the
+connections, one at a time, so machine load falls on all alike.  Cases: small ``tools/call`` frames,
 a 1 MiB request frame (a 1 MiB string argument, small answer) and a 1 MiB answer frame (small request).
-Printed: p50/p95 round trips direct and through the shim, and the added latency (shim - direct) at each
-percentile.  Goals (issue 3): at most 0.5 ms added at p95 for small frames, 2 ms for 1 MiB frames.
+Printed: p50/p95 round trips of each connection, the added latency (shim - direct) and the recording
+share (shim - relay) at each percentile.  Goals (issue 3): at most 0.5 ms added at p95 for small frames,
+2 ms for 1 MiB frames.
 """
 
 from __future__ import annotations
@@ -75,23 +78,23 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000.0
 
 
-def run_case(direct: Connection, shimmed: Connection, frame_for: Callable[[int], bytes], n: int,
+def run_case(conns: dict[str, Connection], frame_for: Callable[[int], bytes], n: int,
              warmup: int) -> dict[str, float]:
-    """Alternate ``n`` round trips on both connections (after ``warmup`` each); percentiles in ms."""
-    times: dict[str, list[float]] = {"direct": [], "shim": []}
+    """Rotate ``n`` round trips over the connections (after ``warmup`` each); percentiles in ms."""
+    times: dict[str, list[float]] = {name: [] for name in conns}
+    names = list(conns)
     for i in range(warmup + n):
-        pair = (("direct", direct), ("shim", shimmed))
-        order = pair if i % 2 == 0 else pair[::-1]
-        for name, conn in order:
-            elapsed = conn.round_trip(frame_for)
+        for name in names[i % len(names):] + names[: i % len(names)]:
+            elapsed = conns[name].round_trip(frame_for)
             if i >= warmup:
                 times[name].append(elapsed)
     out: dict[str, float] = {}
     for name, values in times.items():
         out[f"{name}_p50"] = _pct(values, 0.50)
         out[f"{name}_p95"] = _pct(values, 0.95)
-    out["added_p50"] = out["shim_p50"] - out["direct_p50"]
-    out["added_p95"] = out["shim_p95"] - out["direct_p95"]
+    for q in ("p50", "p95"):
+        out[f"added_{q}"] = out[f"shim_{q}"] - out[f"direct_{q}"]
+        out[f"recording_{q}"] = out[f"shim_{q}"] - out[f"relay_{q}"]
     return out
 
 
@@ -104,9 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     server = [sys.executable, echo.__file__]
     with tempfile.TemporaryDirectory(prefix="bench-shim-") as home:
         env = {**os.environ, "MCPEVAL_HOME": home, "MCPEVAL_SESSION": "bench"}
-        direct = Connection(server, env)
         shim = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bench", "--", *server]
-        shimmed = Connection(shim, env)
+        relay = [sys.executable, str(Path(__file__).with_name("_relay.py")), *server]
+        conns = {"direct": Connection(server, env), "relay": Connection(relay, env),
+                 "shim": Connection(shim, env)}
         cases = [
             ("small tools/call", _call("navigate", {"url": "https://example.com/a", "waitUntil": "commit"}),
              args.requests, 50),
@@ -116,21 +120,22 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         try:
             for name, frame_for, n, warmup in cases:
-                print(f"bench_shim: {name}: {n} round trips per side ...", file=sys.stderr, flush=True)
-                rows.append((name, n, run_case(direct, shimmed, frame_for, n, warmup)))
+                print(f"bench_shim: {name}: {n} round trips per connection ...", file=sys.stderr, flush=True)
+                rows.append((name, n, run_case(conns, frame_for, n, warmup)))
         finally:
-            direct.close()
-            shimmed.close()
-        records = sum(len(p.read_text().splitlines()) for p in Path(home, "store").glob("calls-*.jsonl"))
-        selfs = [json.loads(line)["shim_self_us"] for p in Path(home, "store").glob("calls-*.jsonl")
-                 for line in p.read_text().splitlines()]
-    print(f"{'case':<18} {'n':>5} {'direct p50':>11} {'p95':>8} {'shim p50':>9} {'p95':>8} "
-          f"{'added p50':>10} {'p95':>8} {'goal p95':>9}")
+            for conn in conns.values():
+                conn.close()
+        journals = list(Path(home, "store").glob("calls-*.jsonl"))
+        selfs = [json.loads(line)["shim_self_us"] for p in journals for line in p.read_text().splitlines()]
+    print("round trips in ms; added = shim - direct; recording = shim - relay")
+    print(f"{'case':<17} {'n':>4} {'direct p50/p95':>15} {'relay p50/p95':>15} {'shim p50/p95':>15} "
+          f"{'added p50/p95':>15} {'recording p50/p95':>18} {'goal p95':>8}")
     for name, n, r in rows:
-        print(f"{name:<18} {n:>5} {r['direct_p50']:>9.3f}ms {r['direct_p95']:>6.3f}ms "
-              f"{r['shim_p50']:>7.3f}ms {r['shim_p95']:>6.3f}ms "
-              f"{r['added_p50']:>8.3f}ms {r['added_p95']:>6.3f}ms {GOALS_MS[name]:>7.1f}ms")
-    print(f"records journaled: {records}; median shim_self_us: {statistics.median(selfs) if selfs else 0}")
+        cells = [f"{r[k + '_p50']:.3f}/{r[k + '_p95']:.3f}" for k in ("direct", "relay", "shim", "added",
+                                                                     "recording")]
+        print(f"{name:<17} {n:>4} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15} {cells[3]:>15} {cells[4]:>18} "
+              f"{GOALS_MS[name]:>8.1f}")
+    print(f"records journaled: {len(selfs)}; median shim_self_us: {statistics.median(selfs) if selfs else 0}")
     return 0
 
 
