@@ -103,6 +103,30 @@ def test_strings_that_are_not_parseable_http_urls_are_not_urls(url: str) -> None
     assert classify_url(url) is None
 
 
+@pytest.mark.parametrize(
+    ("url", "token"),
+    [
+        ("https://straße.de/", "url:xn--strae-oqa.de"),
+        ("https://STRASSE.de/", "url:strasse.de"),
+        ("http://ας.gr/", "url:xn--mxa8a.gr"),
+        ("http://ΑΣ.gr/", "url:xn--mxa0b.gr"),
+        ("http://ｅｘａｍｐｌｅ．com/", "url:example.com"),
+        ("http://ex\u00ad.com/", "url:ex.com"),
+        ("http://☃.net/", "url:xn--n3h.net"),
+    ],
+)
+def test_international_hosts_use_non_transitional_uts46_like_whatwg(url: str, token: str) -> None:
+    # Python's own "idna" codec is IDNA 2003 (transitional): it would turn straße into strasse.
+    assert classify_url(url) == token
+
+
+@pytest.mark.parametrize(
+    "url", ["http://a\u200db.com/", "http://bad%EF%BF%BD.com/", "http://exa\ufffdmple.com/"]
+)
+def test_hosts_that_uts46_refuses_are_not_urls(url: str) -> None:
+    assert classify_url(url) is None
+
+
 def test_a_failed_url_falls_through_to_its_length_bucket() -> None:
     assert shape("http://256.1.1.1/") == "str<32"
     assert shape("ftp://example.com/CANARY") == "str<32"

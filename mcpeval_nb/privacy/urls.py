@@ -102,15 +102,31 @@ def _split_host(authority: str) -> str | None:
     return host
 
 
+def _idna_to_ascii(host: str) -> str | None:
+    """UTS 46 ToASCII as WHATWG runs it: non-transitional mapping (``ß`` and ``ς`` are kept, not turned
+    into ``ss``/``σ`` as Python's IDNA 2003 codec does), then Punycode per label."""
+    import idna
+
+    try:
+        mapped = idna.uts46_remap(host, std3_rules=False, transitional=False)
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return None
+    labels = []
+    for label in mapped.split("."):
+        if label.isascii():
+            labels.append(label)
+        elif "\u200c" in label or "\u200d" in label:
+            return None  # joiners are valid only in contexts (CheckJoiners) we do not model
+        else:
+            labels.append("xn--" + label.encode("punycode").decode("ascii"))
+    return ".".join(labels).lower()
+
+
 def _domain_to_ascii(host: str) -> str | None:
     host = urllib.parse.unquote(host)
-    if host.isascii():
-        ascii_host = host.lower()
-    else:
-        try:
-            ascii_host = host.encode("idna").decode("ascii").lower()
-        except UnicodeError:
-            return None
+    ascii_host = host.lower() if host.isascii() else _idna_to_ascii(host)
+    if ascii_host is None:
+        return None
     if not ascii_host or any(c in _FORBIDDEN_HOST or ord(c) < 0x20 or c == "\x7f" for c in ascii_host):
         return None
     return ascii_host
