@@ -187,3 +187,17 @@ def test_a_run_of_one_probe_kind_skips_the_battery_and_records_no_trend(root: Pa
     assert panel.state.report is not None and panel.state.report.readiness is None
     assert panel.readiness.value == "" and panel.state.battery == "skipped"
     assert me.open_store(root).trends.num_rows == 0
+
+
+def test_the_probe_kind_choice_follows_the_manifest(root: Path) -> None:
+    panel = _panel(root, command=_clean())
+    assert len(panel.kind.options) > 10  # no manifest yet: every kind
+    panel.editor.value = MANIFEST.read_text()
+    assert list(panel.kind.options) == ["(every case)", "discovery-cost", "token-cost", "error-honesty",
+                                        "degradation-over-n", "instruction-fidelity"]
+    panel.kind.value = "token-cost"
+    assert panel.state.probe_kind == "token-cost"
+    panel.editor.value = json.dumps({"version": 1, "probes": [
+        {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 2}]})
+    assert list(panel.kind.options) == ["(every case)", "pagination"]
+    assert panel.kind.value == "(every case)" and panel.state.probe_kind is None

@@ -286,8 +286,20 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             self.readiness.value = readiness_html(s.report)
             self.save_button.disabled = s.report is None
 
+    def _render_kinds(self) -> None:
+        """Offer the kinds the manifest uses (every kind while there is no valid manifest)."""
+        manifest = self.state.manifest
+        kinds = list(probe_kinds()) if manifest is None else \
+            list(dict.fromkeys(c.probe for c in manifest.cases))
+        options = [_ALL, *kinds]
+        if list(self.kind.options) != options:
+            keep = self.kind.value if self.kind.value in options else _ALL
+            self.kind.options = options
+            self.kind.value = keep
+
     def _render_manifest(self) -> None:
         s = self.state
+        self._render_kinds()
         if s.manifest_error is not None:
             where = "" if s.manifest_error_path is None else f" at <code>{esc(s.manifest_error_path)}</code>"
             self.manifest_status.value = _red(f"\u2717 {s.manifest_error}", raw_tail=where)
