@@ -40,7 +40,6 @@ DETECTORS = ("email-like", "home-path", "token-param", "password", "oversized-st
 _EMAIL_RE = re.compile(r"\w@\w")
 _KEYWORDS = ((b"/users/", "home-path"), (b"/home/", "home-path"), (b"token=", "token-param"),
              (b"password", "password"))
-_FILTER_NEEDLES = (b"@", b"/users/", b"/home/", b"token=", b"password")
 _PLAIN_TOKENS = frozenset(("null", "uuid", "str<8", "str<32", "str<128", "str<512", "str<4096", "str>4096",
                            "bool:true", "bool:false"))
 # Rust's f64::from_str: optional sign, then inf/infinity/nan (any case) or a decimal with optional exponent.
@@ -229,6 +228,40 @@ def _quote_free_runs(buf: bytes) -> list[int]:
     return [int(i) * _BLOCK for i in np.flatnonzero(starts).tolist()]
 
 
+def _pair_positions(mask: Any, distance: int) -> list[int]:
+    """Offsets ``i`` where ``mask[i]`` and ``mask[i + distance]`` are both set."""
+    both = mask[:-distance] & mask[distance:]
+    return [int(i) for i in np.flatnonzero(both).tolist()]
+
+
+def _needle_hits(buf: bytes, arr: Any) -> list[int]:
+    """Offsets of every possible keyword, ``@`` or escaped-quote match (a superset; never a miss).
+
+    ``folded`` ORs 0x20 into every byte: that lowercases ASCII letters and leaves ``/`` and ``=`` as
+    they are, so every match of a lowercase needle in the ASCII-lowercased text is a match here too
+    (a few other bytes fold onto the needles' characters: extra candidates only).  Needles are found
+    by their rare bytes with ``memchr`` (``@``, ``=``, ``\\``) or by pairs of slashes at the needle's
+    width, and the one needle without a rare byte (``password``) by one substring search.
+    """
+    hits: list[int] = []
+    for rare in (b"@", b"\\"):
+        pos = buf.find(rare)
+        while pos >= 0:
+            hits.append(pos)
+            pos = buf.find(rare, pos + 1)
+    folded = (arr | 0x20).tobytes()
+    for needle in (b"password", b"token=") if b"=" in buf else (b"password",):
+        pos = folded.find(needle)
+        while pos >= 0:
+            hits.append(pos)
+            pos = folded.find(needle, pos + 1)
+    if buf.find(b"/") >= 0:
+        slashes = np.frombuffer(folded, dtype=np.uint8) == 0x2F
+        for needle in (b"/home/", b"/users/"):
+            hits.extend(p for p in _pair_positions(slashes, len(needle) - 1) if folded.startswith(needle, p))
+    return hits
+
+
 def candidate_lines(buf: bytes) -> list[tuple[int, int]]:
     """Every line of ``buf`` the exact rule could flag, as sorted ``(start, end)`` byte ranges.
 
@@ -239,20 +272,13 @@ def candidate_lines(buf: bytes) -> list[tuple[int, int]]:
         Line ranges without the newline, in order, each once.
     """
     found: dict[int, int] = {}
-
-    def add(pos: int) -> int:
-        start, end = _line_bounds(buf, pos)
-        found[start] = end
-        return end
-
-    low = buf.lower()
-    for needle in _FILTER_NEEDLES:
-        pos = low.find(needle)
-        while pos >= 0:
-            pos = low.find(needle, add(pos))
-    pos = buf.find(b'\\"')
-    while pos >= 0:
-        pos = buf.find(b'\\"', add(pos))
-    for pos in _quote_free_runs(buf):
-        add(pos)
-    return sorted(found.items())
+    if not buf:
+        return []
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    last_end = -1
+    for pos in sorted([*_needle_hits(buf, arr), *_quote_free_runs(buf)]):
+        if pos <= last_end:
+            continue
+        start, last_end = _line_bounds(buf, pos)
+        found[start] = last_end
+    return list(found.items())

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import RecordTooLarge, ReviewError
 from ..journal.locks import flocked
 from ..limits import LOCK_TIMEOUT_S, MAX_RECORD_BYTES
@@ -186,7 +188,7 @@ def iter_chunks(fd: int, path: Path, size: int, *, chunk_bytes: int = CHUNK_BYTE
         if cut:
             whole = buf if cut == len(buf) else buf[:cut]
             yield Chunk(whole, line)
-            line += whole.count(b"\n")
+            line += int(np.count_nonzero(np.frombuffer(whole, dtype=np.uint8) == 0x0A))
         carry = buf[cut:]
         if len(carry) >= limit:
             raise RecordTooLarge(path, line)
