@@ -111,6 +111,14 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
     review.check_button.click()
     assert review.wait(60)
     assert review.state.sweep is not None and review.state.notes == 1
+    assert review.state.clean  # short markers are not what the heuristic sweep looks for
+    for box in review.checklist:
+        box.value = True
+    review.notes.value = True  # even with the note prose included in the envelope
+    review.confirm.value = True
+    review.export_button.click()
+    assert review.wait(60)
+    assert review.state.result is not None and "mcpeval share envelope" in review.result.value
 
     servers = ((f"{sys.executable} {probe_clean.__file__} broken", "break_session"),
                (f"{sys.executable} {probe_clean.__file__} broken", "describe_status"),
@@ -134,6 +142,12 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
     assert _leaks(RecordingComm.sent) == []
 
 
-def test_the_leak_check_itself_finds_a_marker_in_state_and_in_bytes() -> None:
-    assert _leaks({"value": f"x{MARK}y"}) == [MARK]
-    assert _leaks([("update", {}, [b"CANARY raw"])]) == ["CANARY"]
+def test_the_leak_check_sees_a_marker_put_into_a_widget_state_and_its_messages(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    RecordingComm.sent.clear()
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    label = ipywidgets.HTML(value="nothing yet")
+    label.value = f"leaked {MARK}"
+    image = ipywidgets.Image(format="png", value=b"CANARY raw bytes")
+    assert _leaks(label.get_state()) == [MARK] and _leaks(image.get_state()) == ["CANARY"]
+    assert MARK in _leaks(RecordingComm.sent) and "CANARY" in _leaks(RecordingComm.sent)
