@@ -59,6 +59,13 @@ def test_mutation_box_cannot_be_ticked_without_a_sandboxed_mutating_case(root: P
     assert panel.allow_mutation.value is False and panel.state.effective_allow_mutation is False
 
 
+def test_the_shipped_mutating_manifest_enables_the_box_but_not_the_tick(root: Path) -> None:
+    panel = _panel(root, command=_clean(), manifest=MANIFEST.parent / "probe-fixture-mutating.manifest.json")
+    assert panel.state.manifest is not None and not panel.allow_mutation.disabled
+    assert panel.allow_mutation.value is False and "recover-session" in panel.mutation_note.value
+    assert panel.run() is False and "mutating probes require --allow-mutation" in panel.status.value
+
+
 def test_mutating_case_is_refused_until_the_box_is_ticked_and_editing_clears_the_tick(root: Path) -> None:
     panel = _panel(root, command=_clean())
     panel.editor.value = json.dumps(MUTATING)
