@@ -6,6 +6,7 @@ Fixture servers are started by path (fast start, the package is not imported by 
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,29 @@ def test_an_unreachable_server_is_a_readiness_error_not_a_score(root: Path) -> N
     assert report.exit_code == 3
 
 
+
+
+def test_an_exhausted_budget_is_a_readiness_error_that_wins_over_transport_symptoms(root: Path) -> None:
+    report = score_server(fixture("probe_clean"), server="fixture", max_requests=12)
+    assert report.readiness is None and report.readiness_error == "evaluation-budget-exceeded"
+    assert report.exit_code == 3
+
+
+def test_a_cancelled_battery_reports_cancelled_without_readiness(root: Path) -> None:
+    cancel = threading.Event()
+    lines: list[str] = []
+
+    def progress(line: str) -> None:
+        lines.append(line)
+        if line == "battery tool 2/7":
+            cancel.set()
+
+    report = score_server(fixture("probe_clean"), server="fixture", options=BatteryOptions(progress=progress),
+                          cancel=cancel)
+    assert report.cancelled and report.readiness is None and report.exit_code == 3
+    assert "battery protocol checks" not in lines
+
+
+def test_the_profile_records_the_call_timeout_used(root: Path) -> None:
+    r = score("probe_clean", call_timeout_s=7.5)
+    assert r.measurement_profile is not None and r.measurement_profile.call_timeout_ms == 7500

@@ -28,7 +28,7 @@ from ..privacy.grammar import valid_server, valid_tool
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import Catalog, Target, ToolOutcome
 from .battery_checks import Connection, protocol_checks, run_contention, run_payload
-from .context import ProbeOptions, RunContext
+from .context import Cancelled, ProbeOptions, RunContext
 from .report import ProbeReport
 from .runner import register_battery
 from .score import (
@@ -187,7 +187,8 @@ class _Battery:
         surfaces = isinstance(caps.get("resources"), dict) or isinstance(caps.get("prompts"), dict)
         protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
         profile = measurement_profile(attested_read_only=self.options.confirm_read_only,
-                                      skip_tools=self.options.skip_tools)
+                                      skip_tools=self.options.skip_tools,
+                                      call_timeout_ms=round(self.options.call_timeout_s * 1000))
         return score_readiness(BatteryObservations(
             tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
             profile))
@@ -245,7 +246,8 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
         cancel: set to stop between calls.
 
     Returns:
-        The v2 report: ``readiness`` set, or ``readiness_error`` when the battery could not complete.
+        The v2 report: ``readiness`` set, or ``readiness_error`` when the battery could not complete, or
+        ``cancelled`` when ``cancel`` was set (exit code 3 for both).
 
     Raises:
         UsageError: an invalid label or ``--skip-tool`` name (nothing scored).
@@ -264,6 +266,8 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
     except TransportError as exc:
         reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
+    except Cancelled:
+        return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
     return ProbeReport(server=server, cases=(), readiness=readiness.to_json())
 
 

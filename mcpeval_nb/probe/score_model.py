@@ -218,8 +218,8 @@ def _arch_name() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64", "i686": "x86", "i386": "x86"}.get(arch, arch or "unknown")
 
 
-def measurement_profile(*, attested_read_only: bool, skip_tools: tuple[str, ...] | list[str] = ()) -> \
-        MeasurementProfile:
+def measurement_profile(*, attested_read_only: bool, skip_tools: tuple[str, ...] | list[str] = (),
+                        call_timeout_ms: int = 15000) -> MeasurementProfile:
     """The measurement profile of a battery run on this machine (SPEC 7.2), validated.
 
     Raises:
@@ -227,7 +227,8 @@ def measurement_profile(*, attested_read_only: bool, skip_tools: tuple[str, ...]
     """
     return MeasurementProfile(evaluator_version=evaluator_version(), platform=_os_name(),
                               architecture=_arch_name(), attested_read_only=attested_read_only,
-                              skip_tools=tuple(sorted(set(skip_tools)))).validate()
+                              skip_tools=tuple(sorted(set(skip_tools))),
+                              call_timeout_ms=call_timeout_ms).validate()
 
 
 # --- parsing a saved readiness object -------------------------------------------------------------------
