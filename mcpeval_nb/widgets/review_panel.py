@@ -83,7 +83,7 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
             w.HBox([self.check_button, self.cancel_button, self.progress]),
             self.status, self.flagged, w.HTML("<b>Share options</b>"),
             w.HBox([self.history, self.notes, self.force]), self.dest, w.HTML("<b>Review checklist</b>"),
-            *self.checklist, self.confirm, self.export_button, self.result])
+            *self.checklist, self.confirm, w.HBox([self.export_button]), self.result])
         self.check_button.on_click(lambda _b: self.run_check())
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.export_button.on_click(lambda _b: self.export())
