@@ -112,6 +112,7 @@ class _Sweep:
     canon_store: Path
     options: ShareOptions
     flagged: list[FlaggedLine] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
     files_flagged: int = 0
     records: int = 0
     file_records: int = 0
@@ -207,6 +208,15 @@ def _inventory(store: Path, options: ShareOptions) -> tuple[list[str], int]:
     return names, total
 
 
+def _write_file(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
@@ -224,8 +234,11 @@ def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptio
         try:
             sweep.file_records = 0
             _export_file(item, fd, stage_store, sweep, progress, total)
+            sweep.files.append(item.relpath)
         finally:
             os.close(fd)
+    for dirpath, _dirs, _files in os.walk(stage_store):
+        _fsync_dir(Path(dirpath))
     return sweep
 
 
@@ -256,7 +269,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
     if not os.path.lexists(store):
         raise ReviewError("nothing to share: store does not exist")
     out = resolve_output(dest, root=base, force=options.force)
-    names, total = _inventory(store, options)
+    names, total = _inventory(store, options)  # refuses symlinks before anything is written
     if not names:
         raise ReviewError("the store contains no records to share")
     canon_store = Path(os.path.realpath(store))
@@ -269,7 +282,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         if sweep.files_flagged:
             raise ShareRefused(tuple(sweep.flagged), sweep.files_flagged)
         notes = sweep.notes if options.include_annotation_notes else None
-        (staging.path / "SHARE.md").write_text(share_md(len(names), notes), encoding="utf-8")
+        _write_file(staging.path / "SHARE.md", share_md(len(sweep.files), notes).encode("utf-8"))
         _fsync_dir(staging.path)
         pause_point("before-publish")
         check_output(out, force=options.force)
@@ -281,7 +294,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         if staging.path.exists():
             staging.remove()
         staging.release()
-    return ShareResult(dest=out, files=tuple(names), records=sweep.records,
+    return ShareResult(dest=out, files=tuple(sweep.files), records=sweep.records,
                        notes_included=sweep.notes if options.include_annotation_notes else 0,
                        bytes_read=sweep.done, stale_staging_removed=stale)
 
