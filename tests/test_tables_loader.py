@@ -160,3 +160,13 @@ def test_progress_callback_sees_every_byte(root: Path) -> None:
     _ = store.calls
     size = os.path.getsize(journal(root))
     assert seen and seen[-1] == (size, size)
+
+
+def test_error_code_null_is_kept_as_json_null_and_a_missing_code_as_no_value(root: Path) -> None:
+    path = journal(root)
+    with_null = record(1, outcome="error", error={"code": None}).sanitized().encode()
+    without = record(2, outcome="error", error={"template_id": "0" * 16}).sanitized().encode()
+    path.write_text(with_null + "\n" + without.replace('"seq":2', '"seq" : 2') + "\n", encoding="utf-8")
+    rows = open_store(root).calls.to_pylist()
+    assert [r["error_code"] for r in rows] == ["null", None]
+    assert [r["has_error"] for r in rows] == [True, True]

@@ -7,7 +7,9 @@ line, never content), like the journal reader.  ``errors="report"`` skips the li
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +19,7 @@ import pyarrow as pa
 from ..errors import InvalidRecord, UsageError
 from ..journal.read import RawLine, parse_line
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from .fastpath import fast_calls
+from .fastpath import FastResult, fast_calls
 from .rows import annotation_batch, call_batch, trend_batch
 from .scan import CHUNK_BYTES, Chunk, ScanState, scan_chunks
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, REPORT_SCHEMA, TRENDS_SCHEMA
@@ -26,6 +28,8 @@ __all__ = ["Errors", "LoadReport", "load_file"]
 
 Errors = Literal["raise", "report"]
 TOO_LARGE = "journal record exceeds 4 MiB"
+#: Chunks in flight: one being finished here, one being converted by a worker (2 cores is the norm).
+_WORKERS = 2
 
 _KINDS: dict[str, tuple[pa.Schema, Callable[[Any], Any], Callable[[list[Any]], pa.RecordBatch]]] = {
     "calls": (CALLS_SCHEMA, CallRecord.from_dict, call_batch),
@@ -81,16 +85,22 @@ def _slow(chunk: Chunk, indices: np.ndarray, path: Path, parse: Callable[[Any], 
     return records, kept
 
 
-def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: LoadReport) -> pa.RecordBatch:
+def _skipped(chunk: Chunk) -> tuple[int, ...]:
+    return tuple(line - chunk.first_line for line in chunk.too_long)
+
+
+def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: LoadReport,
+                 fast: FastResult | None = None) -> pa.RecordBatch:
     schema, parse, build = _KINDS[kind]
-    skip = tuple(line - chunk.first_line for line in chunk.too_long)
+    skip = _skipped(chunk)
     for line in chunk.too_long:
         report.add(path, line, TOO_LARGE)
     if kind != "calls":
         indices = np.setdiff1d(np.arange(len(chunk.ends)), np.array(skip, dtype=np.int64))
         records, _ = _slow(chunk, indices, path, parse, errors, report)
         return build(records)
-    fast = fast_calls(chunk.data, chunk.ends, exclude=skip)
+    if fast is None:
+        fast = fast_calls(chunk.data, chunk.ends, exclude=skip)
     slow_idx = np.setdiff1d(fast.slow, np.array(skip, dtype=np.int64))
     if len(slow_idx) == 0:
         return fast.batch
@@ -123,8 +133,28 @@ def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Erro
     Raises:
         RecordTooLarge, InvalidRecord: in raise mode, at the first bad line.
     """
-    for chunk in scan_chunks(path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
-                             on_bytes=on_bytes):
-        batch = _chunk_batch(kind, chunk, path, errors, report)
-        if batch.num_rows:
-            yield batch
+    chunks = scan_chunks(path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
+                         on_bytes=on_bytes)
+    if kind != "calls":
+        for chunk in chunks:
+            batch = _chunk_batch(kind, chunk, path, errors, report)
+            if batch.num_rows:
+                yield batch
+        return
+    # The vectorised work of the next chunk runs in a worker (Arrow and numpy release the GIL) while
+    # this thread finishes the current one; results are consumed strictly in order.
+    with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+        pending: deque[tuple[Chunk, Future[FastResult]]] = deque()
+        for chunk in chunks:
+            pending.append((chunk, pool.submit(fast_calls, chunk.data, chunk.ends, exclude=_skipped(chunk))))
+            if len(pending) < _WORKERS:
+                continue
+            done, future = pending.popleft()
+            batch = _chunk_batch(kind, done, path, errors, report, future.result())
+            if batch.num_rows:
+                yield batch
+        while pending:
+            done, future = pending.popleft()
+            batch = _chunk_batch(kind, done, path, errors, report, future.result())
+            if batch.num_rows:
+                yield batch

@@ -62,7 +62,7 @@ def call_row(record: CallRecord) -> dict[str, Any]:
         "server": record.server, "method": record.method, "tool": record.tool,
         "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
         "has_error": err is not None,
-        "error_code": None if err is None or "code" not in err else _json(err["code"]),
+        "error_code": None if err is None or "code" not in err else dumps(err["code"], sort_keys=True),
         "error_layer": None if err is None else err.get("layer"),
         "error_retryable": None if err is None else err.get("retryable"),
         "error_kind": None if err is None else err.get("kind"),

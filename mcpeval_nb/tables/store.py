@@ -4,7 +4,8 @@ Each journal's size is taken under a shared ``flock`` (a boundary no writer is i
 before it are read without holding the lock.  ``refresh()`` remembers, per file, the offset and line
 after the last complete line read and the SHA-256 of that prefix; on refresh it checks that the file is
 the same one (device, inode, not shorter) and that the last 64 KiB of the prefix still hash the same,
-then reads only the appended bytes.  A rewritten file makes the whole store reload.
+then reads only the appended bytes.  A rewritten file makes the loaded tables reload.  Each table
+loads on first use, so ``store.calls`` alone never parses annotations or trend points.
 ``refresh(verify="full")`` re-hashes every prefix instead of the last 64 KiB.
 """
 
@@ -91,8 +92,9 @@ class Store:
         self._progress = progress
         self._chunk_bytes = chunk_bytes
         self._states: dict[Path, _FileState] = {}
+        self._kinds: dict[Path, str] = {}
         self._tables: dict[str, list[pa.Table]] = {}
-        self._report = LoadReport()
+        self._reports: dict[str, LoadReport] = {}
 
     # -- tables -----------------------------------------------------------------------------------
     @property
@@ -112,14 +114,18 @@ class Store:
 
     @property
     def report(self) -> pa.Table:
-        """Lines skipped under ``errors="report"`` (``REPORT_SCHEMA``): file, line, reason."""
-        if not self._tables:
-            self._load_all()
-        return self._report.table()
+        """Lines skipped under ``errors="report"`` (``REPORT_SCHEMA``): file, line, reason (all tables)."""
+        missing = tuple(k for k in _SCHEMAS if k not in self._tables)
+        if missing:
+            self._load(missing)
+        combined = LoadReport()
+        for kind in _SCHEMAS:
+            combined.rows += self._reports[kind].rows
+        return combined.table()
 
     def _table(self, kind: str) -> pa.Table:
-        if not self._tables:
-            self._load_all()
+        if kind not in self._tables:
+            self._load((kind,))
         parts = self._tables[kind]
         if len(parts) > 1:
             parts[:] = [pa.concat_tables(parts)]
@@ -137,8 +143,8 @@ class Store:
         return getattr(self, table).to_pandas(**kwargs)
 
     # -- loading ----------------------------------------------------------------------------------
-    def _snapshot(self) -> list[tuple[str, Path, int]]:
-        return [(kind, path, snapshot_size(path)) for kind, path in journal_files(self.root)]
+    def _snapshot(self, kinds: tuple[str, ...]) -> list[tuple[str, Path, int]]:
+        return [(kind, path, snapshot_size(path)) for kind, path in journal_files(self.root) if kind in kinds]
 
     def _read(self, plan: list[tuple[str, Path, int]], sink: Callable[[str, pa.RecordBatch], None]) -> int:
         total = sum(max(0, end - self._states.get(path, _FileState()).scan.offset) for _, path, end in plan)
@@ -155,8 +161,9 @@ class Store:
                 if report is not None:
                     report(before + n, total)
 
-            for batch in load_file(kind, path, state.scan, end, errors=self.errors, report=self._report,
-                                   chunk_bytes=self._chunk_bytes, on_bytes=on_bytes):
+            for batch in load_file(kind, path, state.scan, end, errors=self.errors,
+                                   report=self._reports[kind], chunk_bytes=self._chunk_bytes,
+                                   on_bytes=on_bytes):
                 sink(kind, batch)
                 rows += batch.num_rows
             done = before + planned
@@ -165,13 +172,18 @@ class Store:
             report(total, total)
         return rows
 
-    def _load_all(self) -> None:
-        self._states.clear()
-        self._report = LoadReport()
-        batches: dict[str, list[pa.RecordBatch]] = {k: [] for k in _SCHEMAS}
-        self._read(self._snapshot(), lambda kind, b: batches[kind].append(b))
-        self._tables = {k: [pa.Table.from_batches(v, schema=_SCHEMAS[k])] if v else [] for k, v in
-                        batches.items()}
+    def _load(self, kinds: tuple[str, ...]) -> None:
+        """(Re)load the given tables from scratch."""
+        for kind in kinds:
+            self._tables.pop(kind, None)
+            self._reports[kind] = LoadReport()
+        self._states = {p: st for p, st in self._states.items() if self._kinds.get(p) not in kinds}
+        plan = self._snapshot(kinds)
+        self._kinds.update({path: kind for kind, path, _ in plan})
+        batches: dict[str, list[pa.RecordBatch]] = {k: [] for k in kinds}
+        self._read(plan, lambda kind, b: batches[kind].append(b))
+        for kind, parts in batches.items():
+            self._tables[kind] = [pa.Table.from_batches(parts, schema=_SCHEMAS[kind])] if parts else []
 
     def _unchanged(self, path: Path, state: _FileState, end: int, verify: str) -> bool:
         try:
@@ -185,7 +197,7 @@ class Store:
         return _window_digest(path, state.scan.offset) == state.window
 
     def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
-        """Read what was appended since the last load; reload everything if a journal was rewritten.
+        """Read what was appended since the last load; reload the loaded tables if a journal was rewritten.
 
         Args:
             verify: ``window`` checks the last 64 KiB of each read prefix, ``full`` re-hashes it all.
@@ -197,18 +209,24 @@ class Store:
             RecordTooLarge, InvalidRecord: in raise mode, a bad appended line.
             LockTimeout: a journal stayed locked past the deadline.
         """
-        if not self._tables:
-            self._load_all()
+        loaded = tuple(k for k in _SCHEMAS if k in self._tables)
+        if not loaded:
+            self._load(tuple(_SCHEMAS))
             return sum(self._table(k).num_rows for k in _SCHEMAS)
-        plan = self._snapshot()
+        plan = self._snapshot(loaded)
+        self._kinds.update({path: kind for kind, path, _ in plan})
         known = set(self._states)
         gone = known - {path for _, path, _ in plan}
         if gone or any(path in known and not self._unchanged(path, self._states[path], end, verify)
                        for _, path, end in plan):
-            self._load_all()
-            return sum(self._table(k).num_rows for k in _SCHEMAS)
-        fresh: dict[str, list[pa.RecordBatch]] = {k: [] for k in _SCHEMAS}
-        rows = self._read(plan, lambda kind, b: fresh[kind].append(b))
+            self._load(loaded)
+            return sum(self._table(k).num_rows for k in loaded)
+        fresh: dict[str, list[pa.RecordBatch]] = {k: [] for k in loaded}
+        try:
+            rows = self._read(plan, lambda kind, b: fresh[kind].append(b))
+        except BaseException:
+            self._tables = {}  # offsets may be ahead of the rows kept: the next use reloads everything
+            raise
         for kind, batches in fresh.items():
             if batches:
                 self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
