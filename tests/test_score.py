@@ -7,6 +7,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpeval_nb.errors import DocumentError
 from mcpeval_nb.jsonfmt import dumps
@@ -276,3 +278,39 @@ def test_parsing_rejects_unknown_labels_without_echoing_them(mutate: Any, messag
 def test_other_standards_parse_as_display_only_scores() -> None:
     legacy = parse_readiness({"score": 77, "standard": "mcpeval-standard/1", "areas": "whatever"})
     assert (legacy.score, legacy.standard, legacy.areas) == (77, "mcpeval-standard/1", ())
+
+
+outcomes = st.sampled_from(["success", "tool-error", "rpc-error", "transport-error"])
+call_obs = st.builds(CallObservation, outcomes, st.sampled_from([None, -32602, -32603]),
+                     st.integers(0, 4000), st.sampled_from([None, True, False]))
+honesty_obs = st.none() | st.builds(HonestyObservation, outcomes, st.sampled_from([None, -32602, -32000]),
+                                    st.booleans(), st.booleans())
+
+
+@st.composite
+def observations(draw: st.DrawFn) -> BatteryObservations:
+    count = draw(st.integers(1, 6))
+    tools = tuple(ToolFacts(f"t{i}", description_chars=draw(st.integers(0, 80)),
+                            read_only_hint=draw(st.sampled_from([True, None, False])),
+                            has_output_schema=draw(st.booleans()), tokens=draw(st.integers(1, 3000)))
+                  for i in range(count))
+    runs = tuple(ToolRun(t.name, not_called=draw(st.sampled_from([None, "coverage-unsynthesizable"])),
+                         honesty=draw(honesty_obs), calls=tuple(draw(st.lists(call_obs, max_size=3))))
+                 for t in tools if not t.writer)
+    case = st.none() | st.tuples(st.just("t0"), st.booleans())
+    return BatteryObservations(tools, runs, PROTOCOL_OK, draw(case), draw(case))
+
+
+@settings(max_examples=200, deadline=None)
+@given(observations(), st.integers(0, 5))
+def test_skipping_any_tool_never_raises_any_score(obs: BatteryObservations, pick: int) -> None:
+    before = score_readiness(obs)
+    assert 0 <= before.score <= 100
+    if not obs.runs:
+        return
+    target = obs.runs[pick % len(obs.runs)].name
+    runs = tuple(ToolRun(r.name, skipped=True) if r.name == target else r for r in obs.runs)
+    after = score_readiness(BatteryObservations(obs.tools, runs, obs.protocol, obs.contention, obs.payload))
+    assert after.score <= before.score
+    assert all(a.score <= b.score for a, b in zip(after.areas, before.areas, strict=True))
+    assert all(0 <= c.score <= 99 for a in after.areas for c in a.checks)
