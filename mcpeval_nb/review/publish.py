@@ -95,7 +95,16 @@ def resolve_output(dest: str | os.PathLike[str], *, root: Path, force: bool) -> 
 
 
 def check_output(out: Path, *, force: bool) -> None:
-    """Re-validate the output right before publishing (SPEC 11 step 3 and 8)."""
+    """Re-validate the output right before publishing (SPEC 11 step 3 and 8).
+
+    Args:
+        out: the resolved output path.
+        force: a non-empty existing output may be replaced.
+
+    Raises:
+        ShareOutputError: the output is not a directory (a symlink included) or, without ``force``,
+            not empty.
+    """
     try:
         st = os.lstat(out)
     except FileNotFoundError:
@@ -122,8 +131,11 @@ def _lock_dir(path: Path) -> int | None:
 def remove_stale_staging(parent: Path) -> int:
     """Remove staging directories in ``parent`` whose export died (their lock is free).
 
+    Args:
+        parent: the output's parent directory.
+
     Returns:
-        How many were removed.
+        How many were removed (live exports hold their lock and are left alone).
     """
     removed = 0
     try:
@@ -146,7 +158,14 @@ def remove_stale_staging(parent: Path) -> int:
 
 
 class Staging:
-    """An owner-only staging directory beside the output, locked while it lives."""
+    """An owner-only staging directory beside the output, locked while it lives.
+
+    Args:
+        parent: the directory to create ``.mcpeval-share-<uuid4>`` in.
+
+    Raises:
+        ReviewError: the directory cannot be created or locked.
+    """
 
     def __init__(self, parent: Path) -> None:
         self.path = parent / f"{STAGE_PREFIX}{uuid.uuid4()}"
@@ -198,6 +217,10 @@ def _publish_fallback(stage: Path, out: Path) -> Path | None:
 def publish(stage: Path, out: Path) -> Path | None:
     """Move the staged envelope to ``out`` atomically.
 
+    Args:
+        stage: the complete staging directory.
+        out: the output path (absent, or a directory to replace).
+
     Returns:
         Where the previous envelope now lives (to delete), or None when there was none.
 
@@ -220,7 +243,11 @@ def publish(stage: Path, out: Path) -> Path | None:
 
 
 def discard(path: Path | None) -> None:
-    """Delete a replaced envelope after a successful publish."""
+    """Delete a replaced envelope after a successful publish (errors ignored: it is never published).
+
+    Args:
+        path: what ``publish`` returned.
+    """
     if path is not None:
         with contextlib.suppress(OSError):
             shutil.rmtree(path)

@@ -69,7 +69,18 @@ def _open_dir(name: str | Path, dir_fd: int | None, path: Path, what: str) -> in
 
 
 def open_store(store: Path, what: str) -> int:
-    """Open the store directory itself, refusing a symlink (``<what> refuses a symlinked store``)."""
+    """Open the store directory itself, refusing a symlink (``<what> refuses a symlinked store``).
+
+    Args:
+        store: ``<root>/store``.
+        what: the command name for messages.
+
+    Returns:
+        A read-only directory descriptor (the caller closes it).
+
+    Raises:
+        ReviewError: the store is missing, a symlink, not a directory or unreadable.
+    """
     try:
         st = os.lstat(store)
     except FileNotFoundError:
@@ -143,7 +154,19 @@ def _walk(dir_fd: int, path: Path, rel: str, what: str, skip_probes: bool) -> It
 
 
 def snapshot(fd: int, path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> int:
-    """The file's size taken under a shared lock: no writer is inside a line there."""
+    """The file's size taken under a shared lock: no writer is inside a line there.
+
+    Args:
+        fd: the open journal.
+        path: its path, for the timeout message.
+        timeout: seconds to wait for the lock.
+
+    Returns:
+        The snapshot size in bytes.
+
+    Raises:
+        LockTimeout: a writer held the journal past the deadline.
+    """
     with flocked(fd, path, exclusive=False, timeout=timeout):
         return os.fstat(fd).st_size
 
@@ -158,7 +181,17 @@ def _check_bounds(buf: bytes, end: int, path: Path, first_line: int, limit: int)
 
 
 def check_utf8(data: bytes, path: Path, first_line: int, what: str = "store snapshot") -> None:
-    """Raise naming the line when ``data`` is not UTF-8 (``store snapshot is not UTF-8``)."""
+    """Raise naming the line when ``data`` is not UTF-8 (``store snapshot is not UTF-8``).
+
+    Args:
+        data: whole lines.
+        path: the journal, for the message.
+        first_line: the number of the first line in ``data``.
+        what: the message's subject.
+
+    Raises:
+        ReviewError: invalid UTF-8, named by path and line.
+    """
     if data.isascii():
         return
     try:
@@ -171,6 +204,16 @@ def check_utf8(data: bytes, path: Path, first_line: int, what: str = "store snap
 def iter_chunks(fd: int, path: Path, size: int, *, chunk_bytes: int = CHUNK_BYTES,
                 limit: int = MAX_RECORD_BYTES) -> Iterator[Chunk]:
     """Yield the snapshot ``[0, size)`` of ``fd`` as chunks of whole, bounded lines.
+
+    Args:
+        fd: the open journal.
+        path: its path, for messages.
+        size: the snapshot size.
+        chunk_bytes: bytes per read.
+        limit: the line bound, newline included.
+
+    Returns:
+        An iterator of chunks; a final unterminated line comes alone with ``tail`` set.
 
     Raises:
         RecordTooLarge: a line (newline included) over ``limit``, named by file and line.

@@ -94,7 +94,15 @@ class ShareRefused(ReviewError):
 
 
 def share_md(files: int, notes: int | None) -> str:
-    """The exact ``SHARE.md`` text (SPEC 11 step 7); ``notes`` None when notes were excluded."""
+    """The exact ``SHARE.md`` text (SPEC 11 step 7).
+
+    Args:
+        files: JSONL files scanned.
+        notes: annotation notes included, or None when notes were excluded.
+
+    Returns:
+        The file's text, ending with a newline.
+    """
     if notes is None:
         notice = "Annotation prose: excluded. Typed annotation metadata is retained."
     else:
