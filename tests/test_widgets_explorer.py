@@ -113,3 +113,18 @@ def test_trends_pick_servers_and_a_window(root: Path) -> None:
     assert panel.wait(60)
     assert [r.server for r in panel.state.rows] == ["server-1", "server-1"]
     assert panel.state.rows[0].delta == "first shown point"
+
+
+def test_trends_refresh_reads_a_new_point(root: Path) -> None:
+    synthetic_store(root, calls=10, servers=1, days=2)
+    panel = TrendsPanel(me.open_store(root))
+    assert panel.wait(60)
+    assert len(panel.state.rows) == 2
+    point = me.TrendPoint(ts="2026-09-01T00:00:00.000Z", server="server-0", passed=True, cases_total=10,
+                          cases_passed=10, score=99, manifest_sha256=None, standard="mcpeval-standard/2",
+                          measurement_profile=None)
+    me.append_records(root, [point])
+    panel.refresh_button.click()
+    assert panel.wait(60)
+    assert [r.score for r in panel.state.rows][-1] == 99 and len(panel.state.rows) == 3
+    assert "2026-09-01 00:00" in panel.points.value
