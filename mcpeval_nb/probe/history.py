@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..analysis.readiness import trend_delta as _analysis_delta
 from ..errors import InvalidRecord, JournalError, RecordTooLarge
 from ..home import history_path, resolve_root
 from ..journal import append_record, read_records
@@ -146,23 +147,15 @@ def select_recent(points: Iterable[TrendPoint], last: int) -> dict[str, list[Tre
 def trend_delta(previous: TrendPoint | None, current: TrendPoint) -> str:
     """The delta part of a trend line against the previous point of the same server (SPEC 7.3).
 
+    The rules live in ``analysis.readiness.trend_delta`` (shared with the notebook history table); this
+    adds the separating space the line needs.
+
     Returns:
         ``""`` for the first point; else `` standard changed``, `` measurement profile unavailable``,
         `` measurement profile changed``, `` +N``/`` -N``/`` +0``, or `` manifest changed``.
     """
-    if previous is None:
-        return ""
-    if previous.standard != current.standard:
-        return " standard changed"
-    if current.standard is not None and (previous.measurement_profile is None
-                                         or current.measurement_profile is None):
-        return " measurement profile unavailable"
-    if previous.measurement_profile != current.measurement_profile:
-        return " measurement profile changed"
-    if current.standard is not None or previous.manifest_sha256 == current.manifest_sha256:
-        delta = current.score - previous.score
-        return f" {'+' if delta >= 0 else '-'}{abs(delta)}"
-    return " manifest changed"
+    text = _analysis_delta(previous, current)
+    return f" {text}" if text else ""
 
 
 def _summary(previous: TrendPoint | None, p: TrendPoint) -> str:
