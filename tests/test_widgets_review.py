@@ -88,3 +88,12 @@ def test_a_new_sweep_clears_the_confirmation(root: Path, tmp_path: Path) -> None
     panel.check_button.click()
     assert panel.wait(60)
     assert panel.confirm.value is False and panel.export_button.disabled
+
+
+def test_an_empty_root_has_nothing_to_share(root: Path, tmp_path: Path) -> None:
+    panel = ReviewPanel(root, dest=tmp_path / "envelope")
+    panel.check_button.click()
+    assert panel.wait(60)
+    assert "nothing to share" in panel.status.value
+    _tick_all(panel)
+    assert panel.export_button.disabled and not (root / "store").exists()

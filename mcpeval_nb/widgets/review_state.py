@@ -56,8 +56,8 @@ class ReviewState:
 
     @property
     def clean(self) -> bool:
-        """A sweep ran and flagged nothing."""
-        return self.sweep is not None and self.sweep.clean
+        """A sweep ran over at least one journal and flagged nothing."""
+        return self.sweep is not None and self.sweep.clean and self.sweep.files_scanned > 0
 
     @property
     def flagged(self) -> list[str]:
@@ -107,7 +107,9 @@ class ReviewState:
     def finish_sweep(self, report: RedactionReport) -> None:
         """Keep the report and say what it found."""
         self.sweep, self.sweeping = report, False
-        if report.clean:
+        if report.files_scanned == 0:
+            self.status = "nothing to share: the store has no journals yet"
+        elif report.clean:
             self.status = f"clean: {report.files_scanned} file(s) scanned, nothing flagged"
         else:
             self.status = (f"{len(report.flagged)} flagged line(s) in {report.files_scanned} file(s): "
