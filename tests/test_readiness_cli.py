@@ -262,3 +262,28 @@ def test_schema_report_and_diff_print_valid_json_schemas(capsys: pytest.CaptureF
         assert code == 0
         jsonschema.Draft202012Validator.check_schema(json.loads(out))
 
+
+
+def test_score_over_streamable_http_records_the_point_under_its_label(
+        root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = subprocess.Popen(fixture("many_tools", "3", "--http"), stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        code, out, _ = run(capsys, "score", "--server", "web", "--url", url)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+    assert code == 0 and out.startswith("web readiness ") and "web surface tools=3 " in out
+    points = mcpeval_nb.load_trends(root=root)
+    assert points is not None and [p.server for p in points] == ["web"]
+    code, _, err = run(capsys, "score", "--server", "web", "--url", url, "--", "python")
+    assert code == 2 and "not both" in err
+
+
+def test_scaffold_ids_outside_the_identifier_grammar_fall_back_to_kind_and_position() -> None:
+    sc = mcpeval_nb.Scaffold()
+    sc.add("discovery-budget", "discovery-cost", max_tools=10, max_schema_bytes=1000)
+    sc.add("9lives-guessable", "schema-guessability", tool="9lives", arguments={})
+    assert [c["id"] for c in sc.cases] == ["discovery-budget", "case-schema-guessability-2"]
+    assert list(sc.cases[1]) == ["probe", "id", "access", "tool", "arguments"]
