@@ -198,3 +198,26 @@ def test_a_cancelled_battery_reports_cancelled_without_readiness(root: Path) -> 
 def test_the_profile_records_the_call_timeout_used(root: Path) -> None:
     r = score("probe_clean", call_timeout_s=7.5)
     assert r.measurement_profile is not None and r.measurement_profile.call_timeout_ms == 7500
+
+
+WEIRD_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from _mcp import Server, text_result
+server = Server("weird")
+server.tool("CANARY bad name\\u001b[31m", lambda args, ctx: text_result(), description="x")
+server.tool("good_tool", lambda args, ctx: text_result(), description="x")
+server.run()
+"""
+
+
+def test_tool_names_outside_the_grammar_never_reach_the_report(root: Path, tmp_path: Path) -> None:
+    script = tmp_path / "weird.py"
+    script.write_text(WEIRD_SERVER)
+    target = StdioTarget((sys.executable, str(script), str(SERVERS)))
+    report = score_server(target, server="weird")
+    assert report.readiness is not None
+    text = report.dumps() + report.render("text") + report.render("markdown")
+    assert "CANARY" not in text and "\x1b" not in text
+    r = parse_readiness(report.readiness)  # the document stays valid
+    assert r.surface.tools == 2 and None in {c.tool for c in r.area("catalog").checks}

@@ -287,3 +287,14 @@ def test_scaffold_ids_outside_the_identifier_grammar_fall_back_to_kind_and_posit
     sc.add("9lives-guessable", "schema-guessability", tool="9lives", arguments={})
     assert [c["id"] for c in sc.cases] == ["discovery-budget", "case-schema-guessability-2"]
     assert list(sc.cases[1]) == ["probe", "id", "access", "tool", "arguments"]
+
+
+def test_init_never_prints_a_tool_name_outside_the_grammar(
+        tmp_path: Path, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_battery import WEIRD_SERVER
+
+    script = tmp_path / "weird.py"
+    script.write_text(WEIRD_SERVER)
+    code, out, _ = run(capsys, "init", "--dry-run", "--", sys.executable, str(script), str(SERVERS))
+    assert code == 0
+    assert out == "- skipped: name outside the tool grammar\ngood_tool candidate (readOnlyHint)\n"

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ProbeError, TransportError, UsageError
 from ..jsonfmt import dumps
 from ..limits import BATTERY_CALL_TIMEOUT_S, BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS
-from ..privacy.grammar import valid_identifier
+from ..privacy.grammar import valid_identifier, valid_tool
 from ..transport.budget import Budget
 from ..transport.messages import Target
 from ..transport.session import McpSession
@@ -46,6 +46,8 @@ def decide(entry: dict[str, Any], *, tools: Sequence[str] | None, confirm_read_o
     ann, schema = _obj(entry.get("annotations")), _obj(entry.get("inputSchema"))
     if tools is not None and entry.get("name") not in tools:
         return "skipped: not in --tool"
+    if not valid_tool(entry.get("name")):
+        return "skipped: name outside the tool grammar"
     if ann.get("destructiveHint") is True:
         return "skipped: destructiveHint"
     if ann.get("readOnlyHint") is False:
@@ -76,8 +78,9 @@ class Scaffold:
         return dumps(self.manifest, sort_keys=False, indent=2) + "\n"
 
     def decision_lines(self) -> str:
-        """``<tool> <decision>`` per listed tool."""
-        return "".join(f"{name} {decision}\n" for name, decision in self.decisions)
+        """``<tool> <decision>`` per listed tool (a name outside the tool grammar shows as ``-``)."""
+        return "".join(f"{name if valid_tool(name) else '-'} {decision}\n"
+                       for name, decision in self.decisions)
 
     def add(self, case_id: str, probe: str, **fields: Any) -> None:
         """Append a read-only case; an id outside the identifier grammar becomes ``case-<kind>-<n>``."""

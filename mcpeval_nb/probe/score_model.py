@@ -110,13 +110,21 @@ def reason_hint(reason: str) -> str:
 
 @dataclass(frozen=True)
 class Check:
-    """A check that lost points: ``score`` 0-99, ``observed`` a count or None, ``tool`` or None."""
+    """A check that lost points: ``score`` 0-99, ``observed`` a count or None, ``tool`` or None.
+
+    A tool name outside the tool grammar (a server may list anything) is dropped to None, so no raw
+    server text reaches a report.
+    """
 
     id: str
     reason: str
     score: int = 0
     observed: int | None = None
     tool: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool is not None and not valid_tool(self.tool):
+            object.__setattr__(self, "tool", None)
 
     def to_json(self) -> dict[str, Any]:
         """Sorted keys as the report prints them."""
