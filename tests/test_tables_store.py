@@ -93,3 +93,19 @@ def test_to_pandas_converts_each_table_and_refuses_unknown_names(root: Path) -> 
     assert len(store.to_pandas("trends")) == store.trends.num_rows > 0
     with pytest.raises(UsageError):
         store.to_pandas("secrets")
+
+
+def test_text_progress_prints_ten_percent_steps_for_large_loads_only() -> None:
+    import io
+
+    from mcpeval_nb.tables import text_progress
+    out = io.StringIO()
+    report = text_progress(out, min_bytes=100)
+    for done in range(0, 1001, 50):
+        report(done, 1000)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "loading store: 0% (0/0 MiB)" and lines[-1].startswith("loading store: 100%")
+    assert len(lines) == 11
+    quiet = io.StringIO()
+    text_progress(quiet, min_bytes=100)(50, 99)
+    assert quiet.getvalue() == ""
