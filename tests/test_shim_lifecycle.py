@@ -78,15 +78,18 @@ def test_a_server_that_ignores_end_of_input_keeps_running_while_the_client_reads
     assert journal(root)[0]["outcome"] == "ok"
 
 
-def _started(root: Path) -> tuple[subprocess.Popen[bytes], int]:
+def _started(root: Path) -> tuple[subprocess.Popen[bytes], int, int]:
+    """A CLI shim with one answered call; returns it, the server's pid and the recorder child's pid."""
     proc = subprocess.Popen(shim_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(call(1, "navigate"))
     proc.stdin.flush()
     assert proc.stdout.readline().startswith(b'{"jsonrpc"')
     kids = children(proc.pid)
-    assert len(kids) == 1
-    return proc, kids[0]
+    argvs = {k: Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0") for k in kids}
+    servers = [k for k, argv in argvs.items() if argv[1].endswith(b"echo.py")]
+    assert len(kids) == 2 and len(servers) == 1
+    return proc, servers[0], next(k for k in kids if k != servers[0])
 
 
 def test_killing_the_server_ends_the_shim_promptly_with_128_plus_signal(root: Path) -> None:
@@ -104,7 +107,7 @@ def test_killing_the_server_ends_the_shim_promptly_with_128_plus_signal(root: Pa
 
 
 def test_closing_the_client_pipes_ends_the_shim_and_reaps_the_server(root: Path) -> None:
-    proc, server = _started(root)
+    proc, server, recorder = _started(root)
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.close()
@@ -113,26 +116,27 @@ def test_closing_the_client_pipes_ends_the_shim_and_reaps_the_server(root: Path)
     finally:
         proc.kill()
         proc.wait()
-    assert wait_for(lambda: gone(server))
+    assert wait_for(lambda: gone(server) and gone(recorder))
+    assert journal(root)[0]["tool"] == "navigate"
 
 
 def test_killing_the_client_side_closes_the_server_stdin(root: Path) -> None:
-    proc, server = _started(root)
+    proc, server, recorder = _started(root)
     try:
         proc.send_signal(signal.SIGKILL)  # the shim dies with the client: the server sees end of input
         proc.wait(timeout=20)
-        assert wait_for(lambda: gone(server))
+        assert wait_for(lambda: gone(server) and gone(recorder))
     finally:
         proc.kill()
         proc.wait()
 
 
 def test_sigterm_to_the_shim_is_forwarded_to_the_server(root: Path) -> None:
-    proc, server = _started(root)
+    proc, server, recorder = _started(root)
     try:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-        assert wait_for(lambda: gone(server))
+        assert wait_for(lambda: gone(server) and gone(recorder))
     finally:
         proc.kill()
         proc.wait()

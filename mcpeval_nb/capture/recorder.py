@@ -24,7 +24,7 @@ from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import CallRecord
 from .correlate import Correlator, classify_frame
 
-__all__ = ["Frame", "Recorder"]
+__all__ = ["Frame", "RecordSink", "Recorder"]
 
 _MAX_PENDING_BYTES = 64 * 1024 * 1024
 _MAX_WARNINGS = 5
@@ -73,8 +73,78 @@ class Frame:
         return 0 if self.data is None else len(self.data)
 
 
+class RecordSink:
+    """The recording half: correlate frames and append the records they complete, in call order.
+
+    Args:
+        root: the capture root.
+        correlator: the process's correlator (used only by whoever calls ``record``).
+        warn: where content-free warnings go (default: one line on stderr).
+    """
+
+    def __init__(self, *, root: Path, correlator: Correlator,
+                 warn: Callable[[str], None] | None = None) -> None:
+        self.root = root
+        self.correlator = correlator
+        self.written = 0
+        self.failed = 0
+        self.warn = warn or _stderr_warning
+
+    def record(self, direction: str, data: bytes | None, *, scope: str, read_ms: int, hot_ns: int) -> None:
+        """Correlate one frame and append the record it completes, if any.
+
+        Args:
+            direction: ``outbound`` or ``inbound``.
+            data: the frame bytes, or None for a refused frame (recorded content-free).
+            scope: the correlation scope.
+            read_ms: wall-clock ms when the frame was read.
+            hot_ns: nanoseconds the forwarder spent on it (counted in ``shim_self_us``).
+        """
+        try:
+            record = self._correlate(direction, data, scope, read_ms, hot_ns)
+        except Exception as exc:  # a correlator bug must not stop capture
+            self._fail(f"a {direction} frame could not be correlated ({type(exc).__name__})")
+            return
+        if record is not None:
+            self._append(record)
+
+    def finish(self) -> None:
+        """Report how many records were lost when more than the first few warnings were suppressed."""
+        if self.failed > _MAX_WARNINGS:
+            self.warn(f"{self.failed} records in total were not journaled")
+
+    def _correlate(self, direction: str, data: bytes | None, scope: str, read_ms: int,
+                   hot_ns: int) -> CallRecord | None:
+        t0 = time.perf_counter_ns()
+        msg = None if data is None else classify_frame(data)
+        t1 = time.perf_counter_ns()
+        overhead = (hot_ns + t1 - t0) // 1000
+        corr = self.correlator
+        if msg is None:
+            return corr.unparsed(direction, overhead_us=overhead)
+        if direction == "outbound":
+            return corr.on_outbound(b"", scope=scope, overhead_us=overhead, now_ms=read_ms, msg=msg)
+        record = corr.on_inbound(b"", scope=scope, overhead_us=overhead, now_ms=read_ms, msg=msg)
+        if record is not None and record.latency_ms is not None:  # a matched response: add build time
+            build_us = (time.perf_counter_ns() - t1) // 1000
+            record = dataclasses.replace(record, shim_self_us=record.shim_self_us + build_us)
+        return record
+
+    def _append(self, record: CallRecord) -> None:
+        try:
+            append_record(self.root, record)
+            self.written += 1
+        except MCPEvalError as exc:
+            self._fail(f"record seq {record.seq} was not journaled: {exc}")
+
+    def _fail(self, message: str) -> None:
+        self.failed += 1
+        if self.failed <= _MAX_WARNINGS:
+            self.warn(message)
+
+
 class Recorder:
-    """Correlate frames and append call records on one background thread.
+    """A byte-bounded frame queue drained by one background thread that records each frame.
 
     Args:
         root: the capture root.
@@ -85,17 +155,23 @@ class Recorder:
 
     def __init__(self, *, root: Path, correlator: Correlator, max_pending_bytes: int = _MAX_PENDING_BYTES,
                  warn: Callable[[str], None] | None = None) -> None:
-        self.root = root
-        self.correlator = correlator
-        self.written = 0
-        self.failed = 0
+        self.sink = RecordSink(root=root, correlator=correlator, warn=warn)
         self._max = max_pending_bytes
-        self._warn = warn or _stderr_warning
         self._queue: deque[Frame | None] = deque()
         self._pending = 0
         self._cond = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="mcpeval-recorder", daemon=True)
         self._thread.start()
+
+    @property
+    def written(self) -> int:
+        """Records appended so far."""
+        return self.sink.written
+
+    @property
+    def failed(self) -> int:
+        """Frames or records that could not be journaled."""
+        return self.sink.failed
 
     def submit(self, frame: Frame) -> None:
         """Queue a frame (call before forwarding it); waits only while the queue is over its bound."""
@@ -112,8 +188,7 @@ class Recorder:
             self._queue.append(None)
             self._cond.notify_all()
         self._thread.join(timeout)
-        if self.failed > _MAX_WARNINGS:
-            self._warn(f"{self.failed} records in total were not journaled")
+        self.sink.finish()
         return not self._thread.is_alive()
 
     def _next(self) -> Frame | None:
@@ -128,47 +203,11 @@ class Recorder:
 
     def _run(self) -> None:
         while (frame := self._next()) is not None:
-            try:
-                record = self._correlate(frame)
-            except Exception as exc:  # a correlator bug must not stop forwarding
-                self._fail(f"a {frame.direction} frame could not be correlated ({type(exc).__name__})")
-                continue
-            if record is not None:
-                self._append(record)
-
-    def _correlate(self, frame: Frame) -> CallRecord | None:
-        # Parsing a large frame holds the interpreter lock; let the forwarder finish its write first.
-        # Bounded, so a forward blocked on a peer that does not read can never stall the recorder.
-        frame.wait_forwarded(_FORWARD_WAIT_S)
-        t0 = time.perf_counter_ns()
-        msg = None if frame.data is None else classify_frame(frame.data)
-        t1 = time.perf_counter_ns()
-        hot_ns = frame.done_ns - frame.start_ns if frame.done_ns else 0
-        overhead = (hot_ns + t1 - t0) // 1000
-        corr = self.correlator
-        if msg is None:
-            return corr.unparsed(frame.direction, overhead_us=overhead)
-        if frame.direction == "outbound":
-            return corr.on_outbound(b"", scope=frame.scope, overhead_us=overhead, now_ms=frame.read_ms,
-                                    msg=msg)
-        record = corr.on_inbound(b"", scope=frame.scope, overhead_us=overhead, now_ms=frame.read_ms,
-                                 msg=msg)
-        if record is not None and record.latency_ms is not None:  # a matched response: add build time
-            build_us = (time.perf_counter_ns() - t1) // 1000
-            record = dataclasses.replace(record, shim_self_us=record.shim_self_us + build_us)
-        return record
-
-    def _append(self, record: CallRecord) -> None:
-        try:
-            append_record(self.root, record)
-            self.written += 1
-        except MCPEvalError as exc:
-            self._fail(f"record seq {record.seq} was not journaled: {exc}")
-
-    def _fail(self, message: str) -> None:
-        self.failed += 1
-        if self.failed <= _MAX_WARNINGS:
-            self._warn(message)
+            # Parsing a large frame holds the interpreter lock; let the forwarder finish its write first.
+            # Bounded, so a forward blocked on a peer that does not read can never stall the recorder.
+            frame.wait_forwarded(_FORWARD_WAIT_S)
+            self.sink.record(frame.direction, frame.data, scope=frame.scope, read_ms=frame.read_ms,
+                             hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0)
 
 
 def _stderr_warning(message: str) -> None:

@@ -31,6 +31,7 @@ from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .recorder import Frame, Recorder
+from .recorder_fork import ForkedRecorder
 
 __all__ = ["ShimOptions", "exit_status", "run_shim"]
 
@@ -244,9 +245,12 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     salt = load_salt(root)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
-    recorder = Recorder(root=root, correlator=correlator)
+    # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
+    # never hold this process's interpreter lock while a frame waits to be forwarded.
+    recorder: Recorder = ForkedRecorder(root=root, correlator=correlator) if hasattr(os, "fork") else \
+        Recorder(root=root, correlator=correlator)
     old_interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)  # the forwarding threads get the GIL quickly while the recorder parses
+    sys.setswitchinterval(0.0001)  # the forwarding threads get the interpreter lock back quickly
     try:
         proc = _start(options)
     except TransportError:
