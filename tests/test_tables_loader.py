@@ -170,3 +170,17 @@ def test_error_code_null_is_kept_as_json_null_and_a_missing_code_as_no_value(roo
     rows = open_store(root).calls.to_pylist()
     assert [r["error_code"] for r in rows] == ["null", None]
     assert [r["has_error"] for r in rows] == [True, True]
+
+
+def test_args_holding_key_lookalikes_load_exactly_like_the_reference(root: Path) -> None:
+    err = {"code": -32000, "template": "{message}", "template_id": "ab" * 8}
+    tricky = [{"a": "num:1", "outcome": "str<8"}, {"latency_ms": "num:2", "outcome": "ok"},
+              {"error": {"code": "x"}, "shim_self_us": "num:1"}, {"args": "str<8"}, {}]
+    records = [record(i + 1, args=a, outcome="error", error=err if i % 2 else None)
+               for i, a in enumerate(tricky * 2)]
+    append_records(root, records)
+    table = open_store(root).calls
+    assert plain(table).equals(reference(root))
+    assert [json.loads(a) for a in table.column("args").to_pylist()] == [
+        CallRecord.from_dict({"args": a, **{k: v for k, v in record(1).to_dict().items() if k != "args"}}
+                             ).sanitized().args for a in tricky * 2]

@@ -31,11 +31,24 @@ PARSE_SCHEMA = pa.schema([
     ("ts", pa.string()), ("session", pa.string()), ("seq", pa.uint64()), ("server", pa.string()),
     ("method", pa.string()), ("tool", pa.string()), ("latency_ms", pa.uint64()),
     ("outcome", pa.string()), ("shim_self_us", pa.uint64()), ("kind", pa.string()),
+    ("args", pa.struct([])), ("error", pa.struct([])),  # presence only: objects, null or absent
 ])
 _UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 _TS = (r"^(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)-[0-9]{2}-[0-9]{2}"
        r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$")
 _OPTIONS = pj.ParseOptions(explicit_schema=PARSE_SCHEMA, unexpected_field_behavior="ignore")
+
+
+_ID1, _ID2, _ID3 = '"identity":{"capture_id":"', '","event_id":"', '"},'
+_TS1, _SESSION, _SEQ, _SERVER, _METHOD = '"ts":"', '","session":"', '","seq":', ',"server":"', '","method":"'
+_TOOL, _ARGS, _LAT, _OUT, _ERR = ',"tool":"', ',"args":', ',"latency_ms":', ',"outcome":"', ',"error":'
+_SHIM, _KIND, _END = ',"shim_self_us":', ',"kind":"', '"}\n'
+
+
+def _lengths(column: pa.Array) -> np.ndarray:
+    result: np.ndarray = pc.fill_null(pc.binary_length(column), 0).to_numpy(zero_copy_only=False).astype(
+        np.int64)
+    return result
 
 
 def _join(*parts: Any) -> pa.Array:
@@ -131,37 +144,42 @@ def rebuild_columns(data: bytes | bytearray, ends: np.ndarray, lines: pa.StringA
     ident = col["identity"]
     cap, evt = pc.struct_field(ident, "capture_id"), pc.struct_field(ident, "event_id")
     text = {k: pc.cast(col[k], pa.string()) for k in ("seq", "latency_ms", "shim_self_us")}
-    head = _join("{", _opt('"identity":{"capture_id":"', cap, '","event_id":"', evt, '"},'), '"ts":"',
-                 col["ts"], '","session":"', col["session"], '","seq":', text["seq"], ',"server":"',
-                 col["server"], '","method":"', col["method"], '"', _opt(',"tool":"', col["tool"], '"'))
-    lat = _opt(',"latency_ms":', text["latency_ms"])
-    out_part = _join(',"outcome":"', col["outcome"], '"')
-    tail = _join(',"shim_self_us":', text["shim_self_us"], ',"kind":"', col["kind"], '"}\n')
+    has_args = col["args"].is_valid().to_numpy(zero_copy_only=False)
+    has_error = col["error"].is_valid().to_numpy(zero_copy_only=False)
+    with_id = cap.is_valid().to_numpy(zero_copy_only=False)
+    with_tool = col["tool"].is_valid().to_numpy(zero_copy_only=False)
+    with_lat = col["latency_ms"].is_valid().to_numpy(zero_copy_only=False)
+    named = {**{k: col[k] for k in ("ts", "session", "server", "method", "tool", "outcome", "kind")},
+             "cap": cap, "evt": evt, **text}
+    ln = {k: _lengths(v) for k, v in named.items()}
+    head_len = (1 + with_id * (len(_ID1) + ln["cap"] + len(_ID2) + ln["evt"] + len(_ID3))
+                + len(_TS1) + ln["ts"] + len(_SESSION) + ln["session"] + len(_SEQ) + ln["seq"]
+                + len(_SERVER) + ln["server"] + len(_METHOD) + ln["method"] + 1
+                + with_tool * (len(_TOOL) + ln["tool"] + 1))
+    lat_len = with_lat * (len(_LAT) + ln["latency_ms"])
+    out_len = len(_OUT) + ln["outcome"] + 1
+    tail_len = len(_SHIM) + ln["shim_self_us"] + len(_KIND) + ln["kind"] + len(_END)
     arr = np.frombuffer(data, dtype=np.uint8)
     starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
     line_len = ends.astype(np.int64) + 1 - starts
-    head_len = pc.fill_null(pc.binary_length(head), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    probe = np.minimum(starts + head_len, len(arr) - 1)
-    marker = np.frombuffer(b',"args":', dtype=np.uint8)
-    has_args = np.ones(n, dtype=bool)
-    for i, byte in enumerate(marker):
-        has_args &= arr[np.minimum(probe + i, len(arr) - 1)] == byte
-    has_args &= starts + head_len + 8 <= ends
-    fo = pc.find_substring(lines, ',"outcome":"').to_numpy(zero_copy_only=False).astype(np.int64)
-    lat_len = pc.binary_length(lat).to_numpy(zero_copy_only=False).astype(np.int64)
-    out_len = pc.fill_null(pc.binary_length(out_part), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    tail_len = pc.fill_null(pc.binary_length(tail), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    a_start = starts + head_len + 8
+    fo = head_len + lat_len  # offset of the outcome key in a line without args
+    both = has_args & has_error
+    if both.any():
+        found = pc.find_substring(lines.filter(pa.array(both)), _OUT).to_numpy(zero_copy_only=False)
+        fo[both] = found.astype(np.int64)
+    only_args = has_args & ~has_error
+    fo[only_args] = (line_len - tail_len - out_len)[only_args]
+    a_start = starts + head_len + len(_ARGS)
     a_len = np.where(has_args, starts + fo - lat_len - a_start, 0)
-    e_start = starts + fo + out_len + 9
-    e_len = line_len - tail_len - (fo + out_len + 9)
-    has_error = (fo >= 0) & (e_len > 0)
-    e_len = np.where(has_error, e_len, 0)
-    args = _cut(data, arr, a_start, a_len)
-    error = _cut(data, arr, np.where(has_error, e_start, 0), e_len)
-    args = pc.if_else(pa.array(has_args), args, pa.nulls(n, pa.string()))
-    error = pc.if_else(pa.array(has_error), error, pa.nulls(n, pa.string()))
-    rebuilt = _join(head, _opt(',"args":', args), lat, out_part, _opt(',"error":', error), tail)
+    e_len = np.where(has_error, line_len - tail_len - (fo + out_len + len(_ERR)), 0)
+    e_start = np.where(has_error, starts + fo + out_len + len(_ERR), 0)
+    args = pc.if_else(pa.array(has_args), _cut(data, arr, a_start, a_len), pa.nulls(n, pa.string()))
+    error = pc.if_else(pa.array(has_error), _cut(data, arr, e_start, e_len), pa.nulls(n, pa.string()))
+    rebuilt = _join("{", _opt(_ID1, cap, _ID2, evt, _ID3), _TS1, col["ts"], _SESSION, col["session"], _SEQ,
+                    text["seq"], _SERVER, col["server"], _METHOD, col["method"], '"',
+                    _opt(_TOOL, col["tool"], '"'), _opt(_ARGS, args), _opt(_LAT, text["latency_ms"]),
+                    _OUT, col["outcome"], '"', _opt(_ERR, error), _SHIM, text["shim_self_us"], _KIND,
+                    col["kind"], _END)
     ok = pc.fill_null(pc.equal(rebuilt, lines.cast(pa.string())), False).to_numpy(zero_copy_only=False)
     ok = ok & ~bad
     with_id = pc.is_valid(cap).to_numpy(zero_copy_only=False)
