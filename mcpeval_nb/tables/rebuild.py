@@ -1,8 +1,9 @@
 """The fast path's first strategy: parse a whole chunk natively, then prove each line canonical.
 
-``pyarrow.json`` parses every line of the chunk with an explicit schema (``args``, ``error`` and unknown
-fields ignored); ``args`` and ``error`` are cut out of the line bytes at positions computed from the
-parsed field lengths (plus one search for the ``outcome`` key); then the canonical line is rebuilt from
+``pyarrow.json`` parses every line of the chunk with an explicit schema (``args`` and ``error`` only as
+present-or-not, unknown fields ignored); ``args`` and ``error`` are cut out of the line bytes at offsets
+computed from the parsed field lengths (a search for the ``outcome`` key only on lines that carry both);
+then the canonical line is rebuilt from
 those values and compared byte for byte with the original.  A line that compares equal is exactly the
 writer's rendering of the parsed values (one key each, struct order, compact, and, since lines with a
 backslash or control byte are excluded, no escapes), so its JSON parse is the parsed values.  Those are
