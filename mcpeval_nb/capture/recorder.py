@@ -55,17 +55,18 @@ class Frame:
     read_ms: int = dataclasses.field(default_factory=now_ms)
     start_ns: int = dataclasses.field(default_factory=time.perf_counter_ns)
     done_ns: int = 0
-    _done: threading.Event = dataclasses.field(default_factory=threading.Event, repr=False)
+    _cond: threading.Condition | None = dataclasses.field(default=None, repr=False)
 
     def forwarded(self) -> None:
-        """Mark the end of forwarding (the hot-path time counts toward ``shim_self_us``)."""
-        self.done_ns = time.perf_counter_ns()
-        self._done.set()
+        """Mark the end of forwarding (the hot-path time counts toward ``shim_self_us``).
 
-    def wait_forwarded(self, timeout: float) -> None:
-        """Wait (bounded) until the frame has been forwarded."""
-        if self.data is not None and not self.done_ns:
-            self._done.wait(timeout)
+        The recorder is woken here rather than at ``submit``: one wake-up per frame, once it is out.
+        """
+        self.done_ns = time.perf_counter_ns()
+        cond = self._cond
+        if cond is not None:
+            with cond:
+                cond.notify_all()
 
     @property
     def size(self) -> int:
@@ -174,13 +175,18 @@ class Recorder:
         return self.sink.failed
 
     def submit(self, frame: Frame) -> None:
-        """Queue a frame (call before forwarding it); waits only while the queue is over its bound."""
+        """Queue a frame (call before forwarding it, then ``frame.forwarded()`` after).
+
+        Waits only while the queue holds more than its byte bound.
+        """
         with self._cond:
             while self._pending > self._max and self._queue:
                 self._cond.wait()
+            frame._cond = self._cond
             self._queue.append(frame)
             self._pending += frame.size
-            self._cond.notify_all()
+            if frame.data is None or frame.done_ns:  # nothing to forward: wake the recorder now
+                self._cond.notify_all()
 
     def close(self, *, timeout: float = LOCK_TIMEOUT_S + 5.0) -> bool:
         """Record everything queued, then stop; True when the thread finished within ``timeout``."""
@@ -192,9 +198,14 @@ class Recorder:
         return not self._thread.is_alive()
 
     def _next(self) -> Frame | None:
+        """The oldest frame, once forwarded (bounded wait: a forward blocked on a peer that does not read
+        must never stall recording), or None after ``close``."""
         with self._cond:
             while not self._queue:
                 self._cond.wait()
+            head = self._queue[0]
+            if head is not None and head.data is not None and not head.done_ns:
+                self._cond.wait_for(lambda: bool(head.done_ns), _FORWARD_WAIT_S)
             frame = self._queue.popleft()
             if frame is not None:
                 self._pending -= frame.size
@@ -202,10 +213,7 @@ class Recorder:
             return frame
 
     def _run(self) -> None:
-        while (frame := self._next()) is not None:
-            # Parsing a large frame holds the interpreter lock; let the forwarder finish its write first.
-            # Bounded, so a forward blocked on a peer that does not read can never stall the recorder.
-            frame.wait_forwarded(_FORWARD_WAIT_S)
+        while (frame := self._next()) is not None:  # parsing holds the interpreter lock: frames are out
             self.sink.record(frame.direction, frame.data, scope=frame.scope, read_ms=frame.read_ms,
                              hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0)
 

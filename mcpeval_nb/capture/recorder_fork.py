@@ -31,7 +31,6 @@ __all__ = ["ForkedRecorder"]
 
 _HEADER = struct.Struct("!BqqqI")
 _DIRECTIONS = ("outbound", "inbound")
-_FORWARD_WAIT_S = 0.05
 
 
 def _prewarm(correlator: Correlator) -> None:
@@ -74,10 +73,8 @@ class ForkedRecorder(Recorder):
     def _run(self) -> None:  # the parent's shipper thread
         try:
             while (frame := self._next()) is not None:
-                if self._broken:
-                    continue
-                frame.wait_forwarded(_FORWARD_WAIT_S)
-                self._ship(frame)
+                if not self._broken:
+                    self._ship(frame)
         finally:
             with contextlib.suppress(OSError):
                 os.close(self._ship_fd)
