@@ -140,3 +140,17 @@ def test_sigterm_to_the_shim_is_forwarded_to_the_server(root: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_an_unwritable_journal_is_reported_without_content_and_forwarding_continues(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    root.mkdir(parents=True)
+    (root / "store").write_text("not a directory")
+    frames = b"".join(call(i, "navigate", secret=CANARY) for i in range(1, 9))
+    code, output = shim_inproc(root, frames)
+    assert code == 0
+    assert output.count(b'"echo": true') == 8
+    err = capfd.readouterr().err
+    assert "record seq 1 was not journaled" in err
+    assert "8 records in total were not journaled" in err
+    assert CANARY not in err

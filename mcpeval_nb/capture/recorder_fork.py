@@ -130,6 +130,12 @@ def _isolate(keep: int) -> None:
                 os.close(fd)
 
 
+def _warn_fd2(message: str) -> None:
+    """Warnings from the child go straight to descriptor 2 (a notebook's ``sys.stderr`` is a thread)."""
+    with contextlib.suppress(OSError):
+        os.write(2, f"mcpeval-nb capture: {message}\n".encode())
+
+
 def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
     data = stream.read(size) if size else b""
     return data if data is not None and len(data) == size else None
@@ -139,7 +145,7 @@ def _child(read_fd: int, root: Path, correlator: Correlator) -> None:
     code = 0
     try:
         _isolate(read_fd)
-        sink = RecordSink(root=root, correlator=correlator)
+        sink = RecordSink(root=root, correlator=correlator, warn=_warn_fd2)
         with os.fdopen(read_fd, "rb", buffering=1 << 20) as stream:
             while (header := _read_exact(stream, _HEADER.size)) is not None:
                 direction, read_ms, hot_ns, size, scope_len = _HEADER.unpack(header)
