@@ -3,162 +3,296 @@
 The public API lives here, one sorted ``__all__`` (a test checks it).  Layers import in one direction:
 errors/limits/jsonfmt -> privacy -> journal -> tables/analysis -> probe/capture/review -> this module ->
 cli/charts/widgets.
+
+Every public name is loaded on first use (PEP 562), so ``import mcpeval_nb`` and the CLI stay fast:
+the shim never pays for pyarrow, pandas, matplotlib or jsonschema.
 """
 
 from __future__ import annotations
 
+import importlib
+import typing
+
 __version__ = "0.1.0"
 
-# --- tables and analysis: Arrow tables over the store, pure analysis functions ---------------------
-# (analysis.trend_delta also exists; the top-level name is probe.history's, which renders trends text)
-from .analysis import (
-    OUTCOMES,
-    PERCENTILES,
-    error_templates,
-    join_annotations,
-    latency_over_time,
-    latency_summary,
-    outcome_rates,
-    readiness_history,
-    slowest_tools,
-    template_changes,
-    template_daily,
-    wilson_interval,
-)
+if typing.TYPE_CHECKING:
+    from .analysis import (
+        OUTCOMES,
+        PERCENTILES,
+        error_templates,
+        join_annotations,
+        latency_over_time,
+        latency_summary,
+        outcome_rates,
+        readiness_history,
+        slowest_tools,
+        template_changes,
+        template_daily,
+        wilson_interval,
+    )
+    from .capture.annotate import annotate
+    from .capture.correlate import Correlator, classify_frame
+    from .capture.shim import ShimOptions, run_shim
+    from .capture.shim_http import HTTPShim, HTTPShimOptions, run_shim_http
+    from .errors import (
+        DocumentError,
+        GrammarError,
+        InvalidRecord,
+        JournalError,
+        LockTimeout,
+        ManifestError,
+        MCPEvalError,
+        ProbeError,
+        RecordTooLarge,
+        ReviewError,
+        SaltError,
+        TransportError,
+        UsageError,
+    )
+    from .home import load_salt, resolve_root
+    from .journal import JournalEntry, append_record, append_records, read_records
+    from .privacy import (
+        ANNOTATION_KINDS,
+        AnnotationRecord,
+        CallRecord,
+        EnumIndex,
+        MeasurementProfile,
+        ProfileError,
+        TrendPoint,
+        error_info,
+        opaque_session,
+        sanitize_shape,
+        shape,
+        skeleton,
+        template_id,
+        valid_identifier,
+        valid_method,
+        valid_server,
+        valid_tool,
+    )
+    from .probe import (
+        BatteryHook,
+        CaseResult,
+        Manifest,
+        ProbeCase,
+        ProbeOptions,
+        ProbeReport,
+        ProgressEvent,
+        RunContext,
+        battery_hook,
+        hint_for,
+        load_manifest,
+        make_target,
+        manifest_schema,
+        manifest_schema_text,
+        parse_manifest,
+        parse_report,
+        probe_kinds,
+        reason_hints,
+        register_battery,
+        run_probes,
+        select_cases,
+        set_readiness_renderer,
+    )
+    from .probe.battery import BatteryOptions, run_battery, score_server
+    from .probe.compare import Comparison, compare_servers
+    from .probe.diff import ProbeDiff, diff_reports
+    from .probe.doc_schemas import diff_schema, diff_schema_text, report_schema, report_schema_text
+    from .probe.history import (
+        TrendHistoryCorrupt,
+        load_trends,
+        record_report_trend,
+        record_trend,
+        render_trends,
+        select_recent,
+        trend_delta,
+        trends_text,
+    )
+    from .probe.readiness_text import readiness_lines
+    from .probe.sarif import report_sarif, report_sarif_text
+    from .probe.scaffold import Scaffold, scaffold_manifest, write_manifest
+    from .probe.score import (
+        BatteryObservations,
+        CallObservation,
+        HonestyObservation,
+        ToolFacts,
+        ToolRun,
+        score_readiness,
+    )
+    from .probe.score_model import Readiness, measurement_profile, parse_readiness
+    from .probe.synth import Synthesis, invalid_arguments, synthesize
+    from .review import (
+        FlaggedLine,
+        RedactionReport,
+        ShareOptions,
+        ShareOutputError,
+        ShareRefused,
+        ShareResult,
+        check_redaction,
+        export_share,
+    )
+    from .tables import (
+        ANNOTATIONS_SCHEMA,
+        CALLS_SCHEMA,
+        REPORT_SCHEMA,
+        TRENDS_SCHEMA,
+        Store,
+        open_store,
+    )
+    from .transport import (
+        Budget,
+        Catalog,
+        HttpTarget,
+        McpSession,
+        Response,
+        RpcError,
+        StdioTarget,
+        ToolOutcome,
+    )
+    from .transport.policy import Endpoint, check_endpoint
 
-# --- foundation: errors, privacy boundary, capture root and journals -------------------------------
-from .capture.annotate import annotate
-from .capture.correlate import Correlator, classify_frame
-
-# --- capture: stdio and Streamable HTTP recording shims, upstream endpoint policy -----------------
-from .capture.shim import ShimOptions, run_shim
-from .capture.shim_http import HTTPShim, HTTPShimOptions, run_shim_http
-from .errors import (
-    DocumentError,
-    GrammarError,
-    InvalidRecord,
-    JournalError,
-    LockTimeout,
-    ManifestError,
-    MCPEvalError,
-    ProbeError,
-    RecordTooLarge,
-    ReviewError,
-    SaltError,
-    TransportError,
-    UsageError,
-)
-from .home import load_salt, resolve_root
-from .journal import JournalEntry, append_record, append_records, read_records
-from .privacy import (
-    ANNOTATION_KINDS,
-    AnnotationRecord,
-    CallRecord,
-    EnumIndex,
-    MeasurementProfile,
-    ProfileError,
-    TrendPoint,
-    error_info,
-    opaque_session,
-    sanitize_shape,
-    shape,
-    skeleton,
-    template_id,
-    valid_identifier,
-    valid_method,
-    valid_server,
-    valid_tool,
-)
-
-# --- probe: manifests, probe kinds, runner, probe reports ------------------------------------------
-from .probe import (
-    BatteryHook,
-    CaseResult,
-    Manifest,
-    ProbeCase,
-    ProbeOptions,
-    ProbeReport,
-    ProgressEvent,
-    RunContext,
-    battery_hook,
-    hint_for,
-    load_manifest,
-    make_target,
-    manifest_schema,
-    manifest_schema_text,
-    parse_manifest,
-    parse_report,
-    probe_kinds,
-    reason_hints,
-    register_battery,
-    run_probes,
-    select_cases,
-    set_readiness_renderer,
-)
-
-# --- readiness: standard battery, input synthesis, score, trend history, report tools (issue 7) ------
-from .probe.battery import BatteryOptions, run_battery, score_server
-from .probe.compare import Comparison, compare_servers
-from .probe.diff import ProbeDiff, diff_reports
-from .probe.doc_schemas import diff_schema, diff_schema_text, report_schema, report_schema_text
-from .probe.history import (
-    TrendHistoryCorrupt,
-    load_trends,
-    record_report_trend,
-    record_trend,
-    render_trends,
-    select_recent,
-    trend_delta,
-    trends_text,
-)
-from .probe.readiness_text import readiness_lines
-from .probe.sarif import report_sarif, report_sarif_text
-from .probe.scaffold import Scaffold, scaffold_manifest, write_manifest
-from .probe.score import (
-    BatteryObservations,
-    CallObservation,
-    HonestyObservation,
-    ToolFacts,
-    ToolRun,
-    score_readiness,
-)
-from .probe.score_model import Readiness, measurement_profile, parse_readiness
-from .probe.synth import Synthesis, invalid_arguments, synthesize
-
-# --- review: redaction check (doctor) and share envelope ---------------------------------------------
-from .review import (
-    FlaggedLine,
-    RedactionReport,
-    ShareOptions,
-    ShareOutputError,
-    ShareRefused,
-    ShareResult,
-    check_redaction,
-    export_share,
-)
-
-# --- tables (see the analysis block above) ---------------------------------------------------------
-from .tables import (
-    ANNOTATIONS_SCHEMA,
-    CALLS_SCHEMA,
-    REPORT_SCHEMA,
-    TRENDS_SCHEMA,
-    Store,
-    open_store,
-)
-
-# --- transport: bounded stdio and Streamable HTTP MCP clients, the session layer, the shared budget ----
-from .transport import (
-    Budget,
-    Catalog,
-    HttpTarget,
-    McpSession,
-    Response,
-    RpcError,
-    StdioTarget,
-    ToolOutcome,
-)
-from .transport.policy import Endpoint, check_endpoint
+#: public name -> the module (relative to this package) that defines it
+_LAZY: dict[str, str] = {
+    "ANNOTATIONS_SCHEMA": ".tables",
+    "ANNOTATION_KINDS": ".privacy",
+    "AnnotationRecord": ".privacy",
+    "BatteryHook": ".probe",
+    "BatteryObservations": ".probe.score",
+    "BatteryOptions": ".probe.battery",
+    "Budget": ".transport",
+    "CALLS_SCHEMA": ".tables",
+    "CallObservation": ".probe.score",
+    "CallRecord": ".privacy",
+    "CaseResult": ".probe",
+    "Catalog": ".transport",
+    "Comparison": ".probe.compare",
+    "Correlator": ".capture.correlate",
+    "DocumentError": ".errors",
+    "Endpoint": ".transport.policy",
+    "EnumIndex": ".privacy",
+    "FlaggedLine": ".review",
+    "GrammarError": ".errors",
+    "HTTPShim": ".capture.shim_http",
+    "HTTPShimOptions": ".capture.shim_http",
+    "HonestyObservation": ".probe.score",
+    "HttpTarget": ".transport",
+    "InvalidRecord": ".errors",
+    "JournalEntry": ".journal",
+    "JournalError": ".errors",
+    "LockTimeout": ".errors",
+    "MCPEvalError": ".errors",
+    "Manifest": ".probe",
+    "ManifestError": ".errors",
+    "McpSession": ".transport",
+    "MeasurementProfile": ".privacy",
+    "OUTCOMES": ".analysis",
+    "PERCENTILES": ".analysis",
+    "ProbeCase": ".probe",
+    "ProbeDiff": ".probe.diff",
+    "ProbeError": ".errors",
+    "ProbeOptions": ".probe",
+    "ProbeReport": ".probe",
+    "ProfileError": ".privacy",
+    "ProgressEvent": ".probe",
+    "REPORT_SCHEMA": ".tables",
+    "Readiness": ".probe.score_model",
+    "RecordTooLarge": ".errors",
+    "RedactionReport": ".review",
+    "Response": ".transport",
+    "ReviewError": ".errors",
+    "RpcError": ".transport",
+    "RunContext": ".probe",
+    "SaltError": ".errors",
+    "Scaffold": ".probe.scaffold",
+    "ShareOptions": ".review",
+    "ShareOutputError": ".review",
+    "ShareRefused": ".review",
+    "ShareResult": ".review",
+    "ShimOptions": ".capture.shim",
+    "StdioTarget": ".transport",
+    "Store": ".tables",
+    "Synthesis": ".probe.synth",
+    "TRENDS_SCHEMA": ".tables",
+    "ToolFacts": ".probe.score",
+    "ToolOutcome": ".transport",
+    "ToolRun": ".probe.score",
+    "TransportError": ".errors",
+    "TrendHistoryCorrupt": ".probe.history",
+    "TrendPoint": ".privacy",
+    "UsageError": ".errors",
+    "annotate": ".capture.annotate",
+    "append_record": ".journal",
+    "append_records": ".journal",
+    "battery_hook": ".probe",
+    "check_endpoint": ".transport.policy",
+    "check_redaction": ".review",
+    "classify_frame": ".capture.correlate",
+    "compare_servers": ".probe.compare",
+    "diff_reports": ".probe.diff",
+    "diff_schema": ".probe.doc_schemas",
+    "diff_schema_text": ".probe.doc_schemas",
+    "error_info": ".privacy",
+    "error_templates": ".analysis",
+    "export_share": ".review",
+    "hint_for": ".probe",
+    "invalid_arguments": ".probe.synth",
+    "join_annotations": ".analysis",
+    "latency_over_time": ".analysis",
+    "latency_summary": ".analysis",
+    "load_manifest": ".probe",
+    "load_salt": ".home",
+    "load_trends": ".probe.history",
+    "make_target": ".probe",
+    "manifest_schema": ".probe",
+    "manifest_schema_text": ".probe",
+    "measurement_profile": ".probe.score_model",
+    "opaque_session": ".privacy",
+    "open_store": ".tables",
+    "outcome_rates": ".analysis",
+    "parse_manifest": ".probe",
+    "parse_readiness": ".probe.score_model",
+    "parse_report": ".probe",
+    "probe_kinds": ".probe",
+    "read_records": ".journal",
+    "readiness_history": ".analysis",
+    "readiness_lines": ".probe.readiness_text",
+    "reason_hints": ".probe",
+    "record_report_trend": ".probe.history",
+    "record_trend": ".probe.history",
+    "register_battery": ".probe",
+    "render_trends": ".probe.history",
+    "report_sarif": ".probe.sarif",
+    "report_sarif_text": ".probe.sarif",
+    "report_schema": ".probe.doc_schemas",
+    "report_schema_text": ".probe.doc_schemas",
+    "resolve_root": ".home",
+    "run_battery": ".probe.battery",
+    "run_probes": ".probe",
+    "run_shim": ".capture.shim",
+    "run_shim_http": ".capture.shim_http",
+    "sanitize_shape": ".privacy",
+    "scaffold_manifest": ".probe.scaffold",
+    "score_readiness": ".probe.score",
+    "score_server": ".probe.battery",
+    "select_cases": ".probe",
+    "select_recent": ".probe.history",
+    "set_readiness_renderer": ".probe",
+    "shape": ".privacy",
+    "skeleton": ".privacy",
+    "slowest_tools": ".analysis",
+    "synthesize": ".probe.synth",
+    "template_changes": ".analysis",
+    "template_daily": ".analysis",
+    "template_id": ".privacy",
+    "trend_delta": ".probe.history",
+    "trends_text": ".probe.history",
+    "valid_identifier": ".privacy",
+    "valid_method": ".privacy",
+    "valid_server": ".privacy",
+    "valid_tool": ".privacy",
+    "wilson_interval": ".analysis",
+    "write_manifest": ".probe.scaffold",
+}
 
 __all__ = [
     "ANNOTATIONS_SCHEMA",
@@ -302,3 +436,18 @@ __all__ = [
     "wilson_interval",
     "write_manifest",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Load a public name from its module on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """Public names included, loaded or not."""
+    return sorted(set(globals()) | set(__all__))

@@ -57,3 +57,8 @@ __all__ = [
     "select_cases",
     "set_readiness_renderer",
 ]
+
+# Register the standard battery and the readiness text renderer with the runner and the report, so
+# that every use of the probe engine (CLI, panels, notebooks) gets full runs with readiness.
+from . import battery as _battery  # noqa: F401
+from . import readiness_text as _readiness_text  # noqa: F401
