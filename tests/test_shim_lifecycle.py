@@ -154,3 +154,10 @@ def test_an_unwritable_journal_is_reported_without_content_and_forwarding_contin
     assert "record seq 1 was not journaled" in err
     assert "8 records in total were not journaled" in err
     assert CANARY not in err
+
+
+def test_a_server_that_closes_its_output_but_lives_on_is_terminated_after_a_grace_period(root: Path) -> None:
+    code, output = shim_inproc(root, call(1, "navigate") + call(2, "navigate"), "--close-stdout")
+    assert code == 128 + signal.SIGTERM
+    assert output == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
+    assert [r["seq"] for r in journal(root)] == [1]

@@ -13,7 +13,8 @@ Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and ex
 kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE``
 writes LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers
 ``{"read": SIZE}``; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof`` keeps
-running after end of input until signalled.
+running after end of input until signalled; ``--close-stdout`` answers the first message, then closes its
+stdout and waits for a signal.
 """
 
 from __future__ import annotations
@@ -125,6 +126,10 @@ def main(argv: list[str]) -> int:
         return 0
     for line in sys.stdin.buffer:
         _answer(out, line)
+        if "--close-stdout" in argv:
+            out.flush()
+            os.close(1)  # sys.stdout does not own descriptor 1: close the descriptor itself
+            signal.pause()
     if "--ignore-eof" in argv:
         signal.pause()
     if argv[:1] == ["--exit-on-eof"]:
