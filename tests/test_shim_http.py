@@ -229,3 +229,21 @@ def test_bad_listen_addresses_and_upstreams_refuse_to_start(root: Path, listen: 
     with pytest.raises(UsageError) as info:
         HTTPShim(HTTPShimOptions(server="demo", listen=listen, upstream=upstream_url, root=root))
     assert str(info.value) == message
+
+
+def test_concurrent_requests_with_the_same_id_are_paired_within_their_own_scope(shim: HTTPShim, up: Upstream,
+                                                                                root: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> int:
+        code, _, body = post(shim, rpc(1, "tools/call", name=f"tool{i}", arguments={"i": i}))
+        assert json.loads(body)["id"] == 1
+        return code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert list(pool.map(one, range(24))) == [200] * 24
+    flushed(shim, 24)
+    records = journal(root)
+    assert sorted(r["tool"] for r in records) == sorted(f"tool{i}" for i in range(24))
+    assert all(r["args"] == {"i": f"num:{r['tool'][4:]}"} for r in records)  # each answer met its request
+    assert [r["seq"] for r in records] == list(range(1, 25))
