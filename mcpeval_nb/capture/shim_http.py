@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..home import load_salt, resolve_root
-from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_BODY_BYTES
+from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
@@ -38,19 +38,17 @@ from .frames import WakePipe
 from .http_proxy import (
     BadRequest,
     Request,
-    SSEParser,
     error_response,
     provenance_error,
     read_request,
-    response_head,
 )
+from .http_relay import relay_response
 from .recorder import Frame, Recorder
 
 __all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
 
 REQUEST_HEADERS = ("accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id",
                    "authorization", "origin")
-RESPONSE_HEADERS = ("content-type", "mcp-protocol-version", "mcp-session-id")
 _BUSY = error_response(503)
 
 
@@ -239,7 +237,7 @@ class HTTPShim:
             except (OSError, http.client.HTTPException):
                 conn.sendall(error_response(502))
                 return
-            self._relay(conn, response, scope)
+            relay_response(conn, response, scope, self.recorder.submit)
         finally:
             self._track(upstream.sock, add=False)
             upstream.close()
@@ -265,53 +263,6 @@ class HTTPShim:
         if "authorization" not in headers and self._auth is not None:
             headers["authorization"] = self._auth
         return headers
-
-    def _relay(self, conn: socket.socket, response: http.client.HTTPResponse, scope: str) -> None:
-        kept = [(k, v) for k, v in response.getheaders() if k.lower() in RESPONSE_HEADERS]
-        media = (response.getheader("content-type") or "").split(";", 1)[0].strip().lower()
-        if media == "text/event-stream":
-            self._relay_stream(conn, response, kept, scope)
-            return
-        try:
-            body = response.read(MAX_HTTP_BODY_BYTES + 1)
-        except (OSError, http.client.HTTPException):
-            conn.sendall(error_response(502))
-            return
-        if len(body) > MAX_HTTP_BODY_BYTES:
-            self.recorder.submit(Frame("inbound", None, scope))
-            conn.sendall(error_response(502))
-            return
-        frame = Frame("inbound", body, scope) if body else None
-        if frame is not None:
-            self.recorder.submit(frame)
-        conn.sendall(response_head(response.status, [*kept, ("Content-Length", str(len(body)))]) + body)
-        if frame is not None:
-            frame.forwarded()
-
-    def _relay_stream(self, conn: socket.socket, response: http.client.HTTPResponse,
-                      kept: list[tuple[str, str]], scope: str) -> None:
-        conn.sendall(response_head(response.status, kept))
-        parser, total = SSEParser(), 0
-        while True:
-            try:
-                chunk = response.read1(65536)
-            except (OSError, http.client.HTTPException):
-                return  # upstream idle past the timeout or gone: end the stream
-            if not chunk:
-                return
-            total += len(chunk)
-            if total > MAX_HTTP_BODY_BYTES:
-                self.recorder.submit(Frame("inbound", None, scope))
-                return
-            frames = [Frame("inbound", data, scope) for data in parser.feed(chunk)]
-            for frame in frames:
-                self.recorder.submit(frame)
-            try:
-                conn.sendall(chunk)
-            except OSError:
-                return
-            for frame in frames:
-                frame.forwarded()
 
 
 def run_shim_http(options: HTTPShimOptions, *, on_listening: Callable[[str], None] | None = None) -> int:
