@@ -49,7 +49,8 @@ class ShimOptions:
         session: the raw session value (default: ``$MCPEVAL_SESSION``, else a fresh uuid4).
         stdin_fd: the client-facing input descriptor.
         stdout_fd: the client-facing output descriptor.
-        grace_s: seconds the server gets to exit after its stdin closes, and again after SIGTERM.
+        grace_s: seconds the server gets after the client is gone before SIGTERM, and again before SIGKILL.
+        env: the server's environment (default: this process's).
     """
 
     server: str
@@ -63,7 +64,14 @@ class ShimOptions:
 
 
 def exit_status(returncode: int) -> int:
-    """The shim's exit code for a child's return code: the code, or 128 + signal number."""
+    """The shim's exit code for a child's return code.
+
+    Args:
+        returncode: ``Popen.returncode`` (negative: killed by that signal).
+
+    Returns:
+        The code itself, or 128 + the signal number.
+    """
     return 128 - returncode if returncode < 0 else returncode
 
 
