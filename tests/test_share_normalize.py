@@ -51,3 +51,13 @@ def test_non_objects_are_refused_and_notes_can_be_blanked() -> None:
     with pytest.raises(NotAnObject):
         normalize_record(b"[1]", drop_note=False)
     assert normalize_record(b'{"note":"prose","kind":"x"}', drop_note=True)[0] == b'{"kind":"x","note":""}\n'
+
+
+def test_a_label_ending_in_minus_zero_keeps_the_fast_path_but_an_integer_minus_zero_does_not() -> None:
+    from mcpeval_nb.review.normalize import normalize_chunk
+
+    labels = b'{"server":"server-0","seq":1}\n{"tool":"t-0","x":[1,-1]}\n'
+    fast = normalize_chunk(labels, tail=False, drop_note=False, limit=4 * 1024 * 1024)
+    assert fast == (b'{"seq":1,"server":"server-0"}\n{"tool":"t-0","x":[1,-1]}\n', 2)
+    for number in (b'{"a":-0}\n', b'{"a": [ -0]}\n', b'{"a":[1,\t-0]}\n'):
+        assert normalize_chunk(number, tail=False, drop_note=False, limit=4 * 1024 * 1024) is None

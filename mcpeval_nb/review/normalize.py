@@ -21,7 +21,22 @@ from ..jsonfmt import dumps, loads
 
 __all__ = ["NotAnObject", "normalize_chunk", "normalize_record"]
 
-_NEG_ZERO_RE = re.compile(rb"-0(?![0-9.eE])")
+_NEG_ZERO_CANDIDATE = re.compile(rb"-0(?![0-9.eE])")
+
+
+def _has_negative_zero(data: bytes) -> bool:
+    """True when ``data`` may hold the integer ``-0`` (serde reads it as a float).
+
+    A number can only stand after ``:``, ``,`` or ``[`` (and whitespace), so the ``-0`` of a label such
+    as ``server-0`` inside a string does not send every line to the exact path.
+    """
+    for match in _NEG_ZERO_CANDIDATE.finditer(data):
+        i = match.start() - 1
+        while i >= 0 and data[i] in b" \t\r\n":
+            i -= 1
+        if i >= 0 and data[i] in b":,[":
+            return True
+    return False
 _SORT = orjson.OPT_SORT_KEYS
 _DEPTH_HINT = 128
 _DUMPS = functools.partial(orjson.dumps, option=_SORT)
@@ -34,7 +49,7 @@ class NotAnObject(ValueError):
 def _parse(line: bytes) -> tuple[Any, bool]:
     """Parsed value and whether the exact path must write it."""
     if (line.count(b"[") + line.count(b"{") >= _DEPTH_HINT
-            or (b"-0" in line and _NEG_ZERO_RE.search(line) is not None)):
+            or (b"-0" in line and _has_negative_zero(line))):
         return loads(line), True
     try:
         return orjson.loads(line), False
@@ -90,7 +105,7 @@ def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> 
     lines = data.split(b"\n")
     if not tail:
         lines.pop()
-    if not lines or _NEG_ZERO_RE.search(data):
+    if not lines or _has_negative_zero(data):
         return None
     try:
         values = list(map(orjson.loads, lines))
