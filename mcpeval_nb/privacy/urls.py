@@ -14,7 +14,7 @@ import re
 import urllib.parse
 from typing import Any
 
-__all__ = ["classify_url"]
+__all__ = ["classify_url", "ends_in_number", "whatwg_ipv4"]
 
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+\-.]*):")
 _FORBIDDEN_HOST = set("\x00\t\n\r #/:<>?@[\\]^|%")
@@ -44,7 +44,8 @@ def _ipv4_number(part: str) -> int | None:
     return int(part, base)
 
 
-def _ends_in_number(host: str) -> bool:
+def ends_in_number(host: str) -> bool:
+    """WHATWG "ends in a number": the last label (a trailing empty one dropped) is a number."""
     parts = host.split(".")
     if parts[-1] == "" and len(parts) > 1:
         parts = parts[:-1]
@@ -54,20 +55,24 @@ def _ends_in_number(host: str) -> bool:
     return last[:2].lower() == "0x" and _ipv4_number(last) is not None
 
 
-def _parse_ipv4(host: str) -> bool:
-    """Validate a WHATWG IPv4 host; returns False for an invalid one (URL failure)."""
+def whatwg_ipv4(host: str) -> str | None:
+    """The canonical dotted form of a WHATWG IPv4 host (``0x7f.1`` -> ``127.0.0.1``), or None.
+
+    None means the host ends in a number but is not a valid IPv4 address: a URL parse failure.
+    """
     parts = host.split(".")
     if parts[-1] == "" and len(parts) > 1:
         parts = parts[:-1]
     if len(parts) > 4:
-        return False
+        return None
     numbers = [_ipv4_number(p) for p in parts]
-    if any(n is None for n in numbers):
-        return False
     nums = [n for n in numbers if n is not None]
-    if any(n > 255 for n in nums[:-1]):
-        return False
-    return bool(nums[-1] < 256 ** (5 - len(nums)))
+    if len(nums) != len(numbers) or any(n > 255 for n in nums[:-1]) or nums[-1] >= 256 ** (5 - len(nums)):
+        return None
+    value = nums[-1]
+    for i, n in enumerate(nums[:-1]):
+        value += n << (8 * (3 - i))
+    return str(ipaddress.IPv4Address(value))
 
 
 def _authority(rest: str) -> str:
@@ -166,8 +171,8 @@ def classify_url(value: str) -> str | None:
     host = _domain_to_ascii(raw_host)
     if host is None:
         return None
-    if _ends_in_number(host):
-        return "url:ip" if _parse_ipv4(host) else None
+    if ends_in_number(host):
+        return "url:ip" if whatwg_ipv4(host) is not None else None
     if host == "localhost":
         return "url:localhost"
     return _registrable(host)

@@ -16,6 +16,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..privacy.urls import ends_in_number, whatwg_ipv4
 
 __all__ = [
     "CREDENTIAL_FREE_MESSAGE",
@@ -79,44 +80,6 @@ class _Parsed:
     has_query_or_fragment: bool
 
 
-def _ipv4_number(part: str) -> int | None:
-    base = 10
-    if part[:2].lower() == "0x":
-        part, base = part[2:], 16
-    elif len(part) > 1 and part[0] == "0":
-        part, base = part[1:], 8
-    if part == "":
-        return 0
-    digits = {10: "0123456789", 16: "0123456789abcdefABCDEF", 8: "01234567"}[base]
-    return int(part, base) if all(c in digits for c in part) else None
-
-
-def _ipv4(host: str) -> str | None:
-    """Canonical dotted form of a WHATWG IPv4 host, or None when it is not a valid one."""
-    parts = host.split(".")
-    if parts[-1] == "" and len(parts) > 1:
-        parts = parts[:-1]
-    if len(parts) > 4 or any(p == "" for p in parts):
-        return None
-    numbers = [_ipv4_number(p) for p in parts]
-    nums = [n for n in numbers if n is not None]
-    if len(nums) != len(numbers) or any(n > 255 for n in nums[:-1]) or nums[-1] >= 256 ** (5 - len(nums)):
-        return None
-    value = nums[-1]
-    for i, n in enumerate(nums[:-1]):
-        value += n << (8 * (3 - i))
-    return str(ipaddress.IPv4Address(value))
-
-
-def _ends_in_number(host: str) -> bool:
-    parts = host.split(".")
-    if parts[-1] == "" and len(parts) > 1:
-        parts = parts[:-1]
-    last = parts[-1]
-    return (last != "" and last.isascii() and last.isdigit()) or (
-        last[:2].lower() == "0x" and _ipv4_number(last) is not None)
-
-
 def _canonical_host(raw: str) -> str | None:
     if raw.startswith("["):
         if not raw.endswith("]"):
@@ -132,7 +95,7 @@ def _canonical_host(raw: str) -> str | None:
         return None
     if not host or any(c in _FORBIDDEN_HOST or ord(c) < 0x20 or c == "\x7f" for c in host):
         return None
-    return _ipv4(host) if _ends_in_number(host) else host
+    return whatwg_ipv4(host) if ends_in_number(host) else host
 
 
 def _split_authority(authority: str) -> tuple[bool, str, int | None] | None:
