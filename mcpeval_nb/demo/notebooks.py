@@ -52,7 +52,9 @@ def run_notebooks(notebooks: Path, root: Path, out: Path, *, say: Say, timeout: 
             say(f"notebook {i}/{len(NOTEBOOKS)}: {name}")
             nb = read(notebooks / f"{name}.ipynb", as_version=4)
             NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                           resources={"metadata": {"path": str(notebooks)}}).execute()
+                           resources={"metadata": {"path": str(notebooks)}},
+                           # keep the kernel's start-up chatter off the demo's progress lines
+                           extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()
             html, _ = exporter.from_notebook_node(nb)
             path = out / f"{name}.html"
             path.write_text(html, encoding="utf-8")
