@@ -1,0 +1,114 @@
+"""One canary run over the whole public surface (DESIGN: "no marker appears in any table, chart text,
+CLI output or exported envelope").
+
+A capture root is built the way users build one: recorded raw JSON-RPC exchanges (``data/demo``) whose
+arguments, results, error messages, error data, log notifications, a server banner and a truncated
+frame all carry ``CANARY`` strings go through the real correlator and the real journal writer; then a
+probe run against a fixture server that answers with ``CANARY`` text adds synthetic records and a trend
+point.  Every output of the public surface is then searched for the marker.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pyarrow.parquet as pq
+import pytest
+
+import mcpeval_nb as me
+from mcpeval_nb import charts
+from mcpeval_nb.cli import main as cli_main
+from mcpeval_nb.testing import server_command
+
+MARKER = "CANARY"
+EXCHANGES = Path(__file__).resolve().parent.parent / "data" / "demo" / "exchanges.jsonl"
+
+
+def _replay(root: Path) -> int:
+    correlator = me.Correlator(server="demo", session="CANARY-session-value", salt=me.load_salt(root))
+    written = 0
+    for line in EXCHANGES.read_text(encoding="utf-8").splitlines():
+        exchange = json.loads(line)
+        frame = exchange["frame"].encode("utf-8")
+        side = correlator.on_outbound if exchange["direction"] == "outbound" else correlator.on_inbound
+        record = side(frame, now_ms=exchange["at_ms"])
+        if record is not None:
+            me.append_record(root, record)
+            written += 1
+    return written
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = cli_main(argv)
+    captured = capsys.readouterr()
+    assert code == 0, (argv, code)
+    return captured.out + captured.err
+
+
+def _svg(ax: object) -> str:
+    buf = io.StringIO()
+    ax.figure.savefig(buf, format="svg")  # type: ignore[attr-defined]
+    plt.close(ax.figure)  # type: ignore[attr-defined]
+    return buf.getvalue()
+
+
+@pytest.fixture
+def canary_root(root: Path, tmp_path: Path) -> Path:
+    assert MARKER in EXCHANGES.read_text(encoding="utf-8")  # the input really carries the marker
+    assert _replay(root) >= 15
+    manifest = tmp_path / "canary.manifest.json"
+    manifest.write_text(json.dumps({"version": 1, "probes": [
+        {"id": "repeat-read", "probe": "degradation-over-n", "access": "read_only", "tool": "read_counter",
+         "arguments": {"secret": "CANARY-manifest-argument"}, "max_attempts": 3},
+        {"id": "boom", "probe": "instruction-fidelity", "access": "read_only", "tool": "break_session",
+         "arguments": {"why": "CANARY-why"}, "expect": {"outcome": "ok"}}]}), encoding="utf-8")
+    report = me.run_probes(server_command("probe_clean"), manifest=manifest,
+                           options=me.ProbeOptions(server="canary", root=root,
+                                                   battery=me.battery_hook("standard")))
+    assert len(report.cases) == 2 and report.readiness is not None  # a full run: manifest and battery
+    assert me.record_report_trend(report, root=root) is not None
+    me.annotate("CANARY-session-value", 3, "workaround", "retried by hand", root=root)
+    return root
+
+
+def test_no_canary_reaches_tables_analysis_charts_cli_or_the_envelope(
+        canary_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = canary_root
+    raw = b"".join(p.read_bytes() for p in sorted((root / "store").rglob("*.jsonl")))
+    assert MARKER.encode() not in raw  # the journals themselves (the privacy boundary)
+    assert b"navigate" in raw  # and they do hold the recorded calls
+
+    store = me.open_store(root)
+    outputs: list[str] = []
+    for table in (store.calls, store.annotations, store.trends):
+        assert table.num_rows > 0
+        outputs.append(json.dumps(table.to_pylist(), default=str))
+        outputs.append(table.to_pandas().to_string())
+    calls = store.calls
+    for table in (me.latency_summary(calls), me.latency_over_time(calls), me.slowest_tools(calls),
+                  me.outcome_rates(calls), me.error_templates(calls), me.template_daily(calls),
+                  me.join_annotations(calls, store.annotations), me.readiness_history(store.trends)):
+        outputs.append(json.dumps(table.to_pylist(), default=str))
+    outputs += [_svg(charts.plot_latency_distribution(calls)), _svg(charts.plot_latency_over_time(calls)),
+                _svg(charts.plot_outcome_mix(calls)), _svg(charts.plot_template_heatmap(calls)),
+                _svg(charts.plot_readiness_history(store.trends))]
+
+    report = me.check_redaction(root)
+    outputs.append(repr(report))
+    envelope = tmp_path / "envelope"
+    me.export_share(root, dest=envelope, options=me.ShareOptions(include_probe_history=True))
+    outputs += [p.read_text(encoding="utf-8") for p in sorted(envelope.rglob("*")) if p.is_file()]
+
+    parquet = tmp_path / "parquet"
+    for argv in (["summary", "--root", str(root)], ["doctor", "--root", str(root)],
+                 ["trends", "--root", str(root)],
+                 ["export-parquet", "--root", str(root), "--dest", str(parquet)],
+                 ["share", "--root", str(root), "--dir", str(tmp_path / "envelope-cli")]):
+        outputs.append(_cli(argv, capsys))
+    outputs.append(json.dumps(pq.read_table(parquet).to_pylist(), default=str))
+
+    leaks = [i for i, text in enumerate(outputs) if MARKER in text]
+    assert leaks == [], f"canary in outputs #{leaks}"
