@@ -155,6 +155,51 @@ def test_a_live_export_staging_directory_is_not_removed_by_another_export(
     assert tree_bytes(tmp_path / "share" / "other") == new
 
 
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_an_export_with_helpers_killed_mid_way_leaves_the_envelope_intact_and_no_helper_alive(
+        root: Path, tmp_path: Path, envelopes: tuple[Path, dict[str, bytes], dict[str, bytes]]) -> None:
+    dest, old, _new = envelopes
+    append_records(root, [call(seq, session="sess-c") for seq in range(4000, 12000)])  # several chunks
+    expected = tmp_path / "expected-helpers"
+    export_share(root, dest=expected, options=ShareOptions(workers=0))
+    log = tmp_path / "helpers.log"
+    helpers = ShareOptions(force=True, workers=2)
+    with _running(lambda: export_share(root, dest=dest, options=helpers), log,
+                  {"MCPEVAL_NB_SHARE_PAUSE": "chunk-written:30"}) as child:
+        _wait_for(lambda: log.exists() and "share paused at chunk-written" in log.read_text(), "a chunk")
+        below = _descendants(child.pid)
+        assert len(below) >= 3  # the fork server and two helpers
+        child.join(kill=True)
+    _wait_for(lambda: not any(_alive(pid) for pid in below), "the helpers to die with the export")
+    assert tree_bytes(dest) == old
+    assert len(_stages(dest.parent)) == 1
+    result = export_share(root, dest=dest, options=helpers)
+    assert result.stale_staging_removed == 1 and _stages(dest.parent) == []
+    assert tree_bytes(dest) == tree_bytes(expected)
+
+
 def _slow_writer(root: Path, stop: Path) -> None:
     """Append records under the journal's exclusive lock in two writes each, pausing in between."""
     path = root / "store" / f"calls-{DAY}.jsonl"
@@ -175,9 +220,10 @@ def _slow_writer(root: Path, stop: Path) -> None:
         time.sleep(0.002)
 
 
+@pytest.mark.parametrize("workers", [0, 2])
 def test_a_writer_appending_during_exports_never_puts_a_partial_record_in_the_envelope(
-        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    clean_store(root, calls=2000)
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    clean_store(root, calls=2000 if workers == 0 else 9000)
     source = root / "store" / f"calls-{DAY}.jsonl"
     stop = tmp_path / "stop"
     monkeypatch.setenv("MCPEVAL_NB_SHARE_PAUSE", "chunk-written:0.2")
@@ -187,7 +233,7 @@ def test_a_writer_appending_during_exports_never_puts_a_partial_record_in_the_en
         sizes = []
         for attempt in range(3):
             dest = tmp_path / f"env{attempt}"
-            export_share(root, dest=dest)
+            export_share(root, dest=dest, options=ShareOptions(workers=workers))
             sizes.append((dest / f"store/calls-{DAY}.jsonl").read_bytes())
         stop.touch()
         assert writer.join(kill=False) == 0  # let it finish its record: no torn tail in the source

@@ -10,9 +10,7 @@ orjson refusing the text, and any float written with a positive exponent (orjson
 from __future__ import annotations
 
 import functools
-import operator
 import re
-from itertools import repeat
 from typing import Any
 
 import orjson
@@ -40,6 +38,8 @@ def _has_negative_zero(data: bytes) -> bool:
 _SORT = orjson.OPT_SORT_KEYS
 _DEPTH_HINT = 128
 _DUMPS = functools.partial(orjson.dumps, option=_SORT)
+#: Every byte but '{', '[' and the newline: deleting them leaves each line's opening brackets.
+_NOT_OPENING = bytes(b for b in range(256) if b not in b"{[\n")
 
 
 class NotAnObject(ValueError):
@@ -113,9 +113,8 @@ def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> 
         return None
     if set(map(type, values)) != {dict}:
         return None
-    opens = map(operator.add, map(bytes.count, lines, repeat(b"{")), map(bytes.count, lines, repeat(b"[")))
-    if max(opens) >= _DEPTH_HINT:
-        return None
+    if max(map(len, data.translate(None, _NOT_OPENING).split(b"\n"))) >= _DEPTH_HINT:
+        return None  # some line has 128 or more '{' and '[' (one C pass, not four calls per line)
     if drop_note:
         for value in values:
             if "note" in value:

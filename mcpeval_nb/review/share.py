@@ -12,17 +12,14 @@ byte-identical.  Memory is bounded by the record limit and the chunk size, not b
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError
 from ..home import resolve_root, store_dir
-from ..jsonfmt import JSONFormatError
 from ..limits import MAX_RECORD_BYTES
-from .detectors import LineVerdict
-from .doctor import FlaggedLine, scan_chunk
-from .normalize import NotAnObject, normalize_chunk, normalize_record
+from .doctor import FlaggedLine
 from .publish import (
     Staging,
     check_output,
@@ -32,13 +29,17 @@ from .publish import (
     remove_stale_staging,
     resolve_output,
 )
-from .scan import StoreFile, check_utf8, iter_chunks, snapshot, walk_store
+from .scan import StoreFile, iter_chunks, snapshot, walk_store
+from .sharepool import HelperPool, chunk_bounds, copy_part, helper_count, part_path, settle_in_order
+from .sharework import ChunkDone, ChunkJob, ChunkOut, process_chunk
 
 __all__ = ["ShareOptions", "ShareRefused", "ShareResult", "export_share", "share_md"]
 
 Progress = Callable[[int, int], None]
 #: Bytes read per share chunk: parsed records take several times their text, so chunks stay small.
 SHARE_CHUNK_BYTES = 1024 * 1024
+#: Bytes per helper chunk (at most the record bound): fewer, larger tasks keep the parent's share small.
+HELPER_CHUNK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,11 +50,15 @@ class ShareOptions:
         include_probe_history: also export ``store/probes/``.
         include_annotation_notes: keep annotation ``note`` prose (otherwise replaced by ``""``).
         force: replace a non-empty output (only after the new envelope is fully prepared).
+        workers: helper processes for normalising and sweeping (None = by store size and usable
+            cores: stores under 32 MiB stay in process; 0 = always in process).  The envelope's bytes
+            do not depend on it.
     """
 
     include_probe_history: bool = False
     include_annotation_notes: bool = False
     force: bool = False
+    workers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -128,71 +133,89 @@ class _Sweep:
     done: int = 0
 
 
-def _normalize_slow(data: bytes, first_line: int, tail: bool, item: StoreFile, drop_note: bool) -> bytes:
-    out: list[bytes] = []
-    for index, line in enumerate(data.split(b"\n")):
-        if not line.strip():
-            continue
-        where = f"{item.relpath} line {first_line + index}"
-        try:
-            record, _value = normalize_record(line, drop_note=drop_note)
-        except JSONFormatError:
-            if tail:
-                raise ReviewError(f"incomplete trailing record in {where}") from None
-            raise ReviewError(f"invalid JSON record in {where}") from None
-        except NotAnObject:
-            raise ReviewError(f"store records must be JSON objects ({where})") from None
-        if len(record) > MAX_RECORD_BYTES:
-            raise ReviewError(f"normalized journal record exceeds 4 MiB ({where})")
-        out.append(record)
-    return b"".join(out)
+def _account(item: StoreFile, out: ChunkOut | ChunkDone, sweep: _Sweep) -> bool:
+    """Count a processed chunk's records and notes and record its flagged lines; True when flagged."""
+    for line, detectors in out.flagged:
+        sweep.flagged.append(FlaggedLine(sweep.canon_store / item.relpath, sweep.file_records + line,
+                                         detectors))
+    sweep.file_records += out.records
+    sweep.records += out.records
+    sweep.notes += out.notes
+    return bool(out.flagged)
 
 
-def _normalize(data: bytes, first_line: int, tail: bool, item: StoreFile, drop_note: bool) -> bytes:
-    """The chunk's normalised records, each with its newline (fast path first, exact path on doubt)."""
-    fast = normalize_chunk(data, tail=tail, drop_note=drop_note, limit=MAX_RECORD_BYTES)
-    if fast is not None:
-        return fast[0]
-    return _normalize_slow(data, first_line, tail, item, drop_note)
+def _chunk_done(sweep: _Sweep, length: int, progress: Progress | None, total: int) -> None:
+    sweep.done += length
+    if progress is not None:
+        progress(sweep.done, max(total, sweep.done))
+    pause_point("chunk-written")
 
 
-def _sweep_records(body: bytes, first_record: int, item: StoreFile, sweep: _Sweep) -> tuple[bytes, bool]:
-    hits: list[tuple[int, LineVerdict]] = scan_chunk(body, first_record, annotation=item.is_annotations)
-    sweep.notes += sum(1 for _line, verdict in hits if verdict.has_note)
-    bad = set()
-    for line, verdict in hits:
-        if verdict.detectors:
-            bad.add(line)
-            sweep.flagged.append(FlaggedLine(sweep.canon_store / item.relpath, line, verdict.detectors))
-    if bad:
-        records = body.split(b"\n")[:-1]
-        body = b"".join(r + b"\n" for i, r in enumerate(records, first_record) if i not in bad)
-    return body, bool(bad)
+def _export_in_process(item: StoreFile, fd: int, size: int, out: int, sweep: _Sweep, drop_note: bool,
+                       progress: Progress | None, total: int) -> bool:
+    flagged = False
+    for chunk in iter_chunks(fd, item.path, size, chunk_bytes=SHARE_CHUNK_BYTES):
+        done = process_chunk(chunk.data, path=item.path, relpath=item.relpath, first_line=chunk.first_line,
+                             tail=chunk.tail, annotation=item.is_annotations, drop_note=drop_note)
+        flagged = _account(item, done, sweep) or flagged
+        _write_all(out, done.body)
+        _chunk_done(sweep, len(chunk.data), progress, total)
+    return flagged
 
 
-def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep,
+@dataclass
+class _Helpers:
+    pool: HelperPool
+    parts: Path
+    next_index: int = 0
+
+
+def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _Sweep, drop_note: bool,
+                         helpers: _Helpers, progress: Progress | None, total: int) -> bool:
+    st = os.fstat(fd)
+    flagged = False
+    line = 1
+
+    def jobs() -> Iterator[ChunkJob]:
+        for offset, length, tail in chunk_bounds(fd, item.path, size, window=HELPER_CHUNK_BYTES,
+                                                 limit=MAX_RECORD_BYTES):
+            index = helpers.next_index
+            helpers.next_index += 1
+            yield ChunkJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
+                           ino=st.st_ino, offset=offset, length=length, tail=tail,
+                           annotation=item.is_annotations, drop_note=drop_note,
+                           part=part_path(helpers.parts, index))
+
+    def settle(done: ChunkDone, job: ChunkJob) -> None:
+        nonlocal flagged, line
+        if done.error is not None:  # re-run here to name the line as the in-process export does
+            data = os.pread(fd, job.length, job.offset)
+            if len(data) == job.length:
+                process_chunk(data, path=item.path, relpath=item.relpath, first_line=line, tail=job.tail,
+                              annotation=item.is_annotations, drop_note=drop_note)
+            raise ReviewError(done.error)
+        copy_part(job.part, out)
+        line += done.lines
+        flagged = _account(item, done, sweep) or flagged
+        _chunk_done(sweep, job.length, progress, total)
+
+    settle_in_order(helpers.pool, jobs(), settle)
+    return flagged
+
+
+def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep, helpers: _Helpers | None,
                  progress: Progress | None, total: int) -> None:
     size = snapshot(fd, item.path)
     pause_point("snapshot-taken")
     target = stage_store / item.relpath
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     drop_note = item.is_annotations and not sweep.options.include_annotation_notes
-    flagged = False
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     try:
-        for chunk in iter_chunks(fd, item.path, size, chunk_bytes=SHARE_CHUNK_BYTES):
-            check_utf8(chunk.data, item.path, chunk.first_line)
-            normalized = _normalize(chunk.data, chunk.first_line, chunk.tail, item, drop_note)
-            count = normalized.count(b"\n")
-            body, bad = _sweep_records(normalized, sweep.file_records + 1, item, sweep)
-            sweep.file_records += count
-            sweep.records += count
-            flagged = flagged or bad
-            _write_all(out, body)
-            sweep.done += len(chunk.data)
-            if progress is not None:
-                progress(sweep.done, max(total, sweep.done))
-            pause_point("chunk-written")
+        if helpers is None:
+            flagged = _export_in_process(item, fd, size, out, sweep, drop_note, progress, total)
+        else:
+            flagged = _export_with_helpers(item, fd, size, out, sweep, drop_note, helpers, progress, total)
         os.fsync(out)
     finally:
         os.close(out)
@@ -233,18 +256,31 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _fill_files(store: Path, stage_store: Path, sweep: _Sweep, helpers: _Helpers | None,
+                progress: Progress | None, total: int) -> None:
+    for item, fd in walk_store(store, what="share", skip_probes=not sweep.options.include_probe_history):
+        try:
+            sweep.file_records = 0
+            _export_file(item, fd, stage_store, sweep, helpers, progress, total)
+            sweep.files.append(item.relpath)
+        finally:
+            os.close(fd)
+
+
 def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
                 progress: Progress | None) -> _Sweep:
     sweep = _Sweep(canon_store, options)
     stage_store = stage / "store"
     stage_store.mkdir(mode=0o700)
-    for item, fd in walk_store(store, what="share", skip_probes=not options.include_probe_history):
-        try:
-            sweep.file_records = 0
-            _export_file(item, fd, stage_store, sweep, progress, total)
-            sweep.files.append(item.relpath)
-        finally:
-            os.close(fd)
+    workers = helper_count(options.workers, total)
+    if workers:
+        parts = stage / "parts"
+        parts.mkdir(mode=0o700)
+        with HelperPool(workers) as pool:
+            _fill_files(store, stage_store, sweep, _Helpers(pool, parts), progress, total)
+        parts.rmdir()
+    else:
+        _fill_files(store, stage_store, sweep, None, progress, total)
     for dirpath, _dirs, _files in os.walk(stage_store):
         _fsync_dir(Path(dirpath))
     return sweep
