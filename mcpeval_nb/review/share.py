@@ -12,7 +12,9 @@ byte-identical.  Memory is bounded by the record limit and the chunk size, not b
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +40,9 @@ __all__ = ["ShareOptions", "ShareRefused", "ShareResult", "export_share", "share
 Progress = Callable[[int, int], None]
 #: Bytes read per share chunk: parsed records take several times their text, so chunks stay small.
 SHARE_CHUNK_BYTES = 1024 * 1024
+HELPERS_BROKE = ("share helper processes stopped unexpectedly; nothing was published (a script that "
+                 "exports at import time needs an `if __name__ == \"__main__\":` guard; "
+                 "ShareOptions(workers=0) exports in process)")
 #: Bytes per helper chunk (at most the record bound): fewer, larger tasks keep the parent's share small.
 HELPER_CHUNK_BYTES = 1024 * 1024
 
@@ -120,6 +125,35 @@ def share_md(files: int, notes: int | None) -> str:
             "Keep this envelope separate from any file that contains the salt.\n")
 
 
+class _Syncer:
+    """Flushes and closes finished staged journals in background threads, so the disk flush of one
+    journal overlaps the work on the next; ``wait`` joins them and reports the first failure."""
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        self._errors: list[OSError] = []
+
+    def later(self, fd: int) -> None:
+        thread = threading.Thread(target=self._run, args=(fd,), name="share-fsync", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _run(self, fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:
+            self._errors.append(exc)
+        finally:
+            os.close(fd)
+
+    def wait(self) -> None:
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
+        if self._errors:
+            raise ReviewError(f"cannot write the staged envelope: {self._errors[0].strerror}")
+
+
 @dataclass
 class _Sweep:
     canon_store: Path
@@ -131,6 +165,7 @@ class _Sweep:
     file_records: int = 0
     notes: int = 0
     done: int = 0
+    syncer: _Syncer = field(default_factory=_Syncer)
 
 
 def _account(item: StoreFile, out: ChunkOut | ChunkDone, sweep: _Sweep) -> bool:
@@ -216,9 +251,10 @@ def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep, hel
             flagged = _export_in_process(item, fd, size, out, sweep, drop_note, progress, total)
         else:
             flagged = _export_with_helpers(item, fd, size, out, sweep, drop_note, helpers, progress, total)
-        os.fsync(out)
-    finally:
+    except BaseException:
         os.close(out)
+        raise
+    sweep.syncer.later(out)
     sweep.files_flagged += flagged
 
 
@@ -273,14 +309,20 @@ def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptio
     stage_store = stage / "store"
     stage_store.mkdir(mode=0o700)
     workers = helper_count(options.workers, total)
-    if workers:
-        parts = stage / "parts"
-        parts.mkdir(mode=0o700)
-        with HelperPool(workers) as pool:
-            _fill_files(store, stage_store, sweep, _Helpers(pool, parts), progress, total)
-        parts.rmdir()
-    else:
-        _fill_files(store, stage_store, sweep, None, progress, total)
+    try:
+        if workers:
+            parts = stage / "parts"
+            parts.mkdir(mode=0o700)
+            try:
+                with HelperPool(workers) as pool:
+                    _fill_files(store, stage_store, sweep, _Helpers(pool, parts), progress, total)
+            except BrokenProcessPool:
+                raise ReviewError(HELPERS_BROKE) from None
+            parts.rmdir()
+        else:
+            _fill_files(store, stage_store, sweep, None, progress, total)
+    finally:
+        sweep.syncer.wait()
     for dirpath, _dirs, _files in os.walk(stage_store):
         _fsync_dir(Path(dirpath))
     return sweep

@@ -77,7 +77,7 @@ class HelperPool:
         context = multiprocessing.get_context("forkserver")
         self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                              initializer=init_helper, initargs=(os.getpid(),))
-        self.in_flight = 2 * workers
+        self.in_flight = 4 * workers
 
     def submit(self, job: ChunkJob) -> Future[ChunkDone]:
         """Queue one chunk."""
