@@ -6,7 +6,10 @@ under a shared lock and streamed in bounded chunks: every non-blank line is norm
 compact, newline), the exact normalised bytes are swept with the doctor's detectors, and clean records
 go to the staging directory.  Only after a clean sweep is ``SHARE.md`` written and the staging directory
 swapped into place; any failure or a flagged sweep removes staging and leaves a previous envelope
-byte-identical.  Memory is bounded by the record limit and the chunk size, not by the store.
+byte-identical.  Memory is bounded by the record limit and the chunk size, not by the store.  Stores of
+32 MiB or more are normalised and swept by helper processes (``sharepool``, ``sharework``): the
+parent keeps the walk, the snapshots, the chunk boundaries and the order, and assembles each staged
+journal from the helpers' part files; the bytes published are the same either way.
 """
 
 from __future__ import annotations
@@ -349,6 +352,10 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
             no journals, invalid UTF-8 or JSON, a non-object record, an incomplete trailing record, or
             a failed publish; the previous envelope is unchanged and staging is removed.
         RecordTooLarge: a line over 4 MiB.
+
+    Helper processes start from a fork server: like any ``multiprocessing`` user, a script calling
+    this at import time needs an ``if __name__ == "__main__":`` guard (or ``workers=0``); without it
+    the export fails with a ``ReviewError`` and publishes nothing.
     """
     base = resolve_root(root)
     store = store_dir(base)
