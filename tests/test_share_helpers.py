@@ -173,3 +173,24 @@ def test_a_helper_refuses_a_journal_that_is_not_the_one_the_parent_locked(tmp_pa
     done = run_job(_job(journal))
     assert done.error is None and (done.records, done.lines) == (1, 1)
     assert Path(str(journal) + ".part").read_bytes() == b'{"a":2,"b":1}\n'
+
+
+def test_helpers_never_re_run_an_unguarded_script(root: Path, tmp_path: Path) -> None:
+    """multiprocessing re-imports ``__main__`` in fork-server children; the share hides it from them."""
+    import subprocess
+    import sys
+
+    _store(root)
+    body_runs = tmp_path / "body-runs"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import mcpeval_nb\n"
+        f"open({str(body_runs)!r}, 'a').write('ran\\n')\n"
+        f"result = mcpeval_nb.export_share({str(root)!r}, dest={str(tmp_path / 'env')!r},\n"
+        "                                  options=mcpeval_nb.ShareOptions(workers=2))\n"
+        "print('records', result.records)\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "records" in done.stdout
+    assert body_runs.read_text() == "ran\n"

@@ -15,6 +15,7 @@ journal from the helpers' part files; the bytes published are the same either wa
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
@@ -308,27 +309,48 @@ def _fill_files(store: Path, stage_store: Path, sweep: _Sweep, helpers: _Helpers
 
 def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
                 progress: Progress | None) -> _Sweep:
+    stage_store = stage / "store"
+    workers = helper_count(options.workers, total)
+    if workers:
+        try:
+            return _fill_with_helpers(stage, store, canon_store, options, total, progress, workers)
+        except BrokenProcessPool:
+            if options.workers is not None:
+                raise ReviewError(HELPERS_BROKE) from None
+            # Helpers could not run here (e.g. a script without a __main__ guard, which every
+            # multiprocessing helper re-imports): start over in process; nothing was published.
+            shutil.rmtree(stage_store, ignore_errors=True)
+            shutil.rmtree(stage / "parts", ignore_errors=True)
+    sweep = _Sweep(canon_store, options)
+    stage_store.mkdir(mode=0o700)
+    try:
+        _fill_files(store, stage_store, sweep, None, progress, total)
+    finally:
+        sweep.syncer.wait()
+    _fsync_tree(stage_store)
+    return sweep
+
+
+def _fill_with_helpers(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
+                       progress: Progress | None, workers: int) -> _Sweep:
     sweep = _Sweep(canon_store, options)
     stage_store = stage / "store"
     stage_store.mkdir(mode=0o700)
-    workers = helper_count(options.workers, total)
+    parts = stage / "parts"
+    parts.mkdir(mode=0o700)
     try:
-        if workers:
-            parts = stage / "parts"
-            parts.mkdir(mode=0o700)
-            try:
-                with HelperPool(workers) as pool:
-                    _fill_files(store, stage_store, sweep, _Helpers(pool, parts), progress, total)
-            except BrokenProcessPool:
-                raise ReviewError(HELPERS_BROKE) from None
-            parts.rmdir()
-        else:
-            _fill_files(store, stage_store, sweep, None, progress, total)
+        with HelperPool(workers) as pool:
+            _fill_files(store, stage_store, sweep, _Helpers(pool, parts), progress, total)
     finally:
         sweep.syncer.wait()
+    parts.rmdir()
+    _fsync_tree(stage_store)
+    return sweep
+
+
+def _fsync_tree(stage_store: Path) -> None:
     for dirpath, _dirs, _files in os.walk(stage_store):
         _fsync_dir(Path(dirpath))
-    return sweep
 
 
 def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
@@ -353,9 +375,11 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
             a failed publish; the previous envelope is unchanged and staging is removed.
         RecordTooLarge: a line over 4 MiB.
 
-    Helper processes start from a fork server: like any ``multiprocessing`` user, a script calling
-    this at import time needs an ``if __name__ == "__main__":`` guard (or ``workers=0``); without it
-    the export fails with a ``ReviewError`` and publishes nothing.
+    Large stores are normalised by helper processes started from a fork server.  Where helpers cannot
+    run (a script calling this at import time without an ``if __name__ == "__main__":`` guard, which
+    every ``multiprocessing`` helper re-imports), an automatic export (``workers=None``) starts over in
+    process; an explicit ``workers=N`` fails with a ``ReviewError`` instead.  Nothing is published by
+    the failed attempt either way.
     """
     base = resolve_root(root)
     store = store_dir(base)

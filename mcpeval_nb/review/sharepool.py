@@ -15,6 +15,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -65,6 +66,34 @@ def _forget_inherited_forkserver() -> None:
 os.register_at_fork(after_in_child=_forget_inherited_forkserver)
 
 
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Make ``__main__`` look like an interactive session while helpers start.
+
+    ``multiprocessing`` passes the main script's path (or module name) to fork-server children so
+    they can re-import it; helpers only run this package's functions, so there is nothing to import.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved_file = main.__dict__.pop("__file__", _MISSING)
+    saved_spec = main.__dict__.get("__spec__", _MISSING)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        if saved_file is not _MISSING:
+            main.__file__ = saved_file
+        if saved_spec is _MISSING:
+            main.__dict__.pop("__spec__", None)
+        else:
+            main.__spec__ = saved_spec
+
+
 class HelperPool:
     """A pool of share helpers (context manager); on exit pending chunks are cancelled and running
     ones awaited, so no helper writes into staging after the export has moved on.
@@ -78,6 +107,12 @@ class HelperPool:
         self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                              initializer=init_helper, initargs=(os.getpid(),))
         self.in_flight = 4 * workers
+        # Start every helper now, with the user's script hidden: multiprocessing would otherwise
+        # re-import ``__main__`` in the fork server and in each helper, re-running an unguarded script.
+        with _main_module_hidden():
+            ready = [self._executor.submit(os.getpid) for _ in range(workers)]
+            for future in ready:
+                future.result()
 
     def submit(self, job: ChunkJob) -> Future[ChunkDone]:
         """Queue one chunk."""
