@@ -14,7 +14,7 @@ import re
 import urllib.parse
 from typing import Any
 
-__all__ = ["classify_url", "ends_in_number", "whatwg_ipv4"]
+__all__ = ["classify_url", "ends_in_number", "split_authority", "whatwg_ipv4"]
 
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+\-.]*):")
 _FORBIDDEN_HOST = set("\x00\t\n\r #/:<>?@[\\]^|%")
@@ -87,24 +87,31 @@ def _authority(rest: str) -> str:
     return rest[i:end]
 
 
-def _split_host(authority: str) -> str | None:
-    """Return the host of an authority, or None when the authority is invalid."""
-    hostport = authority.rsplit("@", 1)[-1]
+def split_authority(authority: str) -> tuple[bool, str, int | None] | None:
+    """Split a URL authority into (has userinfo, raw host, port), or None when it is invalid.
+
+    The host keeps its brackets for IPv6 literals and is not yet canonicalised; the port must be
+    ASCII digits up to 65535 (empty means none).
+    """
+    _userinfo, at, hostport = authority.rpartition("@")
     if hostport.startswith("["):
         close = hostport.find("]")
         if close < 0:
             return None
         host, tail = hostport[: close + 1], hostport[close + 1:]
     else:
-        host, _, port = hostport.partition(":")
-        tail = ":" + port if _ else ""
+        host, colon, port_text = hostport.partition(":")
+        tail = colon + port_text
+    port: int | None = None
     if tail:
         if not tail.startswith(":"):
             return None
-        port = tail[1:]
-        if port and (not port.isascii() or not port.isdigit() or int(port) > 65535):
-            return None
-    return host
+        digits = tail[1:]
+        if digits:
+            if not (digits.isascii() and digits.isdigit()) or int(digits) > 65535:
+                return None
+            port = int(digits)
+    return bool(at), host, port
 
 
 def _idna_to_ascii(host: str) -> str | None:
@@ -157,7 +164,8 @@ def classify_url(value: str) -> str | None:
     match = _SCHEME_RE.match(text)
     if match is None or match.group(1).lower() not in ("http", "https"):
         return None
-    raw_host = _split_host(_authority(text[match.end():]))
+    split = split_authority(_authority(text[match.end():]))
+    raw_host = None if split is None else split[1]
     if not raw_host:
         return None
     if raw_host.startswith("["):

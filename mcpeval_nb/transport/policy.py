@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from ..errors import UsageError
-from ..privacy.urls import ends_in_number, whatwg_ipv4
+from ..privacy.urls import ends_in_number, split_authority, whatwg_ipv4
 
 __all__ = [
     "CREDENTIAL_FREE_MESSAGE",
@@ -99,26 +99,12 @@ def _canonical_host(raw: str) -> str | None:
 
 
 def _split_authority(authority: str) -> tuple[bool, str, int | None] | None:
-    _userinfo, at, hostport = authority.rpartition("@")
-    if hostport.startswith("["):
-        close = hostport.find("]")
-        if close < 0:
-            return None
-        host, tail = hostport[: close + 1], hostport[close + 1:]
-    else:
-        host, colon, port_text = hostport.partition(":")
-        tail = colon + port_text
-    port: int | None = None
-    if tail:
-        if not tail.startswith(":"):
-            return None
-        digits = tail[1:]
-        if digits:
-            if not (digits.isascii() and digits.isdigit()) or int(digits) > 65535:
-                return None
-            port = int(digits)
+    split = split_authority(authority)
+    if split is None:
+        return None
+    has_userinfo, host, port = split
     canonical = _canonical_host(host)
-    return None if canonical is None else (bool(at), canonical, port)
+    return None if canonical is None else (has_userinfo, canonical, port)
 
 
 def _normalize_path(path: str) -> str:
