@@ -8,7 +8,7 @@ NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
 
 .PHONY: setup demo test lint typecheck unit notebooks bench lab clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py mcpeval_nb/tables/_canon.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,browser]'

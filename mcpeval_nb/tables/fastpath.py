@@ -22,11 +22,19 @@ import pyarrow.json as pj
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.shape import sanitize_shape
-from .rebuild import rebuild_columns, remap
+from . import canon
+from .canon import ByteData
+from .rebuild import rebuild_columns
 from .rows import ts_millis
+from .sanitise import remap
 from .schemas import CALLS_SCHEMA
 
-__all__ = ["FastResult", "fast_calls"]
+__all__ = ["FastResult", "STRATEGIES", "fast_calls"]
+
+#: Strategies in the order they are tried: the compiled scanner (``canon``, when built), a native parse
+#: proven by rebuilding each line (``rebuild``), one RE2 pattern per line (the fallback, always on).
+#: Tests narrow this to check each strategy against the reference reader.
+STRATEGIES: tuple[str, ...] = ("canon", "rebuild")
 
 _S = r"[A-Za-z0-9_.:\-]"
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -70,7 +78,7 @@ class FastResult:
     slow: np.ndarray
 
 
-def _lines(data: bytes | bytearray, ends: np.ndarray) -> pa.StringArray | None:
+def _lines(data: ByteData, ends: np.ndarray) -> pa.StringArray | None:
     offsets = np.empty(len(ends) + 1, dtype=np.int64)
     offsets[0] = 0
     offsets[1:] = ends + 1
@@ -164,7 +172,7 @@ def _ts_column(ts: pa.Array) -> pa.Array:
         return pa.array(millis, type=pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
 
 
-def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int, ...] = ()) -> FastResult:
+def fast_calls(data: ByteData, ends: np.ndarray, *, exclude: tuple[int, ...] = ()) -> FastResult:
     """Convert the canonical lines of a chunk; see the module docstring.
 
     Args:
@@ -176,6 +184,10 @@ def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int,
         The fast rows and the indices of the lines left for the reference path.
     """
     n = len(ends)
+    if n and "canon" in STRATEGIES and canon.available():
+        skip = np.zeros(n, dtype=np.uint8)
+        skip[list(exclude)] = 1
+        return _finish(*canon.scan_columns(data, ends, skip))
     lines = _lines(data, ends) if n else None
     if lines is None:
         return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))
@@ -185,7 +197,7 @@ def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int,
     escapes = np.flatnonzero(((arr < 0x20) & (arr != 10)) | (arr == 0x5C))
     if len(escapes):
         bad[np.searchsorted(ends, escapes)] = True
-    rebuilt = rebuild_columns(data, ends, lines, bad)
+    rebuilt = rebuild_columns(data, ends, lines, bad) if "rebuild" in STRATEGIES else None
     if rebuilt is not None:
         return _from_rebuilt(*rebuilt)
     ok = pc.match_substring_regex(lines, CANONICAL).to_numpy(zero_copy_only=False)
@@ -201,12 +213,16 @@ def fast_calls(data: bytes | bytearray, ends: np.ndarray, *, exclude: tuple[int,
 
 def _from_rebuilt(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array,
                   ok: np.ndarray) -> FastResult:
-    n = len(ok)
-    rows = np.flatnonzero(ok)
-    if len(rows) < n:
+    if not ok.all():
         mask = pa.array(ok)
         columns = {k: v.filter(mask) for k, v in columns.items()}
         args, error = args.filter(mask), error.filter(mask)
+    return _finish(columns, args, error, ok)
+
+
+def _finish(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array, ok: np.ndarray) -> FastResult:
+    """Sanitise ``args``/``error`` of the proven rows (columns hold those rows only) and build the batch."""
+    rows = np.flatnonzero(ok)
     size = len(rows)
     bad = np.zeros(size, dtype=bool)
     has_args = args.is_valid().to_numpy(zero_copy_only=False)

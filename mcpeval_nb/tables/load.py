@@ -141,20 +141,25 @@ def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Erro
             if batch.num_rows:
                 yield batch
         return
-    # The vectorised work of the next chunk runs in a worker (Arrow and numpy release the GIL) while
-    # this thread finishes the current one; results are consumed strictly in order.
+    # Chunks convert in workers (the compiled scanner, Arrow and numpy release the GIL) while this thread
+    # reads the next one; results are consumed strictly in order.
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         pending: deque[tuple[Chunk, Future[FastResult]]] = deque()
         for chunk in chunks:
             pending.append((chunk, pool.submit(fast_calls, chunk.data, chunk.ends, exclude=_skipped(chunk))))
-            if len(pending) < _WORKERS:
-                continue
-            done, future = pending.popleft()
-            batch = _chunk_batch(kind, done, path, errors, report, future.result())
-            if batch.num_rows:
-                yield batch
+            if len(pending) >= _WORKERS:
+                yield from _finished(pending.popleft(), path, errors, report)
         while pending:
-            done, future = pending.popleft()
-            batch = _chunk_batch(kind, done, path, errors, report, future.result())
-            if batch.num_rows:
-                yield batch
+            yield from _finished(pending.popleft(), path, errors, report)
+
+
+def _finished(item: tuple[Chunk, Future[FastResult]], path: Path, errors: Errors,
+              report: LoadReport) -> Iterator[pa.RecordBatch]:
+    chunk, future = item
+    batch = _chunk_batch("calls", chunk, path, errors, report, future.result())
+    del chunk, item
+    # The chunk's buffers are free now: hand them back to the system instead of letting the allocator
+    # keep them, so a load's peak memory stays near the table it builds (milliseconds per chunk).
+    pa.default_memory_pool().release_unused()
+    if batch.num_rows:
+        yield batch

@@ -21,11 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from ..privacy.grammar import opaque_session, valid_method, valid_server, valid_tool
-from ..privacy.records import KINDS, OUTCOMES
+from .canon import ByteData
 from .rows import ts_millis
+from .sanitise import sanitise_columns
 
-__all__ = ["PARSE_SCHEMA", "rebuild_columns", "remap"]
+__all__ = ["PARSE_SCHEMA", "rebuild_columns"]
 
 PARSE_SCHEMA = pa.schema([
     ("identity", pa.struct([("capture_id", pa.string()), ("event_id", pa.string())])),
@@ -60,7 +60,7 @@ def _opt(*parts: Any) -> pa.Array:
     return pc.fill_null(_join(*parts), "")
 
 
-def _cut(data: bytes | bytearray, arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+def _cut(data: ByteData, arr: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
     """A string array of ``data[starts[i]:starts[i] + lengths[i]]``: string views over ``data``, then one
     native gather into a plain string array."""
     n = len(lengths)
@@ -79,19 +79,6 @@ def _cut(data: bytes | bytearray, arr: np.ndarray, starts: np.ndarray, lengths: 
     views[~short, 3] = starts[~short].astype(np.int32)
     out = pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(views), pa.py_buffer(data)])
     return out.cast(pa.string())
-
-
-def remap(enc: pa.DictionaryArray, mapped: list[str | None]) -> pa.DictionaryArray:
-    """Replace dictionary values by ``mapped`` (same order), merging duplicates; None becomes a null."""
-    unique: dict[str, int] = {}
-    index = [None if m is None else unique.setdefault(m, len(unique)) for m in mapped]
-    indices = pa.array(index, type=pa.int32()).take(enc.indices) if index else enc.indices
-    return pa.DictionaryArray.from_arrays(indices, pa.array(list(unique), type=pa.string()))
-
-
-def _map_unique(column: pa.Array, fn: Any) -> pa.Array:
-    enc = column.dictionary_encode()
-    return remap(enc, [None if v is None else fn(v) for v in enc.dictionary.to_pylist()])
 
 
 def _ts(ts: pa.Array) -> pa.Array:
@@ -118,7 +105,7 @@ def _ts(ts: pa.Array) -> pa.Array:
     return pa.array(list(out), type=pa.int64()).cast(typ)
 
 
-def rebuild_columns(data: bytes | bytearray, ends: np.ndarray, lines: pa.StringArray,
+def rebuild_columns(data: ByteData, ends: np.ndarray, lines: pa.StringArray,
                     bad: np.ndarray) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray] | None:
     """Parse the chunk natively and verify each line by rebuilding it.
 
@@ -188,15 +175,8 @@ def rebuild_columns(data: bytes | bytearray, ends: np.ndarray, lines: pa.StringA
         good_id = (pc.fill_null(pc.match_substring_regex(cap, _UUID), False).to_numpy(zero_copy_only=False)
                    & pc.fill_null(pc.match_substring_regex(evt, _UUID), False).to_numpy(zero_copy_only=False))
         ok &= ~with_id | good_id
-    columns = {
-        "ts": _ts(col["ts"]), "session": _map_unique(col["session"], opaque_session), "seq": col["seq"],
-        "server": _map_unique(col["server"], lambda v: v if valid_server(v) else "invalid"),
-        "method": _map_unique(col["method"], lambda v: v if valid_method(v) else "unparsed/metadata"),
-        "tool": _map_unique(col["tool"], lambda v: v if valid_tool(v) else None),
-        "latency_ms": col["latency_ms"],
-        "outcome": _map_unique(col["outcome"], lambda v: v if v in OUTCOMES else "unknown"),
-        "shim_self_us": col["shim_self_us"],
-        "kind": _map_unique(col["kind"], lambda v: v if v in KINDS else "unparsed"),
-        "capture_id": cap, "event_id": evt,
-    }
+    columns = sanitise_columns(
+        ts=_ts(col["ts"]), seq=col["seq"], latency_ms=col["latency_ms"], shim_self_us=col["shim_self_us"],
+        capture_id=cap, event_id=evt, **{k: col[k] for k in ("session", "server", "method", "tool", "outcome",
+                                                              "kind")})
     return columns, args, error, ok
