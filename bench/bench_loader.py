@@ -7,6 +7,7 @@ runs in a fresh child process after the files are in the page cache:
 
 * ``ours``: ``open_store(root).calls`` with every check on (4 MiB line bound, tolerant tail, re-sanitised
   fields, per-line fallback to the reference reader).
+* ``fallback``: the same, as installed without a C compiler (no compiled scanner: pyarrow strategies).
 * ``native``: ``pyarrow.json.read_json`` per journal with an explicit schema of the scalar fields
   (``args``/``error`` ignored: it does less than we do, and enforces none of our guarantees).
 * ``pandas``: ``pandas.read_json(lines=True)`` (default engine) on one day's journal, as MB/s.
@@ -44,7 +45,12 @@ mode, root = sys.argv[1], sys.argv[2]
 files = sorted(glob.glob(root + "/store/calls-*.jsonl"))
 before = rss()
 t = time.perf_counter()
-if mode == "ours":
+if mode in ("ours", "fallback"):
+    from mcpeval_nb.tables import canon
+    if mode == "fallback":
+        canon._MODULE = None  # as installed without a C compiler: the pyarrow strategies
+    elif not canon.available():
+        raise SystemExit("the compiled scanner is not built; run `make setup`")
     table = open_store(root).calls
     size = sum(__import__("os").path.getsize(f) for f in files)
 elif mode == "native":
@@ -123,9 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv or [])
     root = ensure_store()
     warm(root)
-    runs: dict[str, list[dict[str, float]]] = {"ours": [], "native": []}
-    for _ in range(args.rounds):  # alternate, so both see the same machine load
-        for mode in ("native", "ours"):
+    runs: dict[str, list[dict[str, float]]] = {"ours": [], "native": [], "fallback": []}
+    for _ in range(args.rounds):  # alternate, so all see the same machine load
+        for mode in ("native", "ours", "fallback"):
             runs[mode].append(child(mode, root))
     pandas = child("pandas", root)
     best = {m: min(r, key=lambda x: x["seconds"]) for m, r in runs.items()}
@@ -138,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
         "ours_s": ours["seconds"], "native_s": best["native"]["seconds"],
         "ours_mb_s": mbps["ours"], "native_mb_s": mbps["native"], "pandas_mb_s": mbps["pandas"],
         "ours_vs_native": mbps["ours"] / mbps["native"], "ours_vs_pandas": mbps["ours"] / mbps["pandas"],
+        "fallback_mb_s": mbps["fallback"], "fallback_vs_native": mbps["fallback"] / mbps["native"],
         "table_mb": ours["table_bytes"] / 1e6, "pool_peak_mb": ours["pool_peak"] / 1e6,
         "rss_growth_mb": ours["rss_growth"] / 1e6,
         "pool_peak_vs_table": ours["pool_peak"] / ours["table_bytes"],

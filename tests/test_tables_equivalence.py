@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpeval_nb import CallRecord, InvalidRecord, RecordTooLarge
 from mcpeval_nb.journal import iter_lines
 from mcpeval_nb.journal.read import parse_line
-from mcpeval_nb.tables import open_store
+from mcpeval_nb.tables import fastpath, open_store
 from mcpeval_nb.tables.rows import call_batch
 from mcpeval_nb.tables.scan import ScanState, scan_chunks
 
@@ -105,19 +108,43 @@ def plain(table: pa.Table) -> pa.Table:
                      for n, c in zip(table.column_names, table.columns, strict=True)})
 
 
+#: Each fast strategy alone (the RE2 line filter is always the last resort), and the default order.
+STRATEGY_SETS = [("canon",), ("rebuild",), (), fastpath.STRATEGIES]
+
+
+@contextmanager
+def strategies(names: tuple[str, ...]) -> Iterator[None]:
+    """Run the loader with only these fast strategies."""
+    saved = fastpath.STRATEGIES
+    fastpath.STRATEGIES = names
+    try:
+        yield
+    finally:
+        fastpath.STRATEGIES = saved
+
+
+def check_file(root: Path, data: bytes, names: tuple[str, ...]) -> None:
+    """The loader's table and report for ``data`` equal the reference reader's, with these strategies."""
+    path = root / "store" / "calls-2026-08-04.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    want, bad = expected(path)
+    with strategies(names):
+        store = open_store(root, errors="report")
+        got = store.calls
+        report = [r["line"] for r in store.report.to_pylist()]
+    assert plain(got).equals(plain(want))
+    assert report == bad
+
+
+@pytest.mark.parametrize("names", STRATEGY_SETS, ids=["canon", "rebuild", "regex", "default"])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(edits, max_size=3), min_size=1, max_size=8))
 def test_loader_equals_record_by_record_sanitisation_for_hand_edited_lines(
-        lines: list[list[tuple[str, str, object]]]) -> None:
+        names: tuple[str, ...], lines: list[list[tuple[str, str, object]]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        path = root / "store" / "calls-2026-08-04.jsonl"
-        path.parent.mkdir(parents=True)
-        path.write_bytes(b"".join(render(i + 1, changes) + b"\n" for i, changes in enumerate(lines)))
-        want, bad = expected(path)
-        store = open_store(root, errors="report")
-        assert plain(store.calls).equals(plain(want))
-        assert [r["line"] for r in store.report.to_pylist()] == bad
+        data = b"".join(render(i + 1, changes) + b"\n" for i, changes in enumerate(lines))
+        check_file(Path(tmp), data, names)
 
 
 @settings(max_examples=150, deadline=None)
