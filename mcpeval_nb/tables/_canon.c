@@ -31,7 +31,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -281,7 +280,7 @@ static void scan_lines(Scan *s, const uint8_t *data, const int64_t *ends, const 
         Row *row = &s->parsed[s->rows];
         prev = ends[i];
         s->ok[i] = 0;
-        if ((skip != NULL && skip[i]) || !parse_line(data, line, nl, row)) continue;
+        if (skip[i] || !parse_line(data, line, nl, row)) continue;
         s->ok[i] = 1;
         for (int f = 0; f < NSTR; f++) s->total[f] += row->len[f];
         s->rows++;
@@ -435,45 +434,43 @@ done:
     return res;
 }
 
-/* newlines(data) -> bytes: the int64 positions of every '\n' in data (memchr, without the GIL). */
+/* Count the newlines of [base, e) with memchr, at most max of them; store their offsets when pos is not
+ * NULL (max bounds the writes even if another thread changes the bytes between two passes). */
+static Py_ssize_t find_newlines(const uint8_t *base, const uint8_t *e, int64_t *pos, Py_ssize_t max) {
+    Py_ssize_t count = 0;
+    const uint8_t *p = base, *nl;
+    while (count < max && p < e && (nl = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+        if (pos != NULL) pos[count] = nl - base;
+        count++;
+        p = nl + 1;
+    }
+    return count;
+}
+
+/* newlines(data) -> bytes: the int64 positions of every '\n' in data (counted, then written: two memchr
+ * passes without the GIL, one exact allocation). */
 static PyObject *newlines(PyObject *self, PyObject *arg) {
     Py_buffer data = {0};
     PyObject *out = NULL;
-    int64_t *pos = NULL;
-    Py_ssize_t count = 0, cap = 0;
+    Py_ssize_t count;
     (void)self;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
-    cap = data.len / 64 + 16;
-    pos = PyMem_RawMalloc(sizeof(int64_t) * (size_t)cap);
-    if (pos == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    int failed = 0;
+    const uint8_t *base = data.buf, *e = base + data.len;
     Py_BEGIN_ALLOW_THREADS
-    const uint8_t *base = data.buf, *p = base, *e = base + data.len;
-    while (p < e) {
-        const uint8_t *nl = memchr(p, '\n', (size_t)(e - p));
-        if (nl == NULL) break;
-        if (count == cap) {
-            int64_t *grown = PyMem_RawRealloc(pos, sizeof(int64_t) * (size_t)(cap * 2));
-            if (grown == NULL) {
-                failed = 1;
-                break;
-            }
-            pos = grown;
-            cap *= 2;
-        }
-        pos[count++] = nl - base;
-        p = nl + 1;
-    }
+    count = find_newlines(base, e, NULL, PY_SSIZE_T_MAX);
     Py_END_ALLOW_THREADS
-    if (failed)
-        PyErr_NoMemory();
-    else
-        out = PyBytes_FromStringAndSize((const char *)pos, count * (Py_ssize_t)sizeof(int64_t));
-done:
-    PyMem_RawFree(pos);
+    out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (out != NULL) {
+        int64_t *pos = (int64_t *)PyBytes_AS_STRING(out);
+        Py_ssize_t written;
+        Py_BEGIN_ALLOW_THREADS
+        written = find_newlines(base, e, pos, count);
+        Py_END_ALLOW_THREADS
+        if (written != count) {
+            Py_SETREF(out, NULL);
+            PyErr_SetString(PyExc_RuntimeError, "newlines: the buffer changed while it was scanned");
+        }
+    }
     PyBuffer_Release(&data);
     return out;
 }

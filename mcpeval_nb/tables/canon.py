@@ -69,8 +69,7 @@ def _scan(data: ByteData, ends: np.ndarray, skip: np.ndarray) -> dict[str, Any]:
     assert _MODULE is not None
     ok, buffers = _MODULE.scan_calls(data, np.ascontiguousarray(ends, dtype=np.int64),
                                      np.ascontiguousarray(skip, dtype=np.uint8), _allocate)
-    rows = int(np.count_nonzero(np.frombuffer(ok, dtype=np.uint8)))
-    out: dict[str, Any] = {"ok": ok, "rows": rows}
+    out: dict[str, Any] = {"ok": ok}
     it = iter(buffers)
     out.update({name: next(it) for name in _INTS})
     out.update({name + "_valid": next(it) for name in _VALID})
@@ -129,7 +128,7 @@ def scan_columns(data: ByteData, ends: np.ndarray,
 
 def _columns(raw: dict[str, Any]) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray]:
     ok = np.frombuffer(raw["ok"], dtype=np.uint8).astype(bool)
-    rows = raw["rows"]
+    rows = int(np.count_nonzero(ok))
     valid = {k: np.frombuffer(raw[k + "_valid"], dtype=np.uint8).astype(bool)
              for k in ("identity", "tool", "args", "latency", "error")}
     text = {k: _strings(raw[k], None, rows) for k in ("session", "server", "method", "outcome", "kind")}

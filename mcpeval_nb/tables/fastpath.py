@@ -1,12 +1,13 @@
-"""The vectorised path for call lines already in the writer's canonical form.
+"""The fast path for call lines already in the writer's canonical form.
 
-A line is accepted here only when one RE2 pattern proves it is exactly what a writer (ours or the Rust
-tool) produces after sanitisation: struct key order, compact separators, no escapes, every scalar field
-already inside its grammar (timestamp form, lowercase session token, labels, methods, outcomes, kinds,
-lowercase identity UUIDs).  For such a line ``CallRecord.sanitized()`` changes nothing but ``args`` and
-``error``, which are re-sanitised here once per distinct value through the reference functions.  Every
-other line (a hand edit, another spelling, a wrong type) is returned to the caller for the reference
-path, so the table is the same either way.
+A line is accepted here only when one of the strategies proves it is exactly what a writer (ours or the
+Rust tool) produces: struct key order, compact separators, no escapes.  Tried in order
+(``STRATEGIES``): the compiled scanner (``canon``), a native ``pyarrow.json`` parse proven by rebuilding
+each line (``rebuild``), and last one RE2 pattern per line (``CANONICAL``), which also checks every
+scalar field's grammar.  The scalar values of proven lines are sanitised once per distinct value
+(``sanitise``), ``args`` and ``error`` here, once per distinct text, through the reference functions.
+Every other line (a hand edit, another spelling, a wrong type) is returned to the caller for the
+reference path, so the table is the same either way.
 """
 
 from __future__ import annotations
