@@ -1,11 +1,16 @@
 """mcpeval-nb: privacy-preserving capture and probing for MCP servers, built for Jupyter.
 
-The public API lives here, one sorted ``__all__`` (a test checks it).  Layers import in one direction:
-errors/limits/jsonfmt -> privacy -> journal -> tables/analysis -> probe/capture/review -> this module ->
-cli/charts/widgets.
+The public API lives here.  ``_EXPORTS`` is the one table of public names (module -> names); the lazy
+loader and the sorted ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below mirror it
+for type checkers (``tests/test_public_api.py`` checks that they agree).  Layers import in one direction:
+errors/limits/jsonfmt/_version -> privacy -> journal -> tables/analysis -> probe/capture/review -> this
+module -> cli/charts/widgets.
 
 Every public name is loaded on first use (PEP 562), so ``import mcpeval_nb`` and the CLI stay fast:
 the shim never pays for pyarrow, pandas, matplotlib or jsonschema.
+
+Raw-content types (sessions, responses, the capture correlator) are deliberately not here: they live in
+``mcpeval_nb.transport`` and ``mcpeval_nb.capture``, so code that imports only this module sees no payload.
 """
 
 from __future__ import annotations
@@ -13,429 +18,460 @@ from __future__ import annotations
 import importlib
 import typing
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
     from .analysis import (
-        OUTCOMES,
-        PERCENTILES,
-        error_templates,
-        join_annotations,
-        latency_over_time,
-        latency_summary,
-        outcome_rates,
-        readiness_history,
-        slowest_tools,
-        template_changes,
-        template_daily,
-        wilson_interval,
+        OUTCOMES as OUTCOMES,
     )
-    from .capture.annotate import annotate
-    from .capture.correlate import Correlator, classify_frame
-    from .capture.shim import ShimOptions, run_shim
-    from .capture.shim_http import HTTPShim, HTTPShimOptions, run_shim_http
+    from .analysis import (
+        PERCENTILES as PERCENTILES,
+    )
+    from .analysis import (
+        error_templates as error_templates,
+    )
+    from .analysis import (
+        join_annotations as join_annotations,
+    )
+    from .analysis import (
+        latency_over_time as latency_over_time,
+    )
+    from .analysis import (
+        latency_summary as latency_summary,
+    )
+    from .analysis import (
+        outcome_rates as outcome_rates,
+    )
+    from .analysis import (
+        readiness_history as readiness_history,
+    )
+    from .analysis import (
+        slowest_tools as slowest_tools,
+    )
+    from .analysis import (
+        template_changes as template_changes,
+    )
+    from .analysis import (
+        template_daily as template_daily,
+    )
+    from .analysis import (
+        wilson_interval as wilson_interval,
+    )
+    from .capture.annotate import annotate as annotate
+    from .capture.correlate import Correlator as Correlator
+    from .capture.correlate import classify_frame as classify_frame
+    from .capture.shim import ShimOptions as ShimOptions
+    from .capture.shim import run_shim as run_shim
+    from .capture.shim_http import (
+        HTTPShim as HTTPShim,
+    )
+    from .capture.shim_http import (
+        HTTPShimOptions as HTTPShimOptions,
+    )
+    from .capture.shim_http import (
+        run_shim_http as run_shim_http,
+    )
     from .errors import (
-        DocumentError,
-        GrammarError,
-        InvalidRecord,
-        JournalError,
-        LockTimeout,
-        ManifestError,
-        MCPEvalError,
-        ProbeError,
-        RecordTooLarge,
-        ReviewError,
-        SaltError,
-        TransportError,
-        UsageError,
+        DocumentError as DocumentError,
     )
-    from .home import load_salt, resolve_root
-    from .journal import JournalEntry, append_record, append_records, read_records
+    from .errors import (
+        GrammarError as GrammarError,
+    )
+    from .errors import (
+        InvalidRecord as InvalidRecord,
+    )
+    from .errors import (
+        JournalError as JournalError,
+    )
+    from .errors import (
+        LockTimeout as LockTimeout,
+    )
+    from .errors import (
+        ManifestError as ManifestError,
+    )
+    from .errors import (
+        MCPEvalError as MCPEvalError,
+    )
+    from .errors import (
+        ProbeError as ProbeError,
+    )
+    from .errors import (
+        ProfileError as ProfileError,
+    )
+    from .errors import (
+        RecordTooLarge as RecordTooLarge,
+    )
+    from .errors import (
+        ReviewError as ReviewError,
+    )
+    from .errors import (
+        SaltError as SaltError,
+    )
+    from .errors import (
+        ShareOutputError as ShareOutputError,
+    )
+    from .errors import (
+        ShareRefused as ShareRefused,
+    )
+    from .errors import (
+        TransportError as TransportError,
+    )
+    from .errors import (
+        TrendHistoryCorrupt as TrendHistoryCorrupt,
+    )
+    from .errors import (
+        UsageError as UsageError,
+    )
+    from .errors import (
+        describe as describe,
+    )
+    from .home import load_salt as load_salt
+    from .home import resolve_root as resolve_root
+    from .journal import (
+        JournalEntry as JournalEntry,
+    )
+    from .journal import (
+        append_record as append_record,
+    )
+    from .journal import (
+        append_records as append_records,
+    )
+    from .journal import (
+        read_records as read_records,
+    )
     from .privacy import (
-        ANNOTATION_KINDS,
-        AnnotationRecord,
-        CallRecord,
-        EnumIndex,
-        MeasurementProfile,
-        ProfileError,
-        TrendPoint,
-        error_info,
-        opaque_session,
-        sanitize_shape,
-        shape,
-        skeleton,
-        template_id,
-        valid_identifier,
-        valid_method,
-        valid_server,
-        valid_tool,
+        ANNOTATION_KINDS as ANNOTATION_KINDS,
+    )
+    from .privacy import (
+        AnnotationRecord as AnnotationRecord,
+    )
+    from .privacy import (
+        CallRecord as CallRecord,
+    )
+    from .privacy import (
+        EnumIndex as EnumIndex,
+    )
+    from .privacy import (
+        MeasurementProfile as MeasurementProfile,
+    )
+    from .privacy import (
+        TrendPoint as TrendPoint,
+    )
+    from .privacy import (
+        error_info as error_info,
+    )
+    from .privacy import (
+        opaque_session as opaque_session,
+    )
+    from .privacy import (
+        sanitize_shape as sanitize_shape,
+    )
+    from .privacy import (
+        shape as shape,
+    )
+    from .privacy import (
+        skeleton as skeleton,
+    )
+    from .privacy import (
+        template_id as template_id,
+    )
+    from .privacy import (
+        valid_identifier as valid_identifier,
+    )
+    from .privacy import (
+        valid_method as valid_method,
+    )
+    from .privacy import (
+        valid_server as valid_server,
+    )
+    from .privacy import (
+        valid_tool as valid_tool,
     )
     from .probe import (
-        BatteryHook,
-        CaseResult,
-        Manifest,
-        ProbeCase,
-        ProbeOptions,
-        ProbeReport,
-        ProgressEvent,
-        RunContext,
-        battery_hook,
-        hint_for,
-        load_manifest,
-        make_target,
-        manifest_schema,
-        manifest_schema_text,
-        parse_manifest,
-        parse_report,
-        probe_kinds,
-        reason_hints,
-        register_battery,
-        run_probes,
-        select_cases,
-        set_readiness_renderer,
+        BatteryHook as BatteryHook,
     )
-    from .probe.battery import BatteryOptions, run_battery, score_server
-    from .probe.compare import Comparison, compare_servers
-    from .probe.diff import ProbeDiff, diff_reports
-    from .probe.doc_schemas import diff_schema, diff_schema_text, report_schema, report_schema_text
+    from .probe import (
+        CaseResult as CaseResult,
+    )
+    from .probe import (
+        Manifest as Manifest,
+    )
+    from .probe import (
+        ProbeCase as ProbeCase,
+    )
+    from .probe import (
+        ProbeOptions as ProbeOptions,
+    )
+    from .probe import (
+        ProbeReport as ProbeReport,
+    )
+    from .probe import (
+        ProgressEvent as ProgressEvent,
+    )
+    from .probe import (
+        RunContext as RunContext,
+    )
+    from .probe import (
+        battery_hook as battery_hook,
+    )
+    from .probe import (
+        hint_for as hint_for,
+    )
+    from .probe import (
+        load_manifest as load_manifest,
+    )
+    from .probe import (
+        make_target as make_target,
+    )
+    from .probe import (
+        manifest_schema as manifest_schema,
+    )
+    from .probe import (
+        manifest_schema_text as manifest_schema_text,
+    )
+    from .probe import (
+        parse_manifest as parse_manifest,
+    )
+    from .probe import (
+        parse_report as parse_report,
+    )
+    from .probe import (
+        probe_kinds as probe_kinds,
+    )
+    from .probe import (
+        reason_hints as reason_hints,
+    )
+    from .probe import (
+        register_battery as register_battery,
+    )
+    from .probe import (
+        run_probes as run_probes,
+    )
+    from .probe import (
+        select_cases as select_cases,
+    )
+    from .probe import (
+        set_readiness_renderer as set_readiness_renderer,
+    )
+    from .probe.battery import (
+        BatteryOptions as BatteryOptions,
+    )
+    from .probe.battery import (
+        run_battery as run_battery,
+    )
+    from .probe.battery import (
+        score_server as score_server,
+    )
+    from .probe.compare import Comparison as Comparison
+    from .probe.compare import compare_servers as compare_servers
+    from .probe.diff import ProbeDiff as ProbeDiff
+    from .probe.diff import diff_reports as diff_reports
+    from .probe.doc_schemas import (
+        diff_schema as diff_schema,
+    )
+    from .probe.doc_schemas import (
+        diff_schema_text as diff_schema_text,
+    )
+    from .probe.doc_schemas import (
+        report_schema as report_schema,
+    )
+    from .probe.doc_schemas import (
+        report_schema_text as report_schema_text,
+    )
     from .probe.history import (
-        TrendHistoryCorrupt,
-        load_trends,
-        record_report_trend,
-        record_trend,
-        render_trends,
-        select_recent,
-        trend_delta,
-        trends_text,
+        load_trends as load_trends,
     )
-    from .probe.readiness_text import readiness_lines
-    from .probe.sarif import report_sarif, report_sarif_text
-    from .probe.scaffold import Scaffold, scaffold_manifest, write_manifest
+    from .probe.history import (
+        record_report_trend as record_report_trend,
+    )
+    from .probe.history import (
+        record_trend as record_trend,
+    )
+    from .probe.history import (
+        render_trends as render_trends,
+    )
+    from .probe.history import (
+        select_recent as select_recent,
+    )
+    from .probe.history import (
+        trend_delta as trend_delta,
+    )
+    from .probe.history import (
+        trends_text as trends_text,
+    )
+    from .probe.readiness_text import readiness_lines as readiness_lines
+    from .probe.sarif import report_sarif as report_sarif
+    from .probe.sarif import report_sarif_text as report_sarif_text
+    from .probe.scaffold import (
+        Scaffold as Scaffold,
+    )
+    from .probe.scaffold import (
+        scaffold_manifest as scaffold_manifest,
+    )
+    from .probe.scaffold import (
+        write_manifest as write_manifest,
+    )
     from .probe.score import (
-        BatteryObservations,
-        CallObservation,
-        HonestyObservation,
-        ToolFacts,
-        ToolRun,
-        score_readiness,
+        BatteryObservations as BatteryObservations,
     )
-    from .probe.score_model import Readiness, measurement_profile, parse_readiness
-    from .probe.synth import Synthesis, invalid_arguments, synthesize
+    from .probe.score import (
+        CallObservation as CallObservation,
+    )
+    from .probe.score import (
+        HonestyObservation as HonestyObservation,
+    )
+    from .probe.score import (
+        ToolFacts as ToolFacts,
+    )
+    from .probe.score import (
+        ToolRun as ToolRun,
+    )
+    from .probe.score import (
+        score_readiness as score_readiness,
+    )
+    from .probe.score_model import (
+        Readiness as Readiness,
+    )
+    from .probe.score_model import (
+        measurement_profile as measurement_profile,
+    )
+    from .probe.score_model import (
+        parse_readiness as parse_readiness,
+    )
+    from .probe.synth import (
+        Synthesis as Synthesis,
+    )
+    from .probe.synth import (
+        invalid_arguments as invalid_arguments,
+    )
+    from .probe.synth import (
+        synthesize as synthesize,
+    )
     from .review import (
-        FlaggedLine,
-        RedactionReport,
-        ShareOptions,
-        ShareOutputError,
-        ShareRefused,
-        ShareResult,
-        check_redaction,
-        export_share,
+        FlaggedLine as FlaggedLine,
+    )
+    from .review import (
+        RedactionReport as RedactionReport,
+    )
+    from .review import (
+        ShareOptions as ShareOptions,
+    )
+    from .review import (
+        ShareResult as ShareResult,
+    )
+    from .review import (
+        check_redaction as check_redaction,
+    )
+    from .review import (
+        export_share as export_share,
     )
     from .tables import (
-        ANNOTATIONS_SCHEMA,
-        CALLS_SCHEMA,
-        REPORT_SCHEMA,
-        TRENDS_SCHEMA,
-        Store,
-        open_store,
+        ANNOTATIONS_SCHEMA as ANNOTATIONS_SCHEMA,
+    )
+    from .tables import (
+        CALLS_SCHEMA as CALLS_SCHEMA,
+    )
+    from .tables import (
+        REPORT_SCHEMA as REPORT_SCHEMA,
+    )
+    from .tables import (
+        TRENDS_SCHEMA as TRENDS_SCHEMA,
+    )
+    from .tables import (
+        Store as Store,
+    )
+    from .tables import (
+        open_store as open_store,
     )
     from .transport import (
-        Budget,
-        Catalog,
-        HttpTarget,
-        McpSession,
-        Response,
-        RpcError,
-        StdioTarget,
-        ToolOutcome,
+        Budget as Budget,
     )
-    from .transport.policy import Endpoint, check_endpoint
+    from .transport import (
+        Catalog as Catalog,
+    )
+    from .transport import (
+        HttpTarget as HttpTarget,
+    )
+    from .transport import (
+        McpSession as McpSession,
+    )
+    from .transport import (
+        Response as Response,
+    )
+    from .transport import (
+        RpcError as RpcError,
+    )
+    from .transport import (
+        StdioTarget as StdioTarget,
+    )
+    from .transport import (
+        ToolOutcome as ToolOutcome,
+    )
+    from .transport.policy import Endpoint as Endpoint
+    from .transport.policy import check_endpoint as check_endpoint
 
-#: public name -> the module (relative to this package) that defines it
-_LAZY: dict[str, str] = {
-    "ANNOTATIONS_SCHEMA": ".tables",
-    "ANNOTATION_KINDS": ".privacy",
-    "AnnotationRecord": ".privacy",
-    "BatteryHook": ".probe",
-    "BatteryObservations": ".probe.score",
-    "BatteryOptions": ".probe.battery",
-    "Budget": ".transport",
-    "CALLS_SCHEMA": ".tables",
-    "CallObservation": ".probe.score",
-    "CallRecord": ".privacy",
-    "CaseResult": ".probe",
-    "Catalog": ".transport",
-    "Comparison": ".probe.compare",
-    "Correlator": ".capture.correlate",
-    "DocumentError": ".errors",
-    "Endpoint": ".transport.policy",
-    "EnumIndex": ".privacy",
-    "FlaggedLine": ".review",
-    "GrammarError": ".errors",
-    "HTTPShim": ".capture.shim_http",
-    "HTTPShimOptions": ".capture.shim_http",
-    "HonestyObservation": ".probe.score",
-    "HttpTarget": ".transport",
-    "InvalidRecord": ".errors",
-    "JournalEntry": ".journal",
-    "JournalError": ".errors",
-    "LockTimeout": ".errors",
-    "MCPEvalError": ".errors",
-    "Manifest": ".probe",
-    "ManifestError": ".errors",
-    "McpSession": ".transport",
-    "MeasurementProfile": ".privacy",
-    "OUTCOMES": ".analysis",
-    "PERCENTILES": ".analysis",
-    "ProbeCase": ".probe",
-    "ProbeDiff": ".probe.diff",
-    "ProbeError": ".errors",
-    "ProbeOptions": ".probe",
-    "ProbeReport": ".probe",
-    "ProfileError": ".privacy",
-    "ProgressEvent": ".probe",
-    "REPORT_SCHEMA": ".tables",
-    "Readiness": ".probe.score_model",
-    "RecordTooLarge": ".errors",
-    "RedactionReport": ".review",
-    "Response": ".transport",
-    "ReviewError": ".errors",
-    "RpcError": ".transport",
-    "RunContext": ".probe",
-    "SaltError": ".errors",
-    "Scaffold": ".probe.scaffold",
-    "ShareOptions": ".review",
-    "ShareOutputError": ".review",
-    "ShareRefused": ".review",
-    "ShareResult": ".review",
-    "ShimOptions": ".capture.shim",
-    "StdioTarget": ".transport",
-    "Store": ".tables",
-    "Synthesis": ".probe.synth",
-    "TRENDS_SCHEMA": ".tables",
-    "ToolFacts": ".probe.score",
-    "ToolOutcome": ".transport",
-    "ToolRun": ".probe.score",
-    "TransportError": ".errors",
-    "TrendHistoryCorrupt": ".probe.history",
-    "TrendPoint": ".privacy",
-    "UsageError": ".errors",
-    "annotate": ".capture.annotate",
-    "append_record": ".journal",
-    "append_records": ".journal",
-    "battery_hook": ".probe",
-    "check_endpoint": ".transport.policy",
-    "check_redaction": ".review",
-    "classify_frame": ".capture.correlate",
-    "compare_servers": ".probe.compare",
-    "diff_reports": ".probe.diff",
-    "diff_schema": ".probe.doc_schemas",
-    "diff_schema_text": ".probe.doc_schemas",
-    "error_info": ".privacy",
-    "error_templates": ".analysis",
-    "export_share": ".review",
-    "hint_for": ".probe",
-    "invalid_arguments": ".probe.synth",
-    "join_annotations": ".analysis",
-    "latency_over_time": ".analysis",
-    "latency_summary": ".analysis",
-    "load_manifest": ".probe",
-    "load_salt": ".home",
-    "load_trends": ".probe.history",
-    "make_target": ".probe",
-    "manifest_schema": ".probe",
-    "manifest_schema_text": ".probe",
-    "measurement_profile": ".probe.score_model",
-    "opaque_session": ".privacy",
-    "open_store": ".tables",
-    "outcome_rates": ".analysis",
-    "parse_manifest": ".probe",
-    "parse_readiness": ".probe.score_model",
-    "parse_report": ".probe",
-    "probe_kinds": ".probe",
-    "read_records": ".journal",
-    "readiness_history": ".analysis",
-    "readiness_lines": ".probe.readiness_text",
-    "reason_hints": ".probe",
-    "record_report_trend": ".probe.history",
-    "record_trend": ".probe.history",
-    "register_battery": ".probe",
-    "render_trends": ".probe.history",
-    "report_sarif": ".probe.sarif",
-    "report_sarif_text": ".probe.sarif",
-    "report_schema": ".probe.doc_schemas",
-    "report_schema_text": ".probe.doc_schemas",
-    "resolve_root": ".home",
-    "run_battery": ".probe.battery",
-    "run_probes": ".probe",
-    "run_shim": ".capture.shim",
-    "run_shim_http": ".capture.shim_http",
-    "sanitize_shape": ".privacy",
-    "scaffold_manifest": ".probe.scaffold",
-    "score_readiness": ".probe.score",
-    "score_server": ".probe.battery",
-    "select_cases": ".probe",
-    "select_recent": ".probe.history",
-    "set_readiness_renderer": ".probe",
-    "shape": ".privacy",
-    "skeleton": ".privacy",
-    "slowest_tools": ".analysis",
-    "synthesize": ".probe.synth",
-    "template_changes": ".analysis",
-    "template_daily": ".analysis",
-    "template_id": ".privacy",
-    "trend_delta": ".probe.history",
-    "trends_text": ".probe.history",
-    "valid_identifier": ".privacy",
-    "valid_method": ".privacy",
-    "valid_server": ".privacy",
-    "valid_tool": ".privacy",
-    "wilson_interval": ".analysis",
-    "write_manifest": ".probe.scaffold",
+#: module (relative to this package) -> the public names it defines
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".analysis": (
+        "OUTCOMES", "PERCENTILES", "error_templates", "join_annotations", "latency_over_time",
+        "latency_summary", "outcome_rates", "readiness_history", "slowest_tools", "template_changes",
+        "template_daily", "wilson_interval",
+    ),
+    ".capture.annotate": ("annotate",),
+    ".capture.correlate": ("Correlator", "classify_frame",),
+    ".capture.shim": ("ShimOptions", "run_shim",),
+    ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
+    ".errors": (
+        "DocumentError", "GrammarError", "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError",
+        "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError",
+        "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
+    ),
+    ".home": ("load_salt", "resolve_root",),
+    ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
+    ".privacy": (
+        "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
+        "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
+        "valid_identifier", "valid_method", "valid_server", "valid_tool",
+    ),
+    ".probe": (
+        "BatteryHook", "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
+        "RunContext", "battery_hook", "hint_for", "load_manifest", "make_target", "manifest_schema",
+        "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
+        "register_battery", "run_probes", "select_cases", "set_readiness_renderer",
+    ),
+    ".probe.battery": ("BatteryOptions", "run_battery", "score_server",),
+    ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.diff": ("ProbeDiff", "diff_reports",),
+    ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
+    ".probe.history": (
+        "load_trends", "record_report_trend", "record_trend", "render_trends", "select_recent", "trend_delta",
+        "trends_text",
+    ),
+    ".probe.readiness_text": ("readiness_lines",),
+    ".probe.sarif": ("report_sarif", "report_sarif_text",),
+    ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
+    ".probe.score": (
+        "BatteryObservations", "CallObservation", "HonestyObservation", "ToolFacts", "ToolRun",
+        "score_readiness",
+    ),
+    ".probe.score_model": ("Readiness", "measurement_profile", "parse_readiness",),
+    ".probe.synth": ("Synthesis", "invalid_arguments", "synthesize",),
+    ".review": (
+        "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
+    ),
+    ".tables": (
+        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
+    ),
+    ".transport": (
+        "Budget", "Catalog", "HttpTarget", "McpSession", "Response", "RpcError", "StdioTarget", "ToolOutcome",
+    ),
+    ".transport.policy": ("Endpoint", "check_endpoint",),
 }
 
-__all__ = [
-    "ANNOTATIONS_SCHEMA",
-    "ANNOTATION_KINDS",
-    "AnnotationRecord",
-    "BatteryHook",
-    "BatteryObservations",
-    "BatteryOptions",
-    "Budget",
-    "CALLS_SCHEMA",
-    "CallObservation",
-    "CallRecord",
-    "CaseResult",
-    "Catalog",
-    "Comparison",
-    "Correlator",
-    "DocumentError",
-    "Endpoint",
-    "EnumIndex",
-    "FlaggedLine",
-    "GrammarError",
-    "HTTPShim",
-    "HTTPShimOptions",
-    "HonestyObservation",
-    "HttpTarget",
-    "InvalidRecord",
-    "JournalEntry",
-    "JournalError",
-    "LockTimeout",
-    "MCPEvalError",
-    "Manifest",
-    "ManifestError",
-    "McpSession",
-    "MeasurementProfile",
-    "OUTCOMES",
-    "PERCENTILES",
-    "ProbeCase",
-    "ProbeDiff",
-    "ProbeError",
-    "ProbeOptions",
-    "ProbeReport",
-    "ProfileError",
-    "ProgressEvent",
-    "REPORT_SCHEMA",
-    "Readiness",
-    "RecordTooLarge",
-    "RedactionReport",
-    "Response",
-    "ReviewError",
-    "RpcError",
-    "RunContext",
-    "SaltError",
-    "Scaffold",
-    "ShareOptions",
-    "ShareOutputError",
-    "ShareRefused",
-    "ShareResult",
-    "ShimOptions",
-    "StdioTarget",
-    "Store",
-    "Synthesis",
-    "TRENDS_SCHEMA",
-    "ToolFacts",
-    "ToolOutcome",
-    "ToolRun",
-    "TransportError",
-    "TrendHistoryCorrupt",
-    "TrendPoint",
-    "UsageError",
-    "__version__",
-    "annotate",
-    "append_record",
-    "append_records",
-    "battery_hook",
-    "check_endpoint",
-    "check_redaction",
-    "classify_frame",
-    "compare_servers",
-    "diff_reports",
-    "diff_schema",
-    "diff_schema_text",
-    "error_info",
-    "error_templates",
-    "export_share",
-    "hint_for",
-    "invalid_arguments",
-    "join_annotations",
-    "latency_over_time",
-    "latency_summary",
-    "load_manifest",
-    "load_salt",
-    "load_trends",
-    "make_target",
-    "manifest_schema",
-    "manifest_schema_text",
-    "measurement_profile",
-    "opaque_session",
-    "open_store",
-    "outcome_rates",
-    "parse_manifest",
-    "parse_readiness",
-    "parse_report",
-    "probe_kinds",
-    "read_records",
-    "readiness_history",
-    "readiness_lines",
-    "reason_hints",
-    "record_report_trend",
-    "record_trend",
-    "register_battery",
-    "render_trends",
-    "report_sarif",
-    "report_sarif_text",
-    "report_schema",
-    "report_schema_text",
-    "resolve_root",
-    "run_battery",
-    "run_probes",
-    "run_shim",
-    "run_shim_http",
-    "sanitize_shape",
-    "scaffold_manifest",
-    "score_readiness",
-    "score_server",
-    "select_cases",
-    "select_recent",
-    "set_readiness_renderer",
-    "shape",
-    "skeleton",
-    "slowest_tools",
-    "synthesize",
-    "template_changes",
-    "template_daily",
-    "template_id",
-    "trend_delta",
-    "trends_text",
-    "valid_identifier",
-    "valid_method",
-    "valid_server",
-    "valid_tool",
-    "wilson_interval",
-    "write_manifest",
-]
+#: public name -> its module, derived from ``_EXPORTS``
+_LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted([*_LAZY, "__version__"])
 
 
 def __getattr__(name: str) -> typing.Any:

@@ -10,22 +10,35 @@ rule was broken, never the payload text that broke it.  The CLI maps each class 
     ├── UsageError                    exit 2 (bad arguments; nothing evaluated)
     │   ├── GrammarError              a label, method, tool or identifier outside its grammar
     │   ├── ManifestError             manifest rejected by the schema or the semantic rules
-    │   └── DocumentError             an input document (report, diff base) is not acceptable
-    ├── JournalError                  the capture root or a journal could not be used
+    │   ├── DocumentError             an input document (report, diff base) is not acceptable
+    │   └── ProfileError              a measurement profile fails its rules (SPEC 7.2)
+    ├── JournalError                  exit 3: the capture root or a journal could not be used
     │   ├── RecordTooLarge            a record over 4 MiB (including the newline)
     │   ├── InvalidRecord             a complete journal line that is not a valid record
     │   ├── LockTimeout               a journal lock not acquired before its deadline
-    │   └── SaltError                 the fingerprint salt is missing, unreadable or the wrong size
-    ├── TransportError                an MCP peer could not be reached or broke a limit
-    ├── ProbeError                    a probe run could not complete
-    └── ReviewError                   the redaction check or the share export refused or failed
+    │   ├── SaltError                 the fingerprint salt is missing, unreadable or the wrong size
+    │   └── TrendHistoryCorrupt       a line of the readiness trend history is not a valid point
+    ├── TransportError                exit 3: an MCP peer could not be reached or broke a limit
+    ├── ProbeError                    exit 3: a probe run could not complete
+    └── ReviewError                   exit 3: the redaction check or the share export failed
+        ├── ShareRefused              exit 1: the redaction sweep flagged records; nothing published
+        └── ShareOutputError          exit 2: the share output directory is unusable
+
+    Cancelled (BaseException)         a control-flow signal inside a cancelled run, never an error:
+                                      ``except Exception`` does not catch it
+
+``describe(exc)`` is the one safe text for any exception: an ``MCPEvalError``'s own message (which by
+construction names places and labels, never content), else ``unexpected <Type> (details withheld)``.
+Panels and the CLI show nothing else.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "Cancelled",
     "DocumentError",
     "GrammarError",
     "InvalidRecord",
@@ -34,11 +47,16 @@ __all__ = [
     "MCPEvalError",
     "ManifestError",
     "ProbeError",
+    "ProfileError",
     "RecordTooLarge",
     "ReviewError",
     "SaltError",
+    "ShareOutputError",
+    "ShareRefused",
     "TransportError",
+    "TrendHistoryCorrupt",
     "UsageError",
+    "describe",
 ]
 
 
@@ -68,6 +86,10 @@ class ManifestError(UsageError):
 
 class DocumentError(UsageError):
     """An input document (probe report, diff input) is not acceptable."""
+
+
+class ProfileError(UsageError):
+    """A measurement profile that fails validation (SPEC 7.2); the message never echoes values."""
 
 
 class JournalError(MCPEvalError):
@@ -108,6 +130,17 @@ class SaltError(JournalError):
     """The fingerprint salt is unusable (wrong size, unreadable)."""
 
 
+class TrendHistoryCorrupt(JournalError):
+    """A complete line of ``store/probes/history.jsonl`` is not a valid trend point (or its profile is
+    invalid); the message names the file and line, never the content."""
+
+    def __init__(self, path: Path, line: int | None, detail: str | None = None) -> None:
+        where = f" (line {line} of {path})" if line is not None else f" ({path})"
+        super().__init__("trend history is corrupt" + (f": {detail}" if detail else "") + where)
+        self.path = path
+        self.line = line
+
+
 class TransportError(MCPEvalError):
     """An MCP peer could not be reached, timed out, closed, or broke a transport limit.
 
@@ -127,3 +160,49 @@ class ProbeError(MCPEvalError):
 
 class ReviewError(MCPEvalError):
     """The redaction check or the share export refused or failed."""
+
+
+class ShareRefused(ReviewError):
+    """The redaction sweep flagged records: nothing was published (exit 1).
+
+    Attributes:
+        flagged: every flagged record (``review.FlaggedLine``: canonical store path and normalised
+            record number).
+        files_flagged: how many journals had a flagged record.
+    """
+
+    exit_code = 1
+
+    def __init__(self, flagged: tuple[Any, ...], files_flagged: int) -> None:
+        super().__init__(f"redaction sweep flagged {files_flagged} file(s); nothing was published")
+        self.flagged = flagged
+        self.files_flagged = files_flagged
+
+
+class ShareOutputError(ReviewError):
+    """The share output is unusable (symlinked, overlapping the store, not a directory, not empty)."""
+
+    exit_code = 2
+
+
+class Cancelled(BaseException):
+    """Raised inside a run when its cancel event is set; caught by the runner, never escapes it.
+
+    A ``BaseException`` so that ``except Exception`` in a probe kind or a battery check cannot swallow
+    a cancellation.
+    """
+
+
+def describe(exc: BaseException) -> str:
+    """The one text that may be shown for an exception.
+
+    Args:
+        exc: any exception.
+
+    Returns:
+        An ``MCPEvalError``'s message (paths, line numbers, labels; never payload text), else
+        ``unexpected <Type> (details withheld)``: a foreign exception's message may quote anything.
+    """
+    if isinstance(exc, MCPEvalError):
+        return str(exc) or type(exc).__name__
+    return f"unexpected {type(exc).__name__} (details withheld)"

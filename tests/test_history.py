@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from mcpeval_nb.errors import ProfileError
 from mcpeval_nb.home import history_path
-from mcpeval_nb.privacy.records import MeasurementProfile, ProfileError, TrendPoint
+from mcpeval_nb.privacy.records import MeasurementProfile, TrendPoint
 from mcpeval_nb.probe.history import (
     NO_HISTORY,
     TrendHistoryCorrupt,

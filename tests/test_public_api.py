@@ -18,6 +18,7 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 
 # Layers of DESIGN.md, lowest first: a module may import only from its own layer or lower ones.
 RANKS: dict[str, float] = {
+    "_version": 0,
     "errors": 0,
     "limits": 0,
     "jsonfmt": 0,
@@ -59,6 +60,39 @@ def test_all_is_complete() -> None:
         if not name.startswith("_") and not isinstance(value, types.ModuleType | __future__._Feature)
     }
     assert public - set(mcpeval_nb.__all__) == set()
+
+
+def _type_checking_imports() -> dict[str, str]:
+    """name -> module of every import inside ``if typing.TYPE_CHECKING:`` in the package ``__init__``."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.level == 1, ast.unparse(stmt)
+                for alias in stmt.names:
+                    assert alias.asname == alias.name, f"{alias.name} must be re-exported as itself"
+                    found[alias.name] = f".{stmt.module}"
+    return found
+
+
+def test_all_is_derived_from_the_one_export_table() -> None:
+    table = mcpeval_nb._EXPORTS
+    names = [name for group in table.values() for name in group]
+    assert len(names) == len(set(names)), "a name is exported from two modules"
+    assert mcpeval_nb.__all__ == sorted([*names, "__version__"])
+    # The typed mirror for mypy and editors names exactly the same modules and names.
+    assert _type_checking_imports() == {name: module for module, group in table.items() for name in group}
+    for module, group in table.items():
+        loaded = importlib.import_module(module, "mcpeval_nb")
+        for name in group:
+            assert getattr(mcpeval_nb, name) is getattr(loaded, name), name
+
+
+def test_the_version_comes_from_the_distribution_metadata() -> None:
+    from importlib import metadata
+
+    assert mcpeval_nb.__version__ == metadata.version("mcpeval-nb")
 
 
 def _documented(obj: object) -> bool:
@@ -114,8 +148,7 @@ def _is_module(name: str, pkg: Path = PACKAGE) -> bool:
 def _imports(path: Path, pkg: Path = PACKAGE) -> list[tuple[int, str]]:
     """Every module an import statement in ``path`` names (absolute), with its line number.
 
-    ``from X import a`` names ``X.a`` when that is a module, else ``X``; ``from mcpeval_nb import
-    __version__`` (metadata, not API) is not counted.
+    ``from X import a`` names ``X.a`` when that is a module, else ``X``.
     """
     module = _module_name(path, pkg)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -130,8 +163,6 @@ def _imports(path: Path, pkg: Path = PACKAGE) -> list[tuple[int, str]]:
                 parts = parts[: len(parts) - (node.level - 1)]
                 base = ".".join(parts + ([node.module] if node.module else []))
             for alias in node.names:
-                if base == "mcpeval_nb" and alias.name == "__version__":
-                    continue
                 sub = f"{base}.{alias.name}"
                 found.append((node.lineno, sub if _is_module(sub, pkg) else base))
     return found
@@ -198,6 +229,7 @@ def test_the_import_checks_catch_violations(tmp_path: Path) -> None:
     assert _violations([bad], pkg) == [
         "mcpeval_nb/privacy/bad.py:1 imports mcpeval_nb.journal",
         "mcpeval_nb/privacy/bad.py:2 imports mcpeval_nb.tables",
+        "mcpeval_nb/privacy/bad.py:4 imports mcpeval_nb",
     ]
     assert _front_end_violations("cli", [front], pkg) == [
         "mcpeval_nb/cli/bad.py:1 imports mcpeval_nb.privacy.shape"

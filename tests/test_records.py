@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mcpeval_nb.errors import ProfileError
 from mcpeval_nb.jsonfmt import loads
 from mcpeval_nb.privacy import (
     AnnotationRecord,
@@ -15,7 +16,6 @@ from mcpeval_nb.privacy import (
     EnumIndex,
     Identity,
     MeasurementProfile,
-    ProfileError,
     TrendPoint,
     day_of,
     error_info,

@@ -1,14 +1,21 @@
 """The ``mcpeval-nb`` command: parse, one library call, format, exit code (SPEC 9.4).
 
-Each command lives in its own module and imports only what ``mcpeval_nb`` exports.  Errors raised on
-purpose (``MCPEvalError``) print one ``mcpeval-nb: <message>`` line on stderr and exit with the error's
-code: 2 usage, 3 could not complete; verdicts (1) are returned by the commands themselves.
+Each command lives in its own module and imports only what ``mcpeval_nb`` exports; options shared by
+several commands are declared once in ``cli/options.py``.  Every error ends as one ``mcpeval-nb:
+<message>`` line on stderr, never a traceback: an ``MCPEvalError`` exits with its own code (2 usage, 3
+could not complete, 1 for a share refusal), and any other exception exits 3 with
+``mcpeval_nb.describe(exc)``, which withholds its details (a foreign message may quote anything).
+``--debug`` (or ``MCPEVAL_NB_DEBUG=1``) also prints the traceback, for bug reports.  Verdicts (1) are
+returned by the commands themselves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
+import traceback
 from typing import Any
 
 import click
@@ -19,10 +26,20 @@ __all__ = ["cli", "main"]
 
 #: Command modules, one per command family.
 COMMAND_MODULES = ("annotate", "capture", "probe", "readiness", "review", "tables")
+DEBUG_ENV = "MCPEVAL_NB_DEBUG"
+_debug = [False]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        _debug[0] = True
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExample:\n  mcpeval-nb summary\n  mcpeval-nb probe --help")
 @click.version_option(mcpeval_nb.__version__, prog_name="mcpeval-nb", message="%(prog)s %(version)s")
+@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
+              help=f"Print the traceback of an unexpected error (also ${DEBUG_ENV}=1).")
 def cli() -> None:
     """Privacy-preserving capture and probing for MCP servers."""
 
@@ -55,8 +72,18 @@ def main(argv: list[str] | None = None) -> Any:
         exc.show()
         sys.exit(2)
     except mcpeval_nb.MCPEvalError as exc:
-        click.echo(f"mcpeval-nb: {exc}", err=True)
-        sys.exit(exc.exit_code)
+        _fail(exc, exc.exit_code)
+    except Exception as exc:  # outside the error tree: a bug or an environment failure
+        _fail(exc, 3)
+
+
+def _fail(exc: BaseException, code: int) -> None:
+    """Print the one safe line for ``exc`` (and the traceback when debugging), then exit with ``code``."""
+    if _debug[0] or os.environ.get(DEBUG_ENV) == "1":
+        traceback.print_exception(exc)
+    with contextlib.suppress(Exception):  # stderr itself may be unusable: the exit code still tells
+        click.echo(f"mcpeval-nb: {mcpeval_nb.describe(exc)}", err=True)
+    sys.exit(code)
 
 
 def run(argv: list[str] | None = None) -> None:

@@ -6,12 +6,13 @@ import click
 
 import mcpeval_nb
 
-_LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
+from . import options as opt
 
 
-@click.command("shim", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--server", required=True, help=_LABEL_HELP)
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@click.command("shim", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+               epilog=opt.example("mcpeval-nb shim --server time -- python -m mcp_server_time"))
+@opt.server()
+@opt.root
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def shim_cmd(server: str, root: str | None, command: tuple[str, ...]) -> int:
     """Run a stdio MCP server and record its calls: mcpeval-nb shim --server LABEL -- CMD [ARGS...].
@@ -23,12 +24,13 @@ def shim_cmd(server: str, root: str | None, command: tuple[str, ...]) -> int:
     return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root))
 
 
-@click.command("shim-http")
-@click.option("--server", required=True, help=_LABEL_HELP)
+@click.command("shim-http",
+               epilog=opt.example("mcpeval-nb shim-http --server docs --listen 127.0.0.1:8931 --upstream http://127.0.0.1:3000/mcp"))
+@opt.server()
 @click.option("--listen", required=True, help="Loopback socket address, e.g. 127.0.0.1:8931 (port 0: any).")
 @click.option("--upstream", required=True, help="Upstream Streamable HTTP endpoint URL.")
-@click.option("--allow-remote-http", is_flag=True, help="Allow a non-loopback upstream (HTTPS only).")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@opt.allow_remote_http
+@opt.root
 def shim_http_cmd(server: str, listen: str, upstream: str, allow_remote_http: bool, root: str | None) -> int:
     """Proxy a Streamable HTTP MCP server on a loopback address and record its calls.
 

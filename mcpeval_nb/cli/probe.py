@@ -13,6 +13,8 @@ import click
 
 import mcpeval_nb
 
+from . import options as opt
+
 __all__ = ["COMMANDS", "SCHEMA_COMMANDS", "explain_cmd", "probe_cmd", "schema_group"]
 
 
@@ -25,15 +27,9 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
         click.echo("probe cancelled", err=True)
 
 
-def _target(url: str | None, command: tuple[str, ...]) -> str | list[str]:
-    if url is not None and command:
-        raise mcpeval_nb.UsageError("select an HTTP endpoint or a stdio command, not both")
-    if url is None and not command:
-        raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
-    return url if url is not None else list(command)
-
-
-@click.command("probe", context_settings={"ignore_unknown_options": False})
+@click.command("probe", context_settings={"ignore_unknown_options": False},
+               epilog=opt.example("mcpeval-nb probe --server time --manifest mcp-eval.manifest.json "
+                                  "-- python -m mcp_server_time"))
 @click.option("--server", required=True, help="Server label for the report and the journal.")
 @click.option("--manifest", "manifest_path", default=None, type=click.Path(dir_okay=False),
               help="Manifest file (default mcp-eval.manifest.json).")
@@ -43,15 +39,15 @@ def _target(url: str | None, command: tuple[str, ...]) -> str | list[str]:
               show_default=True)
 @click.option("--brief", is_flag=True, help="Text output without hint lines.")
 @click.option("--allow-mutation", is_flag=True, help="Authorise mutating cases that name a declared sandbox.")
-@click.option("--allow-remote-http", is_flag=True, help="Permit a non-loopback HTTPS endpoint.")
+@opt.allow_remote_http
 @click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
-@click.option("--confirm-read-only", is_flag=True, help="Attest that unannotated tools are read-only.")
-@click.option("--skip-tool", "skip_tools", multiple=True, help="A tool the battery must not call.")
+@opt.confirm_read_only
+@opt.skip_tool
 @click.option("--no-journal", is_flag=True, help="Do not journal the cases' tool calls.")
 @click.option("--no-history", is_flag=True, help="Do not append the full run's readiness trend point.")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
-@click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command).")
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@opt.root
+@opt.url
+@opt.command_argument
 def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id: str | None, fmt: str,
               brief: bool, allow_mutation: bool, allow_remote_http: bool, gate_only: bool,
               confirm_read_only: bool, skip_tools: tuple[str, ...], no_journal: bool, no_history: bool,
@@ -66,7 +62,7 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
         raise mcpeval_nb.UsageError("server label is invalid")
     manifest = mcpeval_nb.load_manifest(manifest_path or "mcp-eval.manifest.json")
     mcpeval_nb.select_cases(manifest, probe=kind, case_id=case_id, allow_mutation=allow_mutation)
-    target = _target(url, command)
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     selected = kind is not None or case_id is not None
     battery = None if gate_only or selected else mcpeval_nb.battery_hook("standard")
     options = mcpeval_nb.ProbeOptions(
@@ -80,7 +76,7 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
     return report.exit_code
 
 
-@click.command("explain")
+@click.command("explain", epilog=opt.example("mcpeval-nb explain unexpected-outcome"))
 @click.argument("reason", required=False)
 def explain_cmd(reason: str | None) -> int:
     """List the failure reasons with remediation hints, or explain one REASON."""
@@ -114,12 +110,13 @@ class _SchemaGroup(click.Group):
         return super().get_command(ctx, cmd_name) or self._extra().get(cmd_name)
 
 
-@click.group("schema", cls=_SchemaGroup)
+@click.group("schema", cls=_SchemaGroup,
+             epilog=opt.example("mcpeval-nb schema manifest > manifest.schema.json"))
 def schema_group() -> None:
     """Print a published JSON Schema."""
 
 
-@click.command("manifest")
+@click.command("manifest", epilog=opt.example("mcpeval-nb schema manifest > manifest.schema.json"))
 def schema_manifest_cmd() -> int:
     """Print the strict probe-manifest JSON Schema."""
     click.echo(mcpeval_nb.manifest_schema_text(), nl=False)

@@ -15,16 +15,9 @@ import click
 
 import mcpeval_nb
 
+from . import options as opt
+
 __all__ = ["COMMANDS", "SCHEMA_COMMANDS"]
-
-
-def _target(url: str | None, command: tuple[str, ...], allow_remote_http: bool) -> Any:
-    if url is not None and command:
-        raise mcpeval_nb.UsageError("select an HTTP endpoint or a stdio command, not both")
-    if url is None and not command:
-        raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
-    return mcpeval_nb.make_target(url if url is not None else list(command),
-                                  allow_remote_http=allow_remote_http)
 
 
 def _progress(line: str) -> None:
@@ -48,25 +41,17 @@ def _load_report(path: str) -> Any:
     return report
 
 
-_url = click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command).")
-_remote = click.option("--allow-remote-http", is_flag=True, help="Permit a non-loopback HTTPS endpoint.")
-_confirm = click.option("--confirm-read-only", is_flag=True,
-                        help="Attest that unannotated tools are read-only.")
-_skip = click.option("--skip-tool", "skip_tools", multiple=True, help="A tool the battery must not call.")
-_command = click.argument("command", nargs=-1, type=click.UNPROCESSED)
-
-
-@click.command("score")
+@click.command("score", epilog=opt.example("mcpeval-nb score --server time -- python -m mcp_server_time"))
 @click.option("--server", required=True, help="Server label for the report and the trend history.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
               show_default=True)
 @click.option("--no-history", is_flag=True, help="Do not append a trend point.")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
-@_confirm
-@_skip
-@_remote
-@_url
-@_command
+@opt.root
+@opt.confirm_read_only
+@opt.skip_tool
+@opt.allow_remote_http
+@opt.url
+@opt.command_argument
 def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm_read_only: bool,
               skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
               command: tuple[str, ...]) -> int:
@@ -76,7 +61,7 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
     """
     if not mcpeval_nb.valid_server(server):
         raise mcpeval_nb.UsageError("server label is invalid")
-    target = _target(url, command, allow_remote_http)
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
                                         progress=_progress)
     report = mcpeval_nb.score_server(target, server=server, options=options)
@@ -86,22 +71,24 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
     return int(report.exit_code)
 
 
-@click.command("init")
+@click.command("init",
+               epilog=opt.example(
+                   "mcpeval-nb init --output mcp-eval.manifest.json -- python -m mcp_server_time"))
 @click.option("--output", default="mcp-eval.manifest.json", show_default=True,
               type=click.Path(dir_okay=False), help="Where to write the manifest.")
 @click.option("--force", is_flag=True, help="Overwrite an existing manifest.")
 @click.option("--dry-run", is_flag=True, help="Print the per-tool decisions only.")
 @click.option("--tool", "tools", multiple=True, help="Scaffold cases only for these tools.")
-@_confirm
-@_remote
-@_url
-@_command
+@opt.confirm_read_only
+@opt.allow_remote_http
+@opt.url
+@opt.command_argument
 def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], confirm_read_only: bool,
              allow_remote_http: bool, url: str | None, command: tuple[str, ...]) -> int:
     """Scaffold a read-only probe manifest from a live server."""
     if not dry_run and not force and Path(output).exists():
         raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
-    target = _target(url, command, allow_remote_http)
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
                                             dry_run=dry_run)
     click.echo(scaffold.decision_lines(), nl=False)
@@ -112,7 +99,7 @@ def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], co
     return 0
 
 
-@click.command("report")
+@click.command("report", epilog=opt.example("mcpeval-nb report report.json --format markdown"))
 @click.argument("doc")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "sarif", "json"]), default="text",
               show_default=True)
@@ -133,7 +120,7 @@ def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool) -> int:
     return int(report.exit_code)
 
 
-@click.command("diff")
+@click.command("diff", epilog=opt.example("mcpeval-nb diff before.json after.json --fail-on-regression"))
 @click.argument("base")
 @click.argument("current")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -148,13 +135,15 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
     return 0
 
 
-@click.command("compare")
+@click.command("compare",
+               epilog=opt.example(
+                   "mcpeval-nb compare --endpoint a=http://127.0.0.1:3001/mcp --endpoint b=http://127.0.0.1:3002/mcp"))
 @click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
-@_confirm
-@_skip
-@_remote
-@_command
+@opt.confirm_read_only
+@opt.skip_tool
+@opt.allow_remote_http
+@opt.command_argument
 def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, skip_tools: tuple[str, ...],
                 allow_remote_http: bool, command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
@@ -176,24 +165,24 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, s
     return int(comparison.exit_code)
 
 
-@click.command("trends")
+@click.command("trends", epilog=opt.example("mcpeval-nb trends --last 5"))
 @click.option("--last", type=click.IntRange(min=0), default=10, show_default=True,
               help="Newest points to show per server.")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@opt.root
 def trends_cmd(last: int, root: str | None) -> int:
     """Show readiness trend history per server, oldest first, with deltas."""
     click.echo(mcpeval_nb.trends_text(root=root, last=last), nl=False)
     return 0
 
 
-@click.command("report")
+@click.command("report", epilog=opt.example("mcpeval-nb schema report > probe-report.schema.json"))
 def schema_report_cmd() -> int:
     """Print the mcpeval.probe-report/v2 JSON Schema."""
     click.echo(mcpeval_nb.report_schema_text(), nl=False)
     return 0
 
 
-@click.command("diff")
+@click.command("diff", epilog=opt.example("mcpeval-nb schema diff > probe-diff.schema.json"))
 def schema_diff_cmd() -> int:
     """Print the mcpeval.probe-diff/v2 JSON Schema."""
     click.echo(mcpeval_nb.diff_schema_text(), nl=False)

@@ -10,6 +10,8 @@ import click
 
 import mcpeval_nb
 
+from . import options as opt
+
 __all__ = ["COMMANDS", "doctor_cmd", "share_cmd"]
 
 _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
@@ -32,9 +34,9 @@ class _Progress:
             click.echo(f"{self.verb}: {tenth * 10}% ({done // mib} of {total // mib} MiB)", err=True)
 
 
-@click.command("doctor")
+@click.command("doctor", epilog=opt.example("mcpeval-nb doctor --root ~/.mcp-eval"))
 @click.option("--check-redaction", is_flag=True, help="Run the redaction check (it always runs).")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@opt.root
 def doctor_cmd(check_redaction: bool, root: str | None) -> int:
     """Scan the store for lines that look like payload; print their locations."""
     del check_redaction  # the check always runs (SPEC 10)
@@ -44,12 +46,12 @@ def doctor_cmd(check_redaction: bool, root: str | None) -> int:
     return 0 if report.clean else 1
 
 
-@click.command("share")
+@click.command("share", epilog=opt.example("mcpeval-nb share --dir build/envelope"))
 @click.option("--dir", "dest", required=True, type=click.Path(), help="Envelope directory to write.")
 @click.option("--include-probe-history", is_flag=True, help="Also export store/probes/.")
 @click.option("--include-annotation-notes", is_flag=True, help="Keep annotation note prose.")
 @click.option("--force", is_flag=True, help="Replace a non-empty envelope directory.")
-@click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+@opt.root
 def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: bool, force: bool,
               root: str | None) -> int:
     """Export a checked, normalised envelope of the store, published atomically."""

@@ -6,7 +6,8 @@ import click
 
 import mcpeval_nb
 
-_ROOT = click.option("--root", type=click.Path(), default=None, help="Capture root (default $MCPEVAL_HOME).")
+from . import options as opt
+
 _ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), default="raise", show_default=True,
                        help="Stop at a bad journal line, or skip it and list where it was.")
 
@@ -15,8 +16,8 @@ def _fmt(value: object) -> str:
     return "-" if value is None else (f"{value:.0f}" if isinstance(value, float) else str(value))
 
 
-@click.command("summary")
-@_ROOT
+@click.command("summary", epilog=opt.example("mcpeval-nb summary --top 5"))
+@opt.root
 @_ERRORS
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
               help="Rows per section.")
@@ -47,8 +48,8 @@ def summary_cmd(root: str | None, errors: str, top: int) -> int:
     return 0
 
 
-@click.command("export-parquet")
-@_ROOT
+@click.command("export-parquet", epilog=opt.example("mcpeval-nb export-parquet --dest build/parquet"))
+@opt.root
 @_ERRORS
 @click.option("--dest", required=True, type=click.Path(file_okay=False),
               help="Dataset directory (hive partitions day=/server=).")

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidRecord, JournalError, RecordTooLarge
+from ..errors import InvalidRecord, JournalError, ProfileError, RecordTooLarge
 from ..jsonfmt import JSONFormatError, loads
 from ..limits import LOCK_TIMEOUT_S, MAX_RECORD_BYTES
-from ..privacy.records import AnnotationRecord, CallRecord, ProfileError, TrendPoint
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .locks import flocked
 
 __all__ = ["JournalEntry", "RawLine", "iter_lines", "parser_for", "read_records", "snapshot_size"]

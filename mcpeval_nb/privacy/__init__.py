@@ -24,7 +24,6 @@ from .records import (
     CallRecord,
     Identity,
     MeasurementProfile,
-    ProfileError,
     TrendPoint,
 )
 from .shape import EnumIndex, is_canonical_token, sanitize_shape, shape, string_bucket
@@ -39,7 +38,6 @@ __all__ = [
     "EnumIndex",
     "Identity",
     "MeasurementProfile",
-    "ProfileError",
     "TrendPoint",
     "classify_url",
     "day_of",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from ..errors import ProfileError
 from ..jsonfmt import dumps
 from .errorinfo import sanitize_error
 from .grammar import opaque_session, valid_method, valid_server, valid_tool
@@ -26,7 +27,6 @@ __all__ = [
     "CallRecord",
     "Identity",
     "MeasurementProfile",
-    "ProfileError",
     "TrendPoint",
 ]
 
@@ -238,10 +238,6 @@ class AnnotationRecord:
         return cls(ts=_str(d, "ts") or "", session=_str(d, "session") or "",
                    seq=_u64(d, "seq", required=False), event_id=_str(d, "event_id", required=False),
                    kind=_str(d, "kind") or "", note=_str(d, "note", required=False) or "")
-
-
-class ProfileError(ValueError):
-    """A measurement profile that fails validation (SPEC 7.2); the message never echoes values."""
 
 
 _VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.\-]+)?(?:\+[0-9A-Za-z.\-]+)?")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import TransportError, UsageError
+from ..errors import Cancelled, TransportError, UsageError
 from ..limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
@@ -28,7 +28,7 @@ from ..privacy.grammar import valid_server, valid_tool
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import Catalog, Target, ToolOutcome
 from .battery_checks import Connection, protocol_checks, run_contention, run_payload
-from .context import Cancelled, ProbeOptions, RunContext
+from .context import ProbeOptions, RunContext
 from .report import ProbeReport
 from .runner import register_battery
 from .score import (

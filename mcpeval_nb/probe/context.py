@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import Cancelled
 from ..journal.append import append_record
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
@@ -25,16 +26,11 @@ from ..transport.session import McpSession
 
 __all__ = [
     "BatteryHook",
-    "Cancelled",
     "ProbeOptions",
     "ProgressEvent",
     "RunContext",
     "SyntheticJournal",
 ]
-
-
-class Cancelled(Exception):
-    """Raised inside a run when its cancel event is set (caught by the runner; never escapes it)."""
 
 
 @dataclass(frozen=True)

@@ -14,17 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis.readiness import trend_delta as _analysis_delta
-from ..errors import InvalidRecord, JournalError, RecordTooLarge
+from ..errors import InvalidRecord, ProfileError, RecordTooLarge, TrendHistoryCorrupt
 from ..home import history_path, resolve_root
 from ..journal import append_record, read_records
-from ..privacy.records import MeasurementProfile, ProfileError, TrendPoint
+from ..privacy.records import MeasurementProfile, TrendPoint
 from ..privacy.timestamps import now_ts
 from .report import ProbeReport
 from .score_model import parse_readiness
 
 __all__ = [
     "NO_HISTORY",
-    "TrendHistoryCorrupt",
     "load_trends",
     "new_point",
     "record_report_trend",
@@ -36,16 +35,6 @@ __all__ = [
 ]
 
 NO_HISTORY = "no trend history yet; run `mcpeval probe` first\n"
-
-
-class TrendHistoryCorrupt(JournalError):
-    """A complete history line is not a valid trend point (or its profile is invalid)."""
-
-    def __init__(self, path: Path, line: int | None, detail: str | None = None) -> None:
-        where = f" (line {line} of {path})" if line is not None else f" ({path})"
-        super().__init__("trend history is corrupt" + (f": {detail}" if detail else "") + where)
-        self.path = path
-        self.line = line
 
 
 @dataclass(frozen=True)

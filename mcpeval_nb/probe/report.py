@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._version import __version__
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
@@ -247,8 +248,6 @@ class ProbeReport:
 
 
 def _generator() -> dict[str, str]:
-    from .. import __version__
-
     return {"name": GENERATOR_NAME, "version": __version__}
 
 

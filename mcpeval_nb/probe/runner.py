@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import TransportError, UsageError
+from ..errors import Cancelled, TransportError, UsageError
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import HttpTarget, StdioTarget, Target
 from ..transport.session import McpSession
-from .context import BatteryHook, Cancelled, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
+from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
 from .kinds import KINDS, CaseContext, is_writer
 from .manifest import Manifest, ProbeCase, load_manifest, parse_manifest, select_cases
 from .report import CaseResult, ProbeReport

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from ..errors import DocumentError
+from ..errors import DocumentError, ProfileError
 from ..privacy.grammar import valid_tool
-from ..privacy.records import MeasurementProfile, ProfileError
+from ..privacy.records import MeasurementProfile
 
 __all__ = [
     "AREAS",

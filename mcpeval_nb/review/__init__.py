@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from .detectors import DETECTORS, is_shape_token, line_detectors, text_detectors
 from .doctor import FlaggedLine, RedactionReport, check_redaction
-from .publish import ShareOutputError
-from .share import ShareOptions, ShareRefused, ShareResult, export_share, share_md
+from .share import ShareOptions, ShareResult, export_share, share_md
 
 __all__ = [
     "DETECTORS",
     "FlaggedLine",
     "RedactionReport",
     "ShareOptions",
-    "ShareOutputError",
-    "ShareRefused",
     "ShareResult",
     "check_redaction",
     "export_share",

@@ -26,9 +26,9 @@ import time
 import uuid
 from pathlib import Path
 
-from ..errors import ReviewError
+from ..errors import ReviewError, ShareOutputError
 
-__all__ = ["ShareOutputError", "Staging", "pause_point", "publish", "remove_stale_staging", "resolve_output"]
+__all__ = ["Staging", "pause_point", "publish", "remove_stale_staging", "resolve_output"]
 
 STAGE_PREFIX = ".mcpeval-share-"
 _STAGE_RE = re.compile(r"\.mcpeval-share-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -37,12 +37,6 @@ _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 #: Test hook: ``<point>[:<seconds>]`` pauses the export at a named point (see ``pause_point``).
 PAUSE_ENV = "MCPEVAL_NB_SHARE_PAUSE"
-
-
-class ShareOutputError(ReviewError):
-    """The share output is unusable (symlinked, overlapping the store, not a directory, not empty)."""
-
-    exit_code = 2
 
 
 def pause_point(name: str) -> None:

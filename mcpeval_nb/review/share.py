@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ReviewError
+from ..errors import ReviewError, ShareRefused
 from ..home import resolve_root, store_dir
 from ..limits import MAX_RECORD_BYTES
 from .doctor import FlaggedLine
@@ -39,7 +39,7 @@ from .scan import StoreFile, iter_chunks, snapshot, walk_store
 from .sharepool import HelperPool, chunk_bounds, copy_part, helper_count, part_path, settle_in_order
 from .sharework import ChunkDone, ChunkJob, ChunkOut, process_chunk
 
-__all__ = ["ShareOptions", "ShareRefused", "ShareResult", "export_share", "share_md"]
+__all__ = ["ShareOptions", "ShareResult", "export_share", "share_md"]
 
 Progress = Callable[[int, int], None]
 #: Bytes read per share chunk: parsed records take several times their text, so chunks stay small.
@@ -89,22 +89,6 @@ class ShareResult:
     notes_included: int
     bytes_read: int
     stale_staging_removed: int = 0
-
-
-class ShareRefused(ReviewError):
-    """The redaction sweep flagged records: nothing was published (exit 1).
-
-    Attributes:
-        flagged: every flagged record (canonical store path and normalised record number).
-        files_flagged: how many journals had a flagged record.
-    """
-
-    exit_code = 1
-
-    def __init__(self, flagged: tuple[FlaggedLine, ...], files_flagged: int) -> None:
-        super().__init__(f"redaction sweep flagged {files_flagged} file(s); nothing was published")
-        self.flagged = flagged
-        self.files_flagged = files_flagged
 
 
 def share_md(files: int, notes: int | None) -> str:

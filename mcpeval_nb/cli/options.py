@@ -1,0 +1,78 @@
+"""Options shared by several commands, declared once, and the help epilog every command ends with.
+
+A command module decorates with these instead of re-declaring ``--root`` or the target options, so a
+flag's name, type and help text are the same everywhere (docs/cli.md documents each once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+import mcpeval_nb
+
+__all__ = [
+    "LABEL_HELP",
+    "allow_remote_http",
+    "command_argument",
+    "confirm_read_only",
+    "example",
+    "root",
+    "server",
+    "skip_tool",
+    "target_of",
+    "url",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _doc(decorator: F, text: str) -> F:
+    decorator.__doc__ = text
+    return decorator
+
+
+LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
+
+root = _doc(click.option("--root", type=click.Path(), default=None,
+                         help="Capture root (default $MCPEVAL_HOME)."),
+            "``--root DIR``: the capture root (default ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).")
+url = _doc(click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)."),
+           "``--url URL``: a Streamable HTTP endpoint instead of a stdio command.")
+allow_remote_http = _doc(click.option("--allow-remote-http", is_flag=True,
+                                      help="Permit a non-loopback HTTPS endpoint."),
+                         "``--allow-remote-http``: permit a non-loopback HTTPS endpoint.")
+confirm_read_only = _doc(click.option("--confirm-read-only", is_flag=True,
+                                      help="Attest that unannotated tools are read-only."),
+                         "``--confirm-read-only``: the operator attests unannotated tools are read-only.")
+skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
+                              help="A tool the battery must not call."),
+                 "``--skip-tool NAME`` (repeatable): a tool the readiness battery must not call.")
+command_argument = _doc(click.argument("command", nargs=-1, type=click.UNPROCESSED),
+                        "``-- CMD...``: the stdio server command (everything after ``--``).")
+
+
+def server(help: str = LABEL_HELP) -> Callable[[F], F]:
+    """``--server LABEL`` (required), with a command-specific help text."""
+    return click.option("--server", required=True, help=help)
+
+
+def target_of(url: str | None, command: tuple[str, ...], *, allow_remote_http: bool = False) -> Any:
+    """The probe target chosen by ``--url`` or ``-- CMD``: exactly one of them.
+
+    Raises:
+        UsageError: both or neither were given, or the URL is not HTTP(S).
+    """
+    if url is not None and command:
+        raise mcpeval_nb.UsageError("select an HTTP endpoint or a stdio command, not both")
+    if url is None and not command:
+        raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
+    return mcpeval_nb.make_target(url if url is not None else list(command),
+                                  allow_remote_http=allow_remote_http)
+
+
+def example(*lines: str) -> str:
+    """A ``--help`` epilog: ``Example:`` and the given command lines, kept unwrapped."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
