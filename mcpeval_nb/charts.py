@@ -48,6 +48,12 @@ def _frame(data: Any) -> pd.DataFrame:
     raise mcpeval_nb.UsageError("expected a pyarrow.Table or a pandas.DataFrame")
 
 
+def _empty(ax: Axes, what: str) -> None:
+    """Write ``no <what> to show`` on axes that got nothing to draw."""
+    ax.text(0.5, 0.5, f"no {what} to show", ha="center", va="center", transform=ax.transAxes,
+            color="#6e7781")
+
+
 def _naive(times: pd.Series) -> np.ndarray:
     series = pd.to_datetime(times, utc=True)
     result: np.ndarray = series.dt.tz_localize(None).to_numpy()
@@ -81,6 +87,8 @@ def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "
     if data:
         ax.boxplot(data, tick_labels=[str(g) for g in order], orientation="horizontal", showfliers=False)
         ax.set_xscale("log")
+    else:
+        _empty(ax, "latencies")
     ax.set_xlabel("latency (ms)")
     ax.set_ylabel(by)
     ax.set_title(f"latency per {by}")
@@ -142,7 +150,10 @@ def plot_outcome_mix(data: Any, *, ax: Axes | None = None, by: str = "tool") -> 
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of calls")
     ax.set_title(f"outcomes per {by}")
-    ax.legend(loc="lower right")
+    if len(frame):
+        ax.legend(loc="lower right")
+    else:
+        _empty(ax, "calls")
     return ax
 
 
@@ -199,5 +210,8 @@ def plot_readiness_history(data: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_ylim(0, 100)
     ax.set_ylabel("readiness score")
     ax.set_title("readiness history")
-    ax.legend()
+    if len(frame):
+        ax.legend()
+    else:
+        _empty(ax, "readiness points")
     return ax

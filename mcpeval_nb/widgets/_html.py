@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-__all__ = ["VERDICT_COLOURS", "badge", "esc", "table"]
+__all__ = ["VERDICT_COLOURS", "badge", "esc", "sparkline_svg", "table"]
 
 VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#9a6700", "not-run": "#6e7781",
                    "running": "#0969da", "pending": "#6e7781"}
@@ -34,3 +34,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, raw_colum
         body.append(f"<tr>{cells}</tr>")
     return (f'<table class="{css_class}" style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def sparkline_svg(values: Sequence[int], *, width: int = 80, height: int = 16) -> str:
+    """A tiny inline SVG polyline of daily counts for a table cell (empty string for no values)."""
+    if not values:
+        return ""
+    top = max(values) or 1
+    step = width / max(1, len(values) - 1)
+    pts = " ".join(f"{i * step:.1f},{height - 1 - (v / top) * (height - 2):.1f}"
+                   for i, v in enumerate(values))
+    return (f'<svg width="{width}" height="{height}" class="mcpeval-spark"><polyline points="{pts}" '
+            'fill="none" stroke="#cf222e" stroke-width="1.5"/></svg>')

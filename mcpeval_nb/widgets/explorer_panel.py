@@ -14,11 +14,11 @@ from typing import Any, Protocol
 import ipywidgets as w
 import pyarrow as pa
 
-from mcpeval_nb import MCPEvalError
+from mcpeval_nb.charts import plot_latency_distribution, plot_outcome_mix
 
-from ._html import esc, table
-from ._plots import latency_png, outcome_png, sparkline_svg
-from ._worker import Job
+from ._base import Panel, error_html
+from ._figure import figure_png
+from ._html import esc, sparkline_svg, table
 from .explorer_state import ANY, ExplorerFilters, ExplorerState
 
 __all__ = ["CallsStore", "ExplorerPanel"]
@@ -35,13 +35,7 @@ class CallsStore(Protocol):
         """Read appended records; returns rows added."""
 
 
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, MCPEvalError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__} (details withheld)"
-
-
-class ExplorerPanel(w.VBox):  # type: ignore[misc]
+class ExplorerPanel(Panel):
     """Latency, outcomes and error templates of a capture root, with filters and a refresh button.
 
     Args:
@@ -54,15 +48,13 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, store: CallsStore) -> None:
         self.store = store
         self.state = ExplorerState()
-        self._lock = threading.RLock()
-        self._job: Job | None = None
         self._pending: bool | None = None  # None: nothing queued; else "refresh first?"
         self._quiet = False
         self._settled = threading.Event()
-        self._build()
+        super().__init__(self._build(), job_name="mcpeval-nb-explorer")
         self._schedule(refresh=False)
 
-    def _build(self) -> None:
+    def _build(self) -> list[Any]:
         self.server = w.Dropdown(options=[ANY], value=ANY, description="Server")
         self.tool = w.Dropdown(options=[ANY], value=ANY, description="Tool")
         self.method = w.Dropdown(options=[ANY], value=ANY, description="Method")
@@ -75,15 +67,15 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
         self.outcome_chart = w.Image(format="png")
         self.percentiles = w.HTML()
         self.templates = w.HTML()
-        super().__init__([
+        for box in (self.server, self.tool, self.method, self.outcome, self.day_from, self.day_to):
+            box.observe(self._on_filter, names="value")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        return [
             w.HTML("<h3>Latency and errors</h3>"),
             w.HBox([self.server, self.tool, self.method]), w.HBox([self.outcome, self.day_from, self.day_to]),
             w.HBox([self.refresh_button, self.status]),
             w.HBox([self.latency_chart, self.outcome_chart]), self.percentiles,
-            w.HTML("<b>Error templates</b> (salted template ids; never the error text)"), self.templates])
-        for box in (self.server, self.tool, self.method, self.outcome, self.day_from, self.day_to):
-            box.observe(self._on_filter, names="value")
-        self.refresh_button.on_click(lambda _b: self.refresh())
+            w.HTML("<b>Error templates</b> (salted template ids; never the error text)"), self.templates]
 
     # -- events and work ---------------------------------------------------------------------------
     def _filters(self) -> ExplorerFilters:
@@ -108,7 +100,7 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
     def _schedule(self, *, refresh: bool) -> None:
         with self._lock:
             self._settled.clear()
-            if self._job is not None and self._job.running:
+            if self.busy:
                 self._pending = bool(self._pending) or refresh
                 return
             filters = self._filters()
@@ -124,7 +116,7 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
                     self.state.compute(calls)
                 return added
 
-            self._job = Job(work, on_done=self._done, on_error=self._failed, name="mcpeval-nb-explorer")
+            self._launch(work, on_done=self._done, on_error=self._failed)
 
     def _done(self, added: int) -> None:
         with self._lock:
@@ -137,8 +129,8 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
     def _failed(self, exc: BaseException) -> None:
         with self._lock:
             self.state.loading = False
-            self.state.status = _error_text(exc)
-            self.status.value = f"<span style='color:#cf222e'>{esc(self.state.status)}</span>"
+            self.state.status = self.error_text(exc)
+            self.status.value = error_html(self.state.status)
             self._next()
 
     def _next(self) -> None:
@@ -160,6 +152,19 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
         return self._settled.wait(timeout)
 
     # -- rendering ---------------------------------------------------------------------------------
+    @staticmethod
+    def latency_png(view: pa.Table) -> bytes:
+        """The latency chart: ``charts.plot_latency_distribution`` of the selection, as PNG bytes."""
+        groups = len(set(view.column("tool").to_pylist()))
+        return figure_png(lambda ax: plot_latency_distribution(view, ax=ax), width=6,
+                          height=0.45 * min(groups, 20) + 1.4)
+
+    @staticmethod
+    def outcome_png(view: pa.Table) -> bytes:
+        """The outcome chart: ``charts.plot_outcome_mix`` of the selection, as PNG bytes."""
+        groups = len(set(view.column("tool").to_pylist()))
+        return figure_png(lambda ax: plot_outcome_mix(view, ax=ax), width=6, height=0.45 * groups + 1.4)
+
     def _set_options(self, box: w.Dropdown, values: list[str]) -> None:
         options = [ANY, *values]
         if list(box.options) != options:
@@ -179,8 +184,8 @@ class ExplorerPanel(w.VBox):  # type: ignore[misc]
         finally:
             self._quiet = False
         self.status.value = esc(s.status)
-        self.latency_chart.value = latency_png(s.latency)
-        self.outcome_chart.value = outcome_png(s.outcomes)
+        self.latency_chart.value = self.latency_png(s.view)
+        self.outcome_chart.value = self.outcome_png(s.view)
         self.percentiles.value = table(
             ("tool or method", "calls", "p50 ms", "p95 ms", "p99 ms", "max ms"),
             [(t, n, f"{p50:.0f}", f"{p95:.0f}", f"{p99:.0f}", mx)

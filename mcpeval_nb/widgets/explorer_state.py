@@ -1,12 +1,15 @@
 """The explorer panel's state: filter choices over the calls table and what the filtered view shows.
 
-``ExplorerState.compute(calls)`` filters the Arrow calls table with pyarrow compute and summarises it
-with the public analysis functions: latency percentiles per tool, outcome counts per tool, and the
-error-template table with a daily trend per template.  Only labels, template ids and numbers are kept.
+``ExplorerState.compute(calls)`` selects calls with the public ``filter_calls`` and summarises them with
+the public analysis functions: latency percentiles per tool, outcome counts per tool, and the
+error-template table with a daily trend per template.  ``view`` keeps the selection (tool-or-method
+label, latency, outcome: nothing else) for the ``charts`` functions the panel draws with.  Only labels,
+template ids and numbers are kept.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,13 +17,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mcpeval_nb import error_templates, latency_summary, outcome_rates, template_daily
+from mcpeval_nb import (
+    FILTER_COLUMNS,
+    call_label,
+    error_templates,
+    filter_calls,
+    latency_summary,
+    outcome_rates,
+    template_daily,
+)
 
-__all__ = ["ANY", "ExplorerFilters", "ExplorerState", "TemplateRow", "filter_calls"]
+__all__ = ["ANY", "ExplorerFilters", "ExplorerState", "TemplateRow"]
 
 #: The "no filter" choice of every dropdown.
 ANY = "(any)"
-_TEXT_FILTERS = ("server", "tool", "method", "outcome")
 
 
 @dataclass(frozen=True)
@@ -53,31 +63,10 @@ def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
 
 
-def _label(calls: pa.Table) -> Any:
-    """The tool name, or the method for calls without a tool (``tools/list``, notifications)."""
-    return pc.coalesce(_text(calls.column("tool")), _text(calls.column("method")))
-
-
-def filter_calls(calls: pa.Table, filters: ExplorerFilters) -> pa.Table:
-    """The calls matching ``filters`` (text equality per column, inclusive UTC day range on ``ts``)."""
-    mask: Any = None
-    for name in _TEXT_FILTERS:
-        value = getattr(filters, name)
-        if value is None:
-            continue
-        cond = pc.fill_null(pc.equal(_text(calls.column(name)), value), False)
-        mask = cond if mask is None else pc.and_(mask, cond)
-    ts = calls.column("ts")
-    if filters.day_from is not None:
-        start = pa.scalar(dt.datetime.combine(filters.day_from, dt.time(), dt.UTC), ts.type)
-        cond = pc.fill_null(pc.greater_equal(ts, start), False)
-        mask = cond if mask is None else pc.and_(mask, cond)
-    if filters.day_to is not None:
-        after = filters.day_to + dt.timedelta(days=1)
-        end = pa.scalar(dt.datetime.combine(after, dt.time(), dt.UTC), ts.type)
-        cond = pc.fill_null(pc.less(ts, end), False)
-        mask = cond if mask is None else pc.and_(mask, cond)
-    return calls if mask is None else calls.filter(mask)
+def _view(calls: pa.Table) -> pa.Table:
+    """What the charts draw: the tool-or-method label as ``tool``, the latency and the outcome."""
+    return pa.table({"tool": call_label(calls), "latency_ms": calls.column("latency_ms"),
+                     "outcome": _text(calls.column("outcome"))})
 
 
 def _distinct(calls: pa.Table, name: str) -> list[str]:
@@ -99,7 +88,8 @@ class ExplorerState:
     Attributes:
         filters: the current selection. choices: the values each dropdown offers. days: UTC days present.
         total / shown: rows in the store / after filtering.
-        latency: ``{tool: [latency_ms, ...]}`` for the chart. percentiles: latency summary rows
+        view: the selected calls as ``(tool, latency_ms, outcome)``, ``tool`` being the tool name or
+            the method (what the charts draw). percentiles: latency summary rows
             ``(tool, count, p50, p95, p99, max)``.
         outcomes: ``{tool: {outcome: count}}``. templates: the error-template rows.
         loading: a load or refresh is running. status: one short line (counts only).
@@ -110,7 +100,9 @@ class ExplorerState:
     days: list[dt.date] = field(default_factory=list)
     total: int = 0
     shown: int = 0
-    latency: dict[str, list[float]] = field(default_factory=dict)
+    view: pa.Table = field(default_factory=lambda: _view(pa.table({
+        "tool": pa.array([], pa.string()), "method": pa.array([], pa.string()),
+        "latency_ms": pa.array([], pa.uint64()), "outcome": pa.array([], pa.string())})))
     percentiles: list[tuple[str, int, float, float, float, int]] = field(default_factory=list)
     outcomes: dict[str, dict[str, int]] = field(default_factory=dict)
     templates: list[TemplateRow] = field(default_factory=list)
@@ -120,32 +112,26 @@ class ExplorerState:
     def compute(self, calls: pa.Table) -> None:
         """Recompute every view of ``calls`` under the current filters."""
         self.total = calls.num_rows
-        self.choices = {name: _distinct(calls, name) for name in _TEXT_FILTERS}
+        self.choices = {name: _distinct(calls, name) for name in FILTER_COLUMNS}
         self.days = _days(calls)
-        view = filter_calls(calls, self.filters)
-        self.shown = view.num_rows
-        self._latency(view)
-        self._outcomes(view)
-        self._templates(view)
+        selected = filter_calls(calls, **dataclasses.asdict(self.filters))
+        self.shown = selected.num_rows
+        self.view = _view(selected)
+        self._latency()
+        self._outcomes()
+        self._templates(selected)
         self.status = f"{self.shown} of {self.total} calls shown"
 
-    def _latency(self, view: pa.Table) -> None:
-        labelled = pa.table({"tool": _label(view), "latency_ms": view.column("latency_ms")})
-        self.latency = {}
-        for tool, lat in zip(labelled.column("tool").to_pylist(), labelled.column("latency_ms").to_pylist(),
-                             strict=True):
-            if lat is not None:
-                self.latency.setdefault(tool, []).append(float(lat))
-        summary = latency_summary(labelled.select(["tool", "latency_ms"]), by=("tool",))
+    def _latency(self) -> None:
+        summary = latency_summary(self.view.select(["tool", "latency_ms"]), by=("tool",))
         self.percentiles = [(r["tool"], r["count"], r["p50"], r["p95"], r["p99"], r["max"])
                             for r in summary.to_pylist()]
 
-    def _outcomes(self, view: pa.Table) -> None:
-        if view.num_rows == 0:
+    def _outcomes(self) -> None:
+        if self.view.num_rows == 0:
             self.outcomes = {}
             return
-        frame = pa.table({"tool": _label(view), "outcome": _text(view.column("outcome"))})
-        rates = outcome_rates(frame, by=("tool",))
+        rates = outcome_rates(self.view.select(["tool", "outcome"]), by=("tool",))
         self.outcomes = {r["tool"]: {o: r[o] for o in ("ok", "error", "unknown", "unparsed")}
                          for r in rates.to_pylist()}
 

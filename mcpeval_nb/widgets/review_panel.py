@@ -15,10 +15,10 @@ from typing import Any
 
 import ipywidgets as w
 
-from mcpeval_nb import MCPEvalError, RedactionReport, ShareResult, check_redaction, export_share, resolve_root
+from mcpeval_nb import RedactionReport, ShareResult, check_redaction, export_share, resolve_root
 
+from ._base import Panel
 from ._html import esc
-from ._worker import Job
 from .review_state import CHECKLIST, ReviewState
 
 __all__ = ["ReviewPanel"]
@@ -28,15 +28,7 @@ class _Stopped(Exception):
     """Raised from a progress callback to stop a cancelled sweep or export."""
 
 
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, _Stopped):
-        return "cancelled: nothing was published"
-    if isinstance(exc, MCPEvalError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__} (details withheld)"
-
-
-class ReviewPanel(w.VBox):  # type: ignore[misc]
+class ReviewPanel(Panel):
     """The review-and-share panel.
 
     Args:
@@ -51,12 +43,10 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
         base = resolve_root(root)
         default = dest if dest is not None else base.parent / "share-envelope"
         self.state = ReviewState(root=base, dest=str(default))
-        self._job: Job | None = None
-        self._lock = threading.RLock()
-        self._build()
+        super().__init__(self._build(), job_name="mcpeval-nb-review")
         self._render()
 
-    def _build(self) -> None:
+    def _build(self) -> list[Any]:
         s = self.state
         self.check_button = w.Button(description="Run redaction check", icon="search", button_style="primary",
                                      layout=w.Layout(width="auto"))
@@ -78,12 +68,6 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
         self.export_button = w.Button(description="Export envelope", icon="share", disabled=True,
                                       layout=w.Layout(width="auto"))
         self.result = w.HTML()
-        super().__init__([
-            w.HTML("<h3>Review and share</h3>"),
-            w.HBox([self.check_button, self.cancel_button, self.progress]),
-            self.status, self.flagged, w.HTML("<b>Share options</b>"),
-            w.HBox([self.history, self.notes, self.force]), self.dest, w.HTML("<b>Review checklist</b>"),
-            *self.checklist, self.confirm, w.HBox([self.export_button]), self.result])
         self.check_button.on_click(lambda _b: self.run_check())
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.export_button.on_click(lambda _b: self.export())
@@ -94,6 +78,12 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
             box.observe(lambda change, key=key: self._on_check(key, change["new"]), names="value")
         self.confirm.observe(self._on_confirm, names="value")
         self.dest.observe(self._on_dest, names="value")
+        return [
+            w.HTML("<h3>Review and share</h3>"),
+            w.HBox([self.check_button, self.cancel_button, self.progress]),
+            self.status, self.flagged, w.HTML("<b>Share options</b>"),
+            w.HBox([self.history, self.notes, self.force]), self.dest, w.HTML("<b>Review checklist</b>"),
+            *self.checklist, self.confirm, w.HBox([self.export_button]), self.result]
 
     # -- events ------------------------------------------------------------------------------------
     def _on_option(self, name: str, value: bool) -> None:
@@ -129,7 +119,7 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
         Returns:
             True when the check started (False while other work is running).
         """
-        if self._busy():
+        if self.busy:
             return False
         self.state.start_sweep()
         root = self.state.root
@@ -137,7 +127,7 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
         def work(cancel: threading.Event) -> RedactionReport:
             return check_redaction(root, progress=self._progress(cancel))
 
-        self._job = Job(work, on_done=self._sweep_done, on_error=self._failed, name="mcpeval-nb-review")
+        self._launch(work, on_done=self._sweep_done, on_error=self._failed)
         self._render()
         return True
 
@@ -148,7 +138,7 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
             True when the export started.
         """
         s = self.state
-        if self._busy() or not s.can_export:
+        if self.busy or not s.can_export:
             return False
         s.start_export()
         root, dest, options = s.root, Path(s.dest).expanduser(), s.options()
@@ -157,29 +147,9 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
             result = export_share(root, dest=dest, options=options, progress=self._progress(cancel))
             return result, (result.dest / "SHARE.md").read_text(encoding="utf-8")
 
-        self._job = Job(work, on_done=self._export_done, on_error=self._failed, name="mcpeval-nb-share")
+        self._launch(work, on_done=self._export_done, on_error=self._failed)
         self._render()
         return True
-
-    def cancel(self) -> None:
-        """Stop the running sweep or export at the next chunk."""
-        if self._job is not None and self._job.running:
-            self._job.cancel.set()
-
-    def wait(self, timeout: float = 120.0) -> bool:
-        """Block until the current work settles.
-
-        Args:
-            timeout: the longest wait in seconds.
-
-        Returns:
-            True when no work is in progress any more.
-        """
-        job = self._job
-        return True if job is None else job.wait(timeout)
-
-    def _busy(self) -> bool:
-        return self._job is not None and self._job.running
 
     def _sweep_done(self, report: RedactionReport) -> None:
         with self._lock:
@@ -194,7 +164,8 @@ class ReviewPanel(w.VBox):  # type: ignore[misc]
 
     def _failed(self, exc: BaseException) -> None:
         with self._lock:
-            self.state.fail(_error_text(exc))
+            self.state.fail("cancelled: nothing was published" if isinstance(exc, _Stopped)
+                            else self.error_text(exc))
             self._render()
 
     # -- rendering ---------------------------------------------------------------------------------

@@ -13,12 +13,14 @@ from typing import Any, Protocol
 
 import ipywidgets as w
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from mcpeval_nb import MCPEvalError, readiness_history
+from mcpeval_nb import readiness_history
+from mcpeval_nb.charts import plot_readiness_history
 
+from ._base import Panel, error_html
+from ._figure import figure_png
 from ._html import badge, esc, table
-from ._plots import readiness_png
-from ._worker import Job
 
 __all__ = ["TrendRow", "TrendsPanel", "TrendsState"]
 
@@ -45,7 +47,6 @@ class TrendRow:
     standard: str
     delta: str
     changed: bool
-    x: float
 
 
 @dataclass
@@ -54,35 +55,35 @@ class TrendsState:
 
     Attributes:
         servers: every server with history. selected: the servers shown (empty: all).
-        last: newest points per server. rows: the points shown. status: one short line.
+        last: newest points per server. rows: the points shown. history: the same points as the
+            ``readiness_history`` table (what the chart draws). status: one short line.
     """
 
     servers: list[str] = field(default_factory=list)
     selected: tuple[str, ...] = ()
     last: int = 10
     rows: list[TrendRow] = field(default_factory=list)
+    history: pa.Table | None = None
     status: str = "loading..."
 
     def compute(self, trends: pa.Table) -> None:
         """Recompute the rows from the trends table under the current selection and window."""
         self.servers = sorted({s for s in trends.column("server").to_pylist() if isinstance(s, str)})
-        history = readiness_history(trends, last=self.last)
         keep = set(self.selected) or set(self.servers)
+        history = readiness_history(trends, last=self.last)
+        self.history = history.filter(pc.is_in(history.column("server"), pa.array(sorted(keep), pa.string())))
         self.rows = []
-        for r in history.to_pylist():
-            if r["server"] not in keep:
-                continue
+        for r in self.history.to_pylist():
             ts = r["ts"]
             changed = bool(r["standard_changed"] or r["profile_changed"] or r["manifest_changed"])
             self.rows.append(TrendRow(
                 ts="unknown" if ts is None else ts.strftime("%Y-%m-%d %H:%M"), server=r["server"],
                 score=int(r["score"]), gate=f"{r['cases_passed']}/{r['cases_total']}",
-                standard=r["standard"] or "", delta=r["delta"] or "first shown point", changed=changed,
-                x=0.0 if ts is None else ts.timestamp()))
+                standard=r["standard"] or "", delta=r["delta"] or "first shown point", changed=changed))
         self.status = f"{len(self.rows)} point(s) from {len(keep & set(self.servers))} server(s)"
 
 
-class TrendsPanel(w.VBox):  # type: ignore[misc]
+class TrendsPanel(Panel):
     """Readiness history per server with change markers.
 
     Args:
@@ -96,8 +97,6 @@ class TrendsPanel(w.VBox):  # type: ignore[misc]
     def __init__(self, store: TrendsStore, *, last: int = 10) -> None:
         self.store = store
         self.state = TrendsState(last=last)
-        self._lock = threading.RLock()
-        self._job: Job | None = None
         self._quiet = False
         self.servers = w.SelectMultiple(options=[], description="Servers", rows=4)
         self.last = w.IntSlider(value=last, min=1, max=100, description="Last N")
@@ -107,7 +106,7 @@ class TrendsPanel(w.VBox):  # type: ignore[misc]
         self.points = w.HTML()
         super().__init__([w.HTML("<h3>Readiness history</h3>"),
                           w.HBox([self.servers, self.last, self.refresh_button]), self.status, self.chart,
-                          self.points])
+                          self.points], job_name="mcpeval-nb-trends")
         self.servers.observe(self._on_change, names="value")
         self.last.observe(self._on_change, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
@@ -135,25 +134,15 @@ class TrendsPanel(w.VBox):  # type: ignore[misc]
                 self.state.selected, self.state.last = selected, last
                 self.state.compute(trends)
 
-        self._job = Job(work, on_done=lambda _r: self._render(), on_error=self._failed,
-                        name="mcpeval-nb-trends")
-
-    def wait(self, timeout: float = 60.0) -> bool:
-        """Block until the current load or redraw has finished.
-
-        Args:
-            timeout: the longest wait in seconds.
-
-        Returns:
-            True when the panel settled within the timeout.
-        """
-        job = self._job
-        return True if job is None else job.wait(timeout)
+        self._launch(work, on_done=lambda _r: self._render(), on_error=self._failed)
 
     def _failed(self, exc: BaseException) -> None:
-        text = f"{type(exc).__name__}: {exc}" if isinstance(exc, MCPEvalError) else \
-            f"unexpected {type(exc).__name__} (details withheld)"
-        self.status.value = f"<span style='color:#cf222e'>{esc(text)}</span>"
+        self.status.value = error_html(self.error_text(exc))
+
+    @staticmethod
+    def chart_png(history: pa.Table) -> bytes:
+        """The chart: ``charts.plot_readiness_history`` of the points shown, as PNG bytes."""
+        return figure_png(lambda ax: plot_readiness_history(history, ax=ax), height=3.2)
 
     def _render(self) -> None:
         with self._lock:
@@ -167,10 +156,8 @@ class TrendsPanel(w.VBox):  # type: ignore[misc]
             finally:
                 self._quiet = False
             self.status.value = esc(s.status)
-            series: dict[str, list[tuple[float, int, bool]]] = {}
-            for r in s.rows:
-                series.setdefault(r.server, []).append((r.x, r.score, r.changed))
-            self.chart.value = readiness_png(series)
+            if s.history is not None:
+                self.chart.value = self.chart_png(s.history)
             self.points.value = table(
                 ("when (UTC)", "server", "score", "gate", "standard", "delta"),
                 [(r.ts, r.server, r.score, r.gate, r.standard,
