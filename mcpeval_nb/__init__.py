@@ -23,172 +23,401 @@ from ._version import __version__ as __version__
 if typing.TYPE_CHECKING:
     from .analysis import (
         FILTER_COLUMNS as FILTER_COLUMNS,
+    )
+    from .analysis import (
         OUTCOMES as OUTCOMES,
+    )
+    from .analysis import (
         PERCENTILES as PERCENTILES,
+    )
+    from .analysis import (
         call_label as call_label,
+    )
+    from .analysis import (
         error_templates as error_templates,
+    )
+    from .analysis import (
         filter_calls as filter_calls,
+    )
+    from .analysis import (
         join_annotations as join_annotations,
+    )
+    from .analysis import (
         latency_over_time as latency_over_time,
+    )
+    from .analysis import (
         latency_summary as latency_summary,
+    )
+    from .analysis import (
         outcome_rates as outcome_rates,
+    )
+    from .analysis import (
         readiness_history as readiness_history,
+    )
+    from .analysis import (
         slowest_tools as slowest_tools,
+    )
+    from .analysis import (
         template_changes as template_changes,
+    )
+    from .analysis import (
         template_daily as template_daily,
+    )
+    from .analysis import (
         wilson_interval as wilson_interval,
     )
     from .capture.annotate import annotate as annotate
-    from .capture.correlate import Correlator as Correlator, classify_frame as classify_frame
-    from .capture.shim import ShimOptions as ShimOptions, run_shim as run_shim
+    from .capture.correlate import Correlator as Correlator
+    from .capture.correlate import classify_frame as classify_frame
+    from .capture.shim import ShimOptions as ShimOptions
+    from .capture.shim import run_shim as run_shim
     from .capture.shim_http import (
         HTTPShim as HTTPShim,
+    )
+    from .capture.shim_http import (
         HTTPShimOptions as HTTPShimOptions,
+    )
+    from .capture.shim_http import (
         run_shim_http as run_shim_http,
     )
     from .errors import (
         DocumentError as DocumentError,
+    )
+    from .errors import (
         GrammarError as GrammarError,
+    )
+    from .errors import (
         InvalidRecord as InvalidRecord,
+    )
+    from .errors import (
         JournalError as JournalError,
+    )
+    from .errors import (
         LockTimeout as LockTimeout,
-        MCPEvalError as MCPEvalError,
+    )
+    from .errors import (
         ManifestError as ManifestError,
+    )
+    from .errors import (
+        MCPEvalError as MCPEvalError,
+    )
+    from .errors import (
         ProbeError as ProbeError,
+    )
+    from .errors import (
         ProfileError as ProfileError,
+    )
+    from .errors import (
         RecordTooLarge as RecordTooLarge,
+    )
+    from .errors import (
         ReviewError as ReviewError,
+    )
+    from .errors import (
         SaltError as SaltError,
+    )
+    from .errors import (
         ShareOutputError as ShareOutputError,
+    )
+    from .errors import (
         ShareRefused as ShareRefused,
+    )
+    from .errors import (
         TransportError as TransportError,
+    )
+    from .errors import (
         TrendHistoryCorrupt as TrendHistoryCorrupt,
+    )
+    from .errors import (
         UsageError as UsageError,
+    )
+    from .errors import (
         describe as describe,
     )
-    from .home import load_salt as load_salt, resolve_root as resolve_root
+    from .home import load_salt as load_salt
+    from .home import resolve_root as resolve_root
     from .journal import (
         JournalEntry as JournalEntry,
+    )
+    from .journal import (
         append_record as append_record,
+    )
+    from .journal import (
         append_records as append_records,
+    )
+    from .journal import (
         read_records as read_records,
     )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
+    )
+    from .privacy import (
         AnnotationRecord as AnnotationRecord,
+    )
+    from .privacy import (
         CallRecord as CallRecord,
+    )
+    from .privacy import (
         EnumIndex as EnumIndex,
+    )
+    from .privacy import (
         MeasurementProfile as MeasurementProfile,
+    )
+    from .privacy import (
         TrendPoint as TrendPoint,
+    )
+    from .privacy import (
         error_info as error_info,
+    )
+    from .privacy import (
         opaque_session as opaque_session,
+    )
+    from .privacy import (
         sanitize_shape as sanitize_shape,
+    )
+    from .privacy import (
         shape as shape,
+    )
+    from .privacy import (
         skeleton as skeleton,
+    )
+    from .privacy import (
         template_id as template_id,
+    )
+    from .privacy import (
         valid_identifier as valid_identifier,
+    )
+    from .privacy import (
         valid_method as valid_method,
+    )
+    from .privacy import (
         valid_server as valid_server,
+    )
+    from .privacy import (
         valid_tool as valid_tool,
     )
     from .probe import (
         BatteryHook as BatteryHook,
+    )
+    from .probe import (
         CaseResult as CaseResult,
+    )
+    from .probe import (
         Manifest as Manifest,
+    )
+    from .probe import (
         ProbeCase as ProbeCase,
+    )
+    from .probe import (
         ProbeOptions as ProbeOptions,
+    )
+    from .probe import (
         ProbeReport as ProbeReport,
+    )
+    from .probe import (
         ProgressEvent as ProgressEvent,
+    )
+    from .probe import (
         RunContext as RunContext,
+    )
+    from .probe import (
         battery_hook as battery_hook,
+    )
+    from .probe import (
         hint_for as hint_for,
+    )
+    from .probe import (
         load_manifest as load_manifest,
+    )
+    from .probe import (
         make_target as make_target,
+    )
+    from .probe import (
         manifest_schema as manifest_schema,
+    )
+    from .probe import (
         manifest_schema_text as manifest_schema_text,
+    )
+    from .probe import (
         parse_manifest as parse_manifest,
+    )
+    from .probe import (
         parse_report as parse_report,
+    )
+    from .probe import (
         probe_kinds as probe_kinds,
+    )
+    from .probe import (
         reason_hints as reason_hints,
+    )
+    from .probe import (
         register_battery as register_battery,
+    )
+    from .probe import (
         run_probes as run_probes,
+    )
+    from .probe import (
         select_cases as select_cases,
+    )
+    from .probe import (
         set_readiness_renderer as set_readiness_renderer,
     )
     from .probe.battery import (
         BatteryOptions as BatteryOptions,
+    )
+    from .probe.battery import (
         run_battery as run_battery,
+    )
+    from .probe.battery import (
         score_server as score_server,
     )
-    from .probe.compare import Comparison as Comparison, compare_servers as compare_servers
-    from .probe.diff import ProbeDiff as ProbeDiff, diff_reports as diff_reports
+    from .probe.compare import Comparison as Comparison
+    from .probe.compare import compare_servers as compare_servers
+    from .probe.diff import ProbeDiff as ProbeDiff
+    from .probe.diff import diff_reports as diff_reports
     from .probe.doc_schemas import (
         diff_schema as diff_schema,
+    )
+    from .probe.doc_schemas import (
         diff_schema_text as diff_schema_text,
+    )
+    from .probe.doc_schemas import (
         report_schema as report_schema,
+    )
+    from .probe.doc_schemas import (
         report_schema_text as report_schema_text,
     )
     from .probe.history import (
         load_trends as load_trends,
+    )
+    from .probe.history import (
         record_report_trend as record_report_trend,
+    )
+    from .probe.history import (
         record_trend as record_trend,
+    )
+    from .probe.history import (
         render_trends as render_trends,
+    )
+    from .probe.history import (
         select_recent as select_recent,
+    )
+    from .probe.history import (
         trend_delta as trend_delta,
+    )
+    from .probe.history import (
         trends_text as trends_text,
     )
     from .probe.readiness_text import readiness_lines as readiness_lines
-    from .probe.sarif import report_sarif as report_sarif, report_sarif_text as report_sarif_text
+    from .probe.sarif import report_sarif as report_sarif
+    from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
         Scaffold as Scaffold,
+    )
+    from .probe.scaffold import (
         scaffold_manifest as scaffold_manifest,
+    )
+    from .probe.scaffold import (
         write_manifest as write_manifest,
     )
     from .probe.score import (
         BatteryObservations as BatteryObservations,
+    )
+    from .probe.score import (
         CallObservation as CallObservation,
+    )
+    from .probe.score import (
         HonestyObservation as HonestyObservation,
+    )
+    from .probe.score import (
         ToolFacts as ToolFacts,
+    )
+    from .probe.score import (
         ToolRun as ToolRun,
+    )
+    from .probe.score import (
         score_readiness as score_readiness,
     )
     from .probe.score_model import (
         Readiness as Readiness,
+    )
+    from .probe.score_model import (
         measurement_profile as measurement_profile,
+    )
+    from .probe.score_model import (
         parse_readiness as parse_readiness,
     )
     from .probe.synth import (
         Synthesis as Synthesis,
+    )
+    from .probe.synth import (
         invalid_arguments as invalid_arguments,
+    )
+    from .probe.synth import (
         synthesize as synthesize,
     )
     from .review import (
         FlaggedLine as FlaggedLine,
+    )
+    from .review import (
         RedactionReport as RedactionReport,
+    )
+    from .review import (
         ShareOptions as ShareOptions,
+    )
+    from .review import (
         ShareResult as ShareResult,
+    )
+    from .review import (
         check_redaction as check_redaction,
+    )
+    from .review import (
         export_share as export_share,
     )
     from .tables import (
         ANNOTATIONS_SCHEMA as ANNOTATIONS_SCHEMA,
+    )
+    from .tables import (
         CALLS_SCHEMA as CALLS_SCHEMA,
+    )
+    from .tables import (
         REPORT_SCHEMA as REPORT_SCHEMA,
-        Store as Store,
+    )
+    from .tables import (
         TRENDS_SCHEMA as TRENDS_SCHEMA,
+    )
+    from .tables import (
+        Store as Store,
+    )
+    from .tables import (
         open_store as open_store,
     )
     from .transport import (
         Budget as Budget,
+    )
+    from .transport import (
         Catalog as Catalog,
+    )
+    from .transport import (
         HttpTarget as HttpTarget,
+    )
+    from .transport import (
         McpSession as McpSession,
+    )
+    from .transport import (
         Response as Response,
+    )
+    from .transport import (
         RpcError as RpcError,
+    )
+    from .transport import (
         StdioTarget as StdioTarget,
+    )
+    from .transport import (
         ToolOutcome as ToolOutcome,
     )
-    from .transport.policy import Endpoint as Endpoint, check_endpoint as check_endpoint
+    from .transport.policy import Endpoint as Endpoint
+    from .transport.policy import check_endpoint as check_endpoint
 
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
