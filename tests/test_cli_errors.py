@@ -31,8 +31,8 @@ def boom() -> Iterator[str]:
     cli_module._debug[0] = False
 
 
-def test_an_unexpected_exception_prints_one_line_and_exits_three(boom: str, capsys: pytest.CaptureFixture[str],
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unexpected_exception_prints_one_line_and_exits_three(
+        boom: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(cli_module.DEBUG_ENV, raising=False)
     with pytest.raises(SystemExit) as info:
         cli_module.main([boom])
@@ -52,7 +52,8 @@ def test_debug_adds_the_traceback(boom: str, capsys: pytest.CaptureFixture[str],
     assert err.rstrip().endswith("mcpeval-nb: unexpected RuntimeError (details withheld)")
 
 
-def test_our_errors_keep_their_message_and_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_our_errors_keep_their_message_and_exit_code(capsys: pytest.CaptureFixture[str],
+                                                     tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as info:
         cli_module.main(["report", str(tmp_path / "missing.json")])
     assert info.value.code == 2

@@ -31,7 +31,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_only_the_figure_helper_touches_matplotlib() -> None:
-    users = sorted(p.name for p in WIDGETS.glob("*.py") if any(m.startswith("matplotlib") for m in _imports(p)))
+    users = sorted(p.name for p in WIDGETS.glob("*.py")
+                   if any(m.startswith("matplotlib") for m in _imports(p)))
     assert users == ["_figure.py"]
 
 
@@ -51,8 +52,9 @@ def test_the_explorer_pictures_are_the_charts_of_its_selection(root: Path) -> No
     view = _selection(store.calls, server="server-0")
     assert panel.state.view.equals(view)
     groups = len(set(view.column("tool").to_pylist()))
-    latency = figure_png(lambda ax: plot_latency_distribution(view, ax=ax), width=6, height=0.45 * groups + 1.4)
-    outcomes = figure_png(lambda ax: plot_outcome_mix(view, ax=ax), width=6, height=0.45 * groups + 1.4)
+    height = 0.45 * groups + 1.4
+    latency = figure_png(lambda ax: plot_latency_distribution(view, ax=ax), width=6, height=height)
+    outcomes = figure_png(lambda ax: plot_outcome_mix(view, ax=ax), width=6, height=height)
     assert panel.latency_chart.value == latency
     assert panel.outcome_chart.value == outcomes
     # and the selection drawn is really narrower than the store (the comparison above can fail)
