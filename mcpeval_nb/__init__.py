@@ -40,6 +40,9 @@ if typing.TYPE_CHECKING:
         filter_calls as filter_calls,
     )
     from .analysis import (
+        format_ms as format_ms,
+    )
+    from .analysis import (
         join_annotations as join_annotations,
     )
     from .analysis import (
@@ -423,8 +426,8 @@ if typing.TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis": (
         "FILTER_COLUMNS", "OUTCOMES", "PERCENTILES", "call_label", "error_templates", "filter_calls",
-        "join_annotations", "latency_over_time", "latency_summary", "outcome_rates", "readiness_history",
-        "slowest_tools", "template_changes", "template_daily", "wilson_interval",
+        "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
+        "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
     ),
     ".capture.annotate": ("annotate",),
     ".capture.correlate": ("Correlator", "classify_frame",),

@@ -62,7 +62,10 @@ def _naive(times: pd.Series) -> np.ndarray:
 
 def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "tool",
                               max_groups: int = 20) -> Axes:
-    """Box plots of latency per tool (or per ``by`` column), log scale, slowest median first.
+    """Box plots of latency per tool (or per ``by`` column), slowest median first.
+
+    The axis is linear below 1 ms and logarithmic above (symlog): a journal latency is whole
+    milliseconds, so 0 means "under a millisecond" and is drawn at 0, not at an invented floor.
 
     Args:
         calls: the calls table or frame.
@@ -83,13 +86,14 @@ def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "
     frame = frame[frame["latency_ms"].notna() & frame[by].notna()]
     groups = frame.groupby(by)["latency_ms"]
     order = groups.median().sort_values(ascending=False).index[:max_groups]
-    data = [np.maximum(groups.get_group(g).to_numpy(dtype=float), 0.5) for g in order]
+    data = [groups.get_group(g).to_numpy(dtype=float) for g in order]
     if data:
         ax.boxplot(data, tick_labels=[str(g) for g in order], orientation="horizontal", showfliers=False)
-        ax.set_xscale("log")
+        ax.set_xscale("symlog", linthresh=1.0)
+        ax.set_xlim(left=0)
     else:
         _empty(ax, "latencies")
-    ax.set_xlabel("latency (ms)")
+    ax.set_xlabel("latency (ms; 0 = under 1 ms)")
     ax.set_ylabel(by)
     ax.set_title(f"latency per {by}")
     return ax

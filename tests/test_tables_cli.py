@@ -26,9 +26,25 @@ def test_summary_prints_tool_percentiles_outcomes_and_templates(root: Path) -> N
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("calls: 800 across 2 server(s)")
-    assert "slowest tools (ms):" in out and " p95=" in out and "tool_" in out
+    assert "slowest tools (ms; <1: under a millisecond):" in out and " p95=" in out and "tool_" in out
     assert "outcomes per server:" in out and "server-0 n=" in out
     assert "top error templates:" in out and " count=" in out
+
+
+def test_sub_millisecond_latency_reads_as_under_one_not_zero(root: Path) -> None:
+    from mcpeval_nb import CallRecord, append_records, format_ms
+
+    records = [CallRecord(ts=f"2026-11-30T10:00:0{i}.000Z", session="s-1", seq=i, server="fast",
+                          method="tools/call", tool="ping_tool", args={}, latency_ms=lat, outcome="ok",
+                          shim_self_us=3, kind="real")
+               for i, lat in enumerate((0, 0, 0, 0, 2))]
+    append_records(root, records)
+    done = _run(root, "summary")
+    assert done.returncode == 0, done.stderr
+    line = next(row for row in done.stdout.splitlines() if "ping_tool" in row)
+    assert "p50=<1 " in line and "max=2" in line and "=0 " not in line
+    shown = [format_ms(v) for v in (None, 0, 0.4, 0.999, 1, 1.49, 250.5)]
+    assert shown == ["-", "<1", "<1", "<1", "1", "1", "250"]
 
 
 def test_summary_on_a_canary_store_exits_3_naming_the_line_or_reports_it_without_markers(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .annotations import join_annotations
 from .filters import FILTER_COLUMNS, call_label, filter_calls
-from .latency import PERCENTILES, latency_over_time, latency_summary, slowest_tools
+from .latency import PERCENTILES, format_ms, latency_over_time, latency_summary, slowest_tools
 from .outcomes import OUTCOMES, outcome_rates, wilson_interval
 from .readiness import readiness_history, trend_delta
 from .templates import error_templates, template_changes, template_daily
@@ -18,6 +18,7 @@ __all__ = [
     "call_label",
     "error_templates",
     "filter_calls",
+    "format_ms",
     "join_annotations",
     "latency_over_time",
     "latency_summary",

@@ -15,11 +15,28 @@ import pyarrow.compute as pc
 from ..errors import UsageError
 from ._frames import as_frame, to_table
 
-__all__ = ["PERCENTILES", "latency_over_time", "latency_summary", "slowest_tools"]
+__all__ = ["PERCENTILES", "format_ms", "latency_over_time", "latency_summary", "slowest_tools"]
 
 #: The percentiles every latency table carries, as ``p50`` ... ``p99`` columns.
 PERCENTILES = (50, 90, 95, 99)
 _KEYS = ("server", "tool", "method")
+
+
+def format_ms(value: float | int | None) -> str:
+    """A latency for people: whole milliseconds, ``<1`` below one millisecond, ``-`` when unknown.
+
+    The journal's ``latency_ms`` is an integer, the difference of two millisecond clock readings, so a 0
+    means "under a millisecond", and a percentile between 0 and 1 is interpolated between such calls.
+
+    Args:
+        value: milliseconds (a percentile, a maximum) or None.
+
+    Returns:
+        ``"-"``, ``"<1"`` or the rounded value (``"12"``).
+    """
+    if value is None:
+        return "-"
+    return "<1" if value < 1 else f"{value:.0f}"
 
 
 def _bucketed(frame: pd.DataFrame, bucket: str | None) -> pd.DataFrame:

@@ -12,10 +12,6 @@ _ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), defau
                        help="Stop at a bad journal line, or skip it and list where it was.")
 
 
-def _fmt(value: object) -> str:
-    return "-" if value is None else (f"{value:.0f}" if isinstance(value, float) else str(value))
-
-
 @click.command("summary", epilog=opt.example("mcpeval-nb summary --top 5"))
 @opt.root
 @_ERRORS
@@ -28,10 +24,11 @@ def summary_cmd(root: str | None, errors: str, top: int) -> int:
     servers = len(set(calls.column("server").to_pylist()))
     click.echo(f"calls: {calls.num_rows} across {servers} server(s); annotations: "
                f"{store.annotations.num_rows}; trend points: {store.trends.num_rows}")
-    click.echo("slowest tools (ms):")
+    click.echo("slowest tools (ms; <1: under a millisecond):")
     for row in mcpeval_nb.slowest_tools(calls, n=top).to_pylist():
-        click.echo(f"  {row['server']} {row['tool']} n={row['count']} p50={_fmt(row['p50'])} "
-                   f"p95={_fmt(row['p95'])} p99={_fmt(row['p99'])} max={row['max']}")
+        ms = mcpeval_nb.format_ms
+        click.echo(f"  {row['server']} {row['tool']} n={row['count']} p50={ms(row['p50'])} "
+                   f"p95={ms(row['p95'])} p99={ms(row['p99'])} max={ms(row['max'])}")
     click.echo("outcomes per server:")
     for row in mcpeval_nb.outcome_rates(calls, by=("server",)).to_pylist():
         click.echo(f"  {row['server']} n={row['count']} ok={row['ok_rate']:.1%} "

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import ipywidgets as w
 import pyarrow as pa
 
+from mcpeval_nb import format_ms
 from mcpeval_nb.charts import plot_latency_distribution, plot_outcome_mix
 
 from ._base import Panel, error_html
@@ -188,7 +189,7 @@ class ExplorerPanel(Panel):
         self.outcome_chart.value = self.outcome_png(s.view)
         self.percentiles.value = table(
             ("tool or method", "calls", "p50 ms", "p95 ms", "p99 ms", "max ms"),
-            [(t, n, f"{p50:.0f}", f"{p95:.0f}", f"{p99:.0f}", mx)
+            [(t, n, *(format_ms(v) for v in (p50, p95, p99, mx)))
              for t, n, p50, p95, p99, mx in s.percentiles],
             css_class="mcpeval-latency")
         self.templates.value = table(
