@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import matplotlib.dates as mdates
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -52,6 +53,13 @@ def _empty(ax: Axes, what: str) -> None:
     """Write ``no <what> to show`` on axes that got nothing to draw."""
     ax.text(0.5, 0.5, f"no {what} to show", ha="center", va="center", transform=ax.transAxes,
             color="#6e7781")
+
+
+def _date_axis(ax: Axes) -> None:
+    """Concise date ticks on the x axis (no overlapping full dates), on this axes only."""
+    locator = mdates.AutoDateLocator(maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
 
 def _naive(times: pd.Series) -> np.ndarray:
@@ -123,6 +131,7 @@ def plot_latency_over_time(data: Any, *, ax: Axes | None = None, bucket: str = "
         if f"p{p}" not in frame.columns:
             raise mcpeval_nb.UsageError(f"percentile {p} is not one of {mcpeval_nb.PERCENTILES}")
         ax.plot(when, frame[f"p{p}"].to_numpy(), marker=".", label=f"p{p}")
+    _date_axis(ax)
     ax.set_ylabel("latency (ms)")
     ax.set_title("latency over time (UTC)")
     ax.legend()
@@ -211,6 +220,7 @@ def plot_readiness_history(data: Any, *, ax: Axes | None = None) -> Axes:
         if len(hits):
             ax.scatter(_naive(hits["ts"]), hits["score"].to_numpy(dtype=float), marker=marker, s=90,
                        facecolors="none", edgecolors="black", label=label, zorder=3)
+    _date_axis(ax)
     ax.set_ylim(0, 100)
     ax.set_ylabel("readiness score")
     ax.set_title("readiness history")

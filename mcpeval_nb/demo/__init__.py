@@ -4,7 +4,9 @@ Steps (progress on stderr, the summary on stdout):
 
 1. capture: the SDK demo server (and ``mcp-server-time`` when installed) behind the real stdio shim,
    driven by a scripted client session: successes, tool errors, protocol errors, a notification, and
-   one annotation;
+   one annotation; then four weeks of *generated* history for the server ``generated-docs``
+   (``demo/history.py``, through the real writer), so latency, template and readiness trends have
+   something to show;
 2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
    trend history has points and a change;
 3. notebooks: the four notebooks executed against the root and written as HTML with their charts;
@@ -23,9 +25,17 @@ import sys
 import time
 from pathlib import Path
 
-from mcpeval_nb import check_redaction, error_templates, latency_summary, open_store, readiness_history
+from mcpeval_nb import (
+    check_redaction,
+    error_templates,
+    format_ms,
+    latency_summary,
+    open_store,
+    readiness_history,
+)
 
 from .capture import capture_sessions
+from .history import generate_history
 from .notebooks import run_notebooks
 from .probes import PLAN, QUICK_PLAN, probe_runs
 
@@ -53,6 +63,9 @@ def build_root(root: Path, *, quick: bool = False) -> Path:
     root.mkdir(parents=True)
     summary = capture_sessions(root, say=_say, time_server=not quick)
     _say(f"capture: {sum(summary.calls.values())} tool calls, {summary.annotations} annotation(s)")
+    history = generate_history(root)
+    _say(f"history: {history.calls} generated calls over {history.days} days and {history.points} "
+         f"readiness points for server generated-docs ({history.first_day} to {history.last_day})")
     probe_runs(root, say=_say, plan=QUICK_PLAN if quick else PLAN)
     return root
 
@@ -64,14 +77,15 @@ def summarize(root: Path) -> list[str]:
     lines = ["per-tool latency (p95 ms):"]
     for r in latency_summary(calls, by=("server", "tool")).to_pylist():
         if r["tool"] is not None:
-            lines.append(f"  {r['server']:<10} {r['tool']:<18} calls={r['count']:<4} p95={r['p95']:.0f}")
+            lines.append(f"  {r['server']:<14} {r['tool']:<18} calls={r['count']:<5} "
+                         f"p95={format_ms(r['p95'])}")
     lines.append("top error templates:")
     for r in error_templates(calls).slice(0, 5).to_pylist():
         lines.append(f"  {r['template_id']}  count={r['count']:<3} tools={','.join(r['tools']) or '-'} "
                      f"codes={','.join(r['codes'])}")
     lines.append("latest readiness per server:")
     for r in readiness_history(store.trends, last=1).to_pylist():
-        lines.append(f"  {r['server']:<10} {r['score']}/100 ({r['standard']}) gate "
+        lines.append(f"  {r['server']:<14} {r['score']}/100 ({r['standard']}) gate "
                      f"{r['cases_passed']}/{r['cases_total']}")
     report = check_redaction(root)
     verdict = "clean" if report.clean else f"{len(report.flagged)} flagged line(s)"
