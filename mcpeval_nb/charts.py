@@ -57,9 +57,9 @@ def _empty(ax: Axes, what: str) -> None:
 
 def _date_axis(ax: Axes) -> None:
     """Concise date ticks on the x axis (no overlapping full dates), on this axes only."""
-    locator = mdates.AutoDateLocator(maxticks=8)
+    locator = mdates.AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
 
 
 def _naive(times: pd.Series) -> np.ndarray:
