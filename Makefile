@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 NODE_DIR   := tests/e2e/node
 NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
+WEB_DIR    := web
+WEB_STAMP  := $(WEB_DIR)/node_modules/.installed-stamp
 
 .PHONY: setup demo test lint typecheck unit notebooks bench lab clean
 
@@ -23,7 +25,14 @@ $(NODE_STAMP): $(wildcard $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
 	fi
 	@mkdir -p $(dir $(NODE_STAMP)) && touch $(NODE_STAMP)
 
-setup: $(STAMP) $(NODE_STAMP)
+# The widget renderer and require.js, copied beside the demo's exported pages so panels render offline.
+$(WEB_STAMP): $(WEB_DIR)/package.json $(wildcard $(WEB_DIR)/package-lock.json)
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd $(WEB_DIR) && (npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error); \
+	else echo "npm not found: the demo's HTML pages will show blank panels offline" >&2; fi
+	@mkdir -p $(dir $(WEB_STAMP)) && touch $(WEB_STAMP)
+
+setup: $(STAMP) $(NODE_STAMP) $(WEB_STAMP)
 
 demo: setup
 	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo

@@ -1,22 +1,59 @@
 """The demo's notebook step: execute the four notebooks against the demo root and export them as HTML.
 
 Each notebook runs top to bottom in a fresh kernel of this interpreter (nbclient) with
-``MCPEVAL_HOME`` pointing at the demo root, and is written with its outputs and charts as
-``<out>/<name>.html`` (nbconvert).  Widget panels render as static HTML snapshots of their state.
+``MCPEVAL_HOME`` pointing at the demo root, and is written with its outputs, charts and widget state as
+``<out>/<name>.html`` (nbconvert).  The pages fetch nothing from outside: nbconvert's template would
+load require.js and the widget renderer from public CDNs, which a user offline (and every machine here)
+cannot reach, leaving each panel blank.  Instead the renderer (npm ``@jupyter-widgets/html-manager``)
+and require.js, installed by ``make`` under ``web/node_modules``, are copied beside the pages
+(``<out>/static/``, icon fonts in ``<out>/@jupyter-widgets/``), and the ``offline`` template leaves out MathJax and Mermaid, which the notebooks do
+not use.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NOTEBOOKS", "run_notebooks"]
+__all__ = ["NOTEBOOKS", "WEB_ASSETS", "copy_web_assets", "run_notebooks"]
 
 Say = Callable[[str], None]
 #: The user's entry points, in reading order.
 NOTEBOOKS = ("01-latency-and-errors", "02-readiness-history", "03-probe-a-server", "04-review-and-share")
+#: Where ``make setup`` installs the page scripts (``web/package.json``).
+WEB_ASSETS = Path(__file__).resolve().parents[2] / "web" / "node_modules"
+_RENDERER = "@jupyter-widgets/html-manager/dist"
+_FONTS = (".woff2", ".woff", ".ttf", ".eot", ".svg")
+
+
+def copy_web_assets(out: Path, *, assets: Path = WEB_ASSETS) -> dict[str, str]:
+    """Copy require.js and the widget renderer to ``<out>/static/``, and its icon fonts to
+    ``<out>/@jupyter-widgets/`` (where the renderer's AMD modules resolve them, relative to the page).
+
+    Args:
+        out: the directory the pages are written to.
+        assets: the ``node_modules`` directory holding ``requirejs`` and ``@jupyter-widgets/html-manager``.
+
+    Returns:
+        The exporter settings that point the pages at the copies (relative URLs).
+
+    Raises:
+        FileNotFoundError: the scripts are not installed (run ``make setup``, which needs npm).
+    """
+    static = out / "static"
+    static.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(assets / "requirejs" / "require.js", static / "require.js")
+    renderer = assets / _RENDERER
+    shutil.copyfile(renderer / "embed-amd.js", static / "embed-amd.js")
+    fonts = out / "@jupyter-widgets"
+    fonts.mkdir(exist_ok=True)
+    for font in renderer.iterdir():
+        if font.suffix in _FONTS:
+            shutil.copyfile(font, fonts / font.name)
+    return {"require_js_url": "static/require.js", "widget_renderer_url": "static/embed-amd.js"}
 
 
 def run_notebooks(notebooks: Path, root: Path, out: Path, *, say: Say, timeout: int = 600) -> list[Path]:
@@ -41,7 +78,14 @@ def run_notebooks(notebooks: Path, root: Path, out: Path, *, say: Say, timeout: 
 
     read: Any = nbformat.read
     exporter_class: Any = HTMLExporter
-    exporter = exporter_class()
+    try:
+        settings = copy_web_assets(out)
+    except FileNotFoundError:
+        say("notebook pages: the widget renderer is not installed (make setup needs npm): "
+            "panels in the HTML pages will be blank offline")
+        settings = {}
+    exporter = exporter_class(extra_template_basedirs=[str(Path(__file__).resolve().parent)],
+                              template_name="offline", **settings)
 
     env = {"MCPEVAL_HOME": str(root), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     saved = {k: os.environ.get(k) for k in env}

@@ -7,7 +7,6 @@ says what to install.  Screenshots go to ``build/browser/``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -23,25 +22,17 @@ import pytest
 import mcpeval_nb.testing.servers.probe_clean as probe_clean
 from mcpeval_nb.testing.synthetic import synthetic_store
 
+from .browser import CHROMIUM, CHROMIUM_ARGS, require_browser
+
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 MANIFEST = REPO / "data" / "manifests" / "probe-fixture.manifest.json"
 SHOTS = REPO / "build" / "browser"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _require() -> None:
-    missing = [name for name in ("voila", "playwright") if importlib.util.find_spec(name) is None]
-    if not CHROMIUM.exists():
-        missing.append("Debian chromium (/usr/bin/chromium: apt-get install chromium)")
-    if missing:
-        reason = f"browser test needs {', '.join(missing)} (pip install -e '.[browser]')"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_browser("voila")
 
 
 def _notebook(path: Path, dest: Path) -> None:
