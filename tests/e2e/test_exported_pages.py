@@ -62,7 +62,7 @@ def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int) -> tup
                 try:
                     page.get_by_text(text, exact=False).first.wait_for(state="visible", timeout=timeout_ms)
                     seen.append(text)
-                except Exception:  # noqa: BLE001 - playwright's TimeoutError: not visible
+                except Exception:
                     pass
         finally:
             browser.close()
