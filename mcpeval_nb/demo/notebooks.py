@@ -6,8 +6,8 @@ Each notebook runs top to bottom in a fresh kernel of this interpreter (nbclient
 load require.js and the widget renderer from public CDNs, which a user offline (and every machine here)
 cannot reach, leaving each panel blank.  Instead the renderer (npm ``@jupyter-widgets/html-manager``)
 and require.js, installed by ``make`` under ``web/node_modules``, are copied beside the pages
-(``<out>/static/``, icon fonts in ``<out>/@jupyter-widgets/``), and the ``offline`` template leaves out MathJax and Mermaid, which the notebooks do
-not use.
+(``<out>/static/``, icon fonts in ``<out>/@jupyter-widgets/``), and the ``offline`` template leaves
+out MathJax and Mermaid, which the notebooks do not use.
 """
 
 from __future__ import annotations
