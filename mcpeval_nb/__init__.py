@@ -87,6 +87,9 @@ if typing.TYPE_CHECKING:
         DocumentError as DocumentError,
     )
     from .errors import (
+        FindingsError as FindingsError,
+    )
+    from .errors import (
         GrammarError as GrammarError,
     )
     from .errors import (
@@ -434,9 +437,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
-        "DocumentError", "GrammarError", "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError",
-        "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError",
-        "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
+        "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError", "LockTimeout",
+        "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError",
+        "SaltError", "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt",
+        "UsageError", "describe",
     ),
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),

@@ -20,6 +20,7 @@ rule was broken, never the payload text that broke it.  The CLI maps each class 
     │   └── TrendHistoryCorrupt       a line of the readiness trend history is not a valid point
     ├── TransportError                exit 3: an MCP peer could not be reached or broke a limit
     ├── ProbeError                    exit 3: a probe run could not complete
+    ├── FindingsError                 exit 3: index.db or lifecycle.db could not be used (or is not ours)
     └── ReviewError                   exit 3: the redaction check or the share export failed
         ├── ShareRefused              exit 1: the redaction sweep flagged records; nothing published
         └── ShareOutputError          exit 2: the share output directory is unusable
@@ -40,6 +41,7 @@ from typing import Any
 __all__ = [
     "Cancelled",
     "DocumentError",
+    "FindingsError",
     "GrammarError",
     "InvalidRecord",
     "JournalError",
@@ -156,6 +158,12 @@ class TransportError(MCPEvalError):
 
 class ProbeError(MCPEvalError):
     """A probe run could not complete."""
+
+
+class FindingsError(MCPEvalError):
+    """The findings index (``index.db``) or the lifecycle database (``lifecycle.db``) could not be used:
+    a foreign or corrupt file (never overwritten when it is the lifecycle), a lock timeout, or a finding
+    that does not exist."""
 
 
 class ReviewError(MCPEvalError):

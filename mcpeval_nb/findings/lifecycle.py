@@ -1,0 +1,200 @@
+"""Finding lifecycle (SPEC 12.4): ``open -> fix-claimed -> verifying -> closed`` in ``<root>/lifecycle.db``.
+
+``lifecycle.db`` is the authoritative record of what was verified: it is never rebuilt, never part of a
+share envelope, and a file there that is not ours (not SQLite, or other tables) is refused, never
+overwritten.  Writers hold a sidecar lock (``lifecycle.db.lock``) so two verifies cannot interleave.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from ..errors import FindingsError
+from ..limits import LOCK_TIMEOUT_S
+
+__all__ = ["LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms", "transition"]
+
+LIFECYCLE_FILE = "lifecycle.db"
+STATES = ("open", "fix-claimed", "verifying", "closed")
+CLOSE_AFTER = 3
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS finding_lifecycle (
+  finding_id TEXT PRIMARY KEY, server TEXT, tool TEXT, err_code TEXT, err_template_id TEXT, probe_id TEXT,
+  state TEXT NOT NULL CHECK (state IN ('open','fix-claimed','verifying','closed')),
+  consecutive_passes INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS probe_history (
+  id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, probe_id TEXT NOT NULL,
+  passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
+"""
+_COLUMNS = {
+    "finding_lifecycle": ["finding_id", "server", "tool", "err_code", "err_template_id", "probe_id", "state",
+                          "consecutive_passes", "updated_at"],
+    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
+}
+
+
+def now_ms() -> int:
+    """Milliseconds since the Unix epoch."""
+    return time.time_ns() // 1_000_000
+
+
+def transition(state: str, *, same_probe: bool, consecutive: int, passed: bool) -> tuple[str, int]:
+    """The next ``(state, consecutive_passes)`` after one verify run (SPEC 12.4).
+
+    A red run keeps a claimed fix claimed, reopens a finding that was verifying or closed under the
+    same probe, and otherwise marks the fix claimed; a green run counts consecutive passes of the same
+    probe (a new probe starts at 1) and closes the finding at three.
+    """
+    if not passed:
+        if same_probe and state in ("verifying", "closed"):
+            return "open", 0
+        return "fix-claimed", 0
+    count = consecutive + 1 if same_probe else 1
+    return ("closed" if count >= CLOSE_AFTER else "verifying"), count
+
+
+@dataclass(frozen=True)
+class LifecycleRow:
+    """One finding's lifecycle."""
+
+    finding_id: str
+    server: str | None
+    tool: str | None
+    err_code: str | None
+    err_template_id: str | None
+    probe_id: str | None
+    state: str
+    consecutive_passes: int
+    updated_at: int
+
+
+class Lifecycle:
+    """An open ``lifecycle.db`` (use ``lifecycle(root)``)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def get(self, finding_id: str) -> LifecycleRow | None:
+        """The finding's row, or None."""
+        row = self.db.execute(f"SELECT {', '.join(_COLUMNS['finding_lifecycle'])} FROM finding_lifecycle "
+                              "WHERE finding_id = ?", (finding_id,)).fetchone()
+        return None if row is None else LifecycleRow(*row)
+
+    def rows(self) -> dict[str, LifecycleRow]:
+        """Every row by finding id."""
+        cursor = self.db.execute(f"SELECT {', '.join(_COLUMNS['finding_lifecycle'])} FROM finding_lifecycle")
+        return {r[0]: LifecycleRow(*r) for r in cursor}
+
+    def open_findings(self, rows: list[tuple[str, str | None, str | None, str | None, str | None]],
+                      *, at: int) -> None:
+        """Insert ``(finding_id, server, tool, err_code, template_id)`` rows as ``open``; others stay."""
+        self.db.executemany(
+            "INSERT INTO finding_lifecycle (finding_id, server, tool, err_code, err_template_id, state, "
+            "consecutive_passes, updated_at) VALUES (?, ?, ?, ?, ?, 'open', 0, ?) "
+            "ON CONFLICT(finding_id) DO NOTHING", [(*r, at) for r in rows])
+
+    def migrate(self, finding_id: str, server: str | None, tool: str | None, template_id: str | None) -> None:
+        """Rename stale rows of (server, tool, template) to ``finding_id``: the most recently updated
+        (then smallest id) keeps its history under the new id; the others are deleted (SPEC 12.2)."""
+        stale = self.db.execute(
+            "SELECT finding_id FROM finding_lifecycle WHERE server IS ? AND tool IS ? "
+            "AND err_template_id IS ? AND finding_id != ? ORDER BY updated_at DESC, finding_id",
+            (server, tool, template_id, finding_id)).fetchall()
+        if not stale or self.get(finding_id) is not None:
+            return
+        keep, *drop = (r[0] for r in stale)
+        for old in drop:
+            self.db.execute("DELETE FROM finding_lifecycle WHERE finding_id = ?", (old,))
+            self.db.execute("DELETE FROM probe_history WHERE finding_id = ?", (old,))
+        self.db.execute("UPDATE finding_lifecycle SET finding_id = ?, err_code = NULL WHERE finding_id = ?",
+                        (finding_id, keep))
+        self.db.execute("UPDATE probe_history SET finding_id = ? WHERE finding_id = ?", (finding_id, keep))
+
+    def record_verify(self, finding_id: str, probe_id: str, *, passed: bool, at: int) -> LifecycleRow:
+        """Apply one verify verdict: the transition, the bound probe, and a ``probe_history`` row.
+
+        Raises:
+            FindingsError: the finding has no lifecycle row (it was never promoted).
+        """
+        row = self.get(finding_id)
+        if row is None:
+            raise FindingsError(f"finding {finding_id} has no lifecycle row; run promote first")
+        state, count = transition(row.state, same_probe=row.probe_id == probe_id,
+                                  consecutive=row.consecutive_passes, passed=passed)
+        self.db.execute("UPDATE finding_lifecycle SET probe_id = ?, state = ?, consecutive_passes = ?, "
+                        "updated_at = ? WHERE finding_id = ?", (probe_id, state, count, at, finding_id))
+        self.db.execute("INSERT INTO probe_history (finding_id, probe_id, passed, ts) VALUES (?, ?, ?, ?)",
+                        (finding_id, probe_id, int(passed), at))
+        updated = self.get(finding_id)
+        assert updated is not None
+        return updated
+
+    def history(self, finding_id: str) -> list[tuple[int, str, bool, int]]:
+        """``(id, probe_id, passed, ts)`` of every verify of the finding, oldest first."""
+        cursor = self.db.execute("SELECT id, probe_id, passed, ts FROM probe_history WHERE finding_id = ? "
+                                 "ORDER BY id", (finding_id,))
+        return [(i, p, bool(ok), ts) for i, p, ok, ts in cursor]
+
+
+def _check_ours(db: sqlite3.Connection, path: Path) -> None:
+    try:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError:
+        raise FindingsError(f"{path} is not a lifecycle database (not SQLite); left untouched") from None
+    if not tables:
+        return
+    for table, columns in _COLUMNS.items():
+        found = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        if found != columns:
+            raise FindingsError(f"{path} is not a mcpeval lifecycle database (table {table}); "
+                               "left untouched")
+
+
+def _connect(path: Path, *, write: bool, timeout: float) -> sqlite3.Connection:
+    """Writers open (and create) the file; readers open it read-only, or an empty one in memory."""
+    if write:
+        return sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    if not path.exists():
+        return sqlite3.connect(":memory:", isolation_level=None)
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout,
+                           isolation_level=None)
+
+
+@contextlib.contextmanager
+def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_S) -> Iterator[Lifecycle]:
+    """Open ``<root>/lifecycle.db``; with ``write`` under the sidecar lock, committed on success.
+
+    Raises:
+        FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
+    """
+    path = root / LIFECYCLE_FILE
+    lock = FileLock(str(path) + ".lock") if write else contextlib.nullcontext()
+    try:
+        with lock:
+            db = _connect(path, write=write, timeout=timeout)
+            try:
+                _check_ours(db, path)
+                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                if write or not path.exists():
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        db.execute(statement)
+                yield Lifecycle(db)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            finally:
+                db.close()
+    except Timeout:
+        raise FindingsError(f"timed out waiting for the lifecycle lock on {path}") from None
+    except sqlite3.DatabaseError as exc:
+        raise FindingsError(f"lifecycle database {path} could not be used ({type(exc).__name__})") from None
