@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
+from .cases import CaseResult, Detail, ProbeCase
 from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext
+from .kinds.table import PROBE_KINDS, probe_kinds
 from .manifest import (
     DEFAULT_MANIFEST,
     Manifest,
-    ProbeCase,
     load_manifest,
     manifest_schema,
     manifest_schema_text,
     parse_manifest,
     select_cases,
 )
-from .reasons import (
-    PROBE_KINDS,
-    REASON_LABELS,
-    REASONS,
-    TRANSPORT_REASONS,
-    hint_for,
-    is_reason,
-    probe_kinds,
-    reason_hints,
-)
-from .report import CaseResult, Detail, ProbeReport, parse_report, set_readiness_renderer
+from .reasons import REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason, reason_hints
+from .report import ProbeReport, parse_report, set_readiness_renderer
 from .runner import battery_hook, make_target, register_battery, run_probes
 
 __all__ = [

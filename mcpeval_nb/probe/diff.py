@@ -14,7 +14,8 @@ from typing import Any
 
 from ..errors import DocumentError, UsageError
 from ..jsonfmt import dumps
-from .report import CaseResult, ProbeReport
+from .cases import CaseResult
+from .report import ProbeReport
 from .score_model import parse_readiness
 
 __all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_reports"]

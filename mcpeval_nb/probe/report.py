@@ -15,14 +15,14 @@ from .._version import __version__
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
-from .reasons import BOUND_NAMES, PROBE_KINDS, TRANSPORT_REASONS, hint_for, is_reason
+from .cases import MEASUREMENT_KEYS, CaseResult, Detail
+from .kinds.table import KIND_TABLE
+from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
 
 __all__ = [
     "GENERATOR_NAME",
     "REPORT_SCHEMA_V1",
     "REPORT_SCHEMA_V2",
-    "CaseResult",
-    "Detail",
     "ProbeReport",
     "parse_report",
     "set_readiness_renderer",
@@ -31,85 +31,6 @@ __all__ = [
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-_MEASUREMENT_KEYS = ("tool_count", "schema_bytes", "total_tokens", "per_tool", "latency_ms", "pages")
-_TEXT_KEYS = (("tool_count", "tools"), ("schema_bytes", "schema_bytes"), ("total_tokens", "total_tokens"),
-              ("latency_ms", "latency_ms"), ("pages", "pages"))
-
-
-@dataclass(frozen=True)
-class Detail:
-    """Which bound a failing case broke: the bound's name, its limit and the observed value."""
-
-    bound: str
-    limit: int
-    observed: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``detail`` object (sorted keys)."""
-        return {"bound": self.bound, "limit": self.limit, "observed": self.observed}
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """The verdict of one case.
-
-    Attributes:
-        id: the case id. probe: its kind. passed: the verdict.
-        attempts: calls or steps made. first_failure: 1-based attempt of the failure, or None.
-        reason: a fixed reason label when failed (a transport reason when the case errored).
-        tool: the case's primary tool, or None.
-        measurements: ``tool_count``, ``schema_bytes``, ``total_tokens``, ``per_tool``, ``latency_ms``,
-            ``pages`` when measured.
-        detail: the broken bound, or None.
-        call: for workflow failures, the call number the hint names.
-    """
-
-    id: str
-    probe: str
-    passed: bool
-    attempts: int = 0
-    first_failure: int | None = None
-    reason: str | None = None
-    tool: str | None = None
-    measurements: Mapping[str, Any] = field(default_factory=dict)
-    detail: Detail | None = None
-    call: int | None = None
-
-    @property
-    def errored(self) -> bool:
-        """True when the case could not complete (a transport reason), as opposed to a verdict."""
-        return self.reason in TRANSPORT_REASONS
-
-    @property
-    def hint(self) -> str | None:
-        """The remediation hint for the reason (workflow hints embed the call number), or None."""
-        if self.reason is None:
-            return None
-        return hint_for(self.reason, call=self.call if self.probe == "workflow" else None)
-
-    def to_json(self) -> dict[str, Any]:
-        """The case object of probe-report/v2 (keys sorted on output)."""
-        return {
-            "attempts": self.attempts, "detail": None if self.detail is None else self.detail.to_json(),
-            "first_failure": self.first_failure, "hint": self.hint, "id": self.id,
-            "measurements": {k: self.measurements[k] for k in _MEASUREMENT_KEYS if k in self.measurements},
-            "passed": self.passed, "probe": self.probe, "reason": self.reason, "tool": self.tool,
-        }
-
-    def text_line(self) -> str:
-        """The SPEC 9.5 line for this case (without the hint line)."""
-        if self.passed:
-            head = f"{self.id} {self.probe} pass attempts={self.attempts}"
-        else:
-            first = "none" if self.first_failure is None else str(self.first_failure)
-            head = (f"{self.id} {self.probe} fail attempts={self.attempts} first_failure={first} "
-                    f"reason={self.reason}")
-        meas = self.measurements
-        parts = [f" {label}={meas[key]}" for key, label in _TEXT_KEYS if key in meas]
-        if self.detail is not None:
-            d = self.detail
-            parts.append(f" bound={d.bound} limit={d.limit} observed={d.observed}")
-        return head + "".join(parts)
 
 
 ReadinessRenderer = Callable[[str, Mapping[str, Any] | None, str | None, str], list[str]]
@@ -264,14 +185,14 @@ def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
     if not isinstance(raw, dict):
         raise _bad(source, where)
     reason, probe, tool = raw.get("reason"), raw.get("probe"), raw.get("tool")
-    if not (valid_identifier(raw.get("id")) and probe in PROBE_KINDS and isinstance(raw.get("passed"), bool)
+    if not (valid_identifier(raw.get("id")) and probe in KIND_TABLE and isinstance(raw.get("passed"), bool)
             and (reason is None or is_reason(reason)) and (tool is None or valid_tool(tool))
             and _opt_u64(raw.get("attempts")) and _opt_u64(raw.get("first_failure"))):
         raise _bad(source, where)
     measurements = raw.get("measurements") or {}
     if not isinstance(measurements, dict):
         raise _bad(source, f"{where}.measurements")
-    kept = {k: measurements[k] for k in _MEASUREMENT_KEYS if k in measurements}
+    kept = {k: measurements[k] for k in MEASUREMENT_KEYS if k in measurements}
     detail_raw = raw.get("detail")
     detail = None
     if detail_raw is not None:
@@ -281,7 +202,7 @@ def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
         detail = Detail(detail_raw["bound"], detail_raw["limit"], detail_raw["observed"])
     return CaseResult(id=raw["id"], probe=probe, passed=raw["passed"], attempts=raw.get("attempts") or 0,
                       first_failure=raw.get("first_failure"), reason=reason, tool=tool, measurements=kept,
-                      detail=detail, call=raw.get("first_failure") if probe == "workflow" else None)
+                      detail=detail, call=raw.get("first_failure") if KIND_TABLE[probe].steps else None)
 
 
 def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:

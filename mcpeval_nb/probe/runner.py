@@ -18,12 +18,13 @@ from ..errors import Cancelled, TransportError, UsageError
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..transport.budget import BUDGET_EXCEEDED, Budget
-from ..transport.messages import HttpTarget, StdioTarget, Target
+from ..transport.messages import Catalog, HttpTarget, StdioTarget, Target
 from ..transport.session import McpSession
+from .cases import CaseResult, ProbeCase
 from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
-from .kinds import KINDS, CaseContext, is_writer
-from .manifest import Manifest, ProbeCase, load_manifest, parse_manifest, select_cases
-from .report import CaseResult, ProbeReport
+from .kinds import KIND_TABLE, CaseContext, is_writer
+from .manifest import Manifest, load_manifest, parse_manifest, select_cases
+from .report import ProbeReport
 
 __all__ = ["battery_hook", "make_target", "register_battery", "run_probes"]
 
@@ -89,16 +90,20 @@ def _open(ctx: RunContext) -> McpSession:
     return session
 
 
+def _check_steps(case: ProbeCase, catalog: Catalog) -> None:
+    for step in case.fields["steps"]:
+        entry = catalog.get(step["tool"])
+        if entry is None:
+            raise UsageError(f"probe case {case.id}: {case.probe} tool was not declared by the server")
+        if is_writer(entry):
+            raise UsageError(f"probe case {case.id}: {case.probe} refuses a tool annotated as a writer")
+
+
 def _check_declared(cases: Sequence[ProbeCase], ctx: RunContext) -> None:
     assert ctx.catalog is not None
     for case in cases:
-        if case.probe == "workflow":
-            for step in case.fields["steps"]:
-                entry = ctx.catalog.get(step["tool"])
-                if entry is None:
-                    raise UsageError(f"probe case {case.id}: workflow tool was not declared by the server")
-                if is_writer(entry):
-                    raise UsageError(f"probe case {case.id}: workflow refuses a tool annotated as a writer")
+        if KIND_TABLE[case.probe].steps:
+            _check_steps(case, ctx.catalog)
         for tool in case.tools:
             if ctx.catalog.get(tool) is None:
                 raise UsageError(f"probe case {case.id}: probe tool was not declared by the server")
@@ -136,7 +141,7 @@ class _Run:
         assert self.session is not None
         cctx = CaseContext(run=self.ctx, session=self.session, case=case)
         try:
-            result = KINDS[case.probe](cctx)
+            result = KIND_TABLE[case.probe].run(cctx)
         except TransportError as exc:
             self.close()
             reason = _reason(self.ctx, exc)
