@@ -253,15 +253,6 @@ if typing.TYPE_CHECKING:
     from .probe import (
         set_readiness_renderer as set_readiness_renderer,
     )
-    from .probe.battery import (
-        BatteryOptions as BatteryOptions,
-    )
-    from .probe.battery import (
-        run_battery as run_battery,
-    )
-    from .probe.battery import (
-        score_server as score_server,
-    )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
     from .probe.diff import ProbeDiff as ProbeDiff
@@ -299,7 +290,22 @@ if typing.TYPE_CHECKING:
     from .probe.history import (
         trends_text as trends_text,
     )
-    from .probe.readiness_text import readiness_lines as readiness_lines
+    from .probe.readiness.battery import BatteryOptions as BatteryOptions
+    from .probe.readiness.battery import run_battery as run_battery
+    from .probe.readiness.battery import score_server as score_server
+    from .probe.readiness.model import Readiness as Readiness
+    from .probe.readiness.model import measurement_profile as measurement_profile
+    from .probe.readiness.observations import BatteryObservations as BatteryObservations
+    from .probe.readiness.observations import CallObservation as CallObservation
+    from .probe.readiness.observations import HonestyObservation as HonestyObservation
+    from .probe.readiness.observations import ToolFacts as ToolFacts
+    from .probe.readiness.observations import ToolRun as ToolRun
+    from .probe.readiness.parse import parse_readiness as parse_readiness
+    from .probe.readiness.score import score_readiness as score_readiness
+    from .probe.readiness.synth import Synthesis as Synthesis
+    from .probe.readiness.synth import invalid_arguments as invalid_arguments
+    from .probe.readiness.synth import synthesize as synthesize
+    from .probe.readiness.text import readiness_lines as readiness_lines
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -310,42 +316,6 @@ if typing.TYPE_CHECKING:
     )
     from .probe.scaffold import (
         write_manifest as write_manifest,
-    )
-    from .probe.score import (
-        BatteryObservations as BatteryObservations,
-    )
-    from .probe.score import (
-        CallObservation as CallObservation,
-    )
-    from .probe.score import (
-        HonestyObservation as HonestyObservation,
-    )
-    from .probe.score import (
-        ToolFacts as ToolFacts,
-    )
-    from .probe.score import (
-        ToolRun as ToolRun,
-    )
-    from .probe.score import (
-        score_readiness as score_readiness,
-    )
-    from .probe.score_model import (
-        Readiness as Readiness,
-    )
-    from .probe.score_model import (
-        measurement_profile as measurement_profile,
-    )
-    from .probe.score_model import (
-        parse_readiness as parse_readiness,
-    )
-    from .probe.synth import (
-        Synthesis as Synthesis,
-    )
-    from .probe.synth import (
-        invalid_arguments as invalid_arguments,
-    )
-    from .probe.synth import (
-        synthesize as synthesize,
     )
     from .review import (
         FlaggedLine as FlaggedLine,
@@ -439,7 +409,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
         "register_battery", "run_probes", "select_cases", "set_readiness_renderer",
     ),
-    ".probe.battery": ("BatteryOptions", "run_battery", "score_server",),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
@@ -447,15 +416,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "load_trends", "record_report_trend", "record_trend", "render_trends", "select_recent", "trend_delta",
         "trends_text",
     ),
-    ".probe.readiness_text": ("readiness_lines",),
+    ".probe.readiness.battery": ("BatteryOptions", "run_battery", "score_server",),
+    ".probe.readiness.model": ("Readiness", "measurement_profile",),
+    ".probe.readiness.observations": (
+        "BatteryObservations", "CallObservation", "HonestyObservation", "ToolFacts", "ToolRun",
+    ),
+    ".probe.readiness.parse": ("parse_readiness",),
+    ".probe.readiness.score": ("score_readiness",),
+    ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
+    ".probe.readiness.text": ("readiness_lines",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
-    ".probe.score": (
-        "BatteryObservations", "CallObservation", "HonestyObservation", "ToolFacts", "ToolRun",
-        "score_readiness",
-    ),
-    ".probe.score_model": ("Readiness", "measurement_profile", "parse_readiness",),
-    ".probe.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),

@@ -14,9 +14,10 @@ import pytest
 
 import mcpeval_nb.testing.servers as fixture_servers
 from mcpeval_nb.errors import UsageError
-from mcpeval_nb.probe.battery import BatteryOptions, score_server
-from mcpeval_nb.probe.score import round_half_away
-from mcpeval_nb.probe.score_model import Readiness, parse_readiness
+from mcpeval_nb.probe.readiness.battery import BatteryOptions, score_server
+from mcpeval_nb.probe.readiness.model import Readiness
+from mcpeval_nb.probe.readiness.parse import parse_readiness
+from mcpeval_nb.probe.readiness.score import round_half_away
 from mcpeval_nb.transport import StdioTarget
 
 SERVERS = Path(fixture_servers.__file__).parent

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import mcpeval_nb.testing.servers as fixture_servers
 from mcpeval_nb.jsonfmt import dumps
-from mcpeval_nb.probe.battery import BatteryOptions, score_server
-from mcpeval_nb.probe.score_model import Readiness, parse_readiness
+from mcpeval_nb.probe.readiness.battery import BatteryOptions, score_server
+from mcpeval_nb.probe.readiness.model import Readiness
+from mcpeval_nb.probe.readiness.parse import parse_readiness
 from mcpeval_nb.transport import StdioTarget
 
 FEATURES = str(Path(fixture_servers.__file__).parent / "probe_features.py")

@@ -52,5 +52,5 @@ __all__ = [
 
 # Register the standard battery and the readiness text renderer with the runner and the report, so
 # that every use of the probe engine (CLI, panels, notebooks) gets full runs with readiness.
-from . import battery as _battery  # noqa: F401
-from . import readiness_text as _readiness_text  # noqa: F401
+from .readiness import battery as _battery  # noqa: F401
+from .readiness import text as _readiness_text  # noqa: F401

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from ..errors import UsageError
 from ..privacy.grammar import valid_server
 from ..transport.messages import Target
-from .battery import BatteryOptions, score_server
+from .readiness.battery import BatteryOptions, score_server
+from .readiness.labels import AREAS
+from .readiness.parse import parse_readiness
 from .report import ProbeReport
-from .score_model import AREAS, parse_readiness
 
 __all__ = ["Comparison", "compare_servers"]
 

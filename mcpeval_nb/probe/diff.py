@@ -15,8 +15,8 @@ from typing import Any
 from ..errors import DocumentError, UsageError
 from ..jsonfmt import dumps
 from .cases import CaseResult
+from .readiness.parse import parse_readiness
 from .report import ProbeReport
-from .score_model import parse_readiness
 
 __all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_reports"]
 

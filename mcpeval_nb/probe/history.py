@@ -19,8 +19,8 @@ from ..home import history_path, resolve_root
 from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, TrendPoint
 from ..privacy.timestamps import now_ts
+from .readiness.parse import parse_readiness
 from .report import ProbeReport
-from .score_model import parse_readiness
 
 __all__ = [
     "NO_HISTORY",

@@ -14,9 +14,10 @@ from typing import Any
 
 from ..errors import DocumentError
 from ..jsonfmt import dumps
+from .readiness.labels import STANDARD, reason_hint
+from .readiness.parse import parse_readiness
 from .reasons import hint_for
 from .report import ProbeReport
-from .score_model import STANDARD, parse_readiness, reason_hint
 
 __all__ = ["SARIF_SCHEMA", "case_lines", "report_sarif", "report_sarif_text"]
 

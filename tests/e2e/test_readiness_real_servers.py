@@ -16,7 +16,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import BatteryOptions, Readiness, StdioTarget, parse_readiness, score_server
-from mcpeval_nb.probe.score import round_half_away
+from mcpeval_nb.probe.readiness.score import round_half_away
 
 pytestmark = pytest.mark.e2e
 

@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import DocumentError
-from .report import set_readiness_renderer
-from .score_model import STANDARD, Check, Readiness, parse_readiness
+from ...errors import DocumentError
+from ..report import set_readiness_renderer
+from .labels import STANDARD
+from .model import Check, Readiness
+from .parse import parse_readiness
 
 __all__ = ["lost_line", "readiness_lines"]
 

@@ -16,31 +16,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Cancelled, TransportError, UsageError
-from ..limits import (
+from ...errors import Cancelled, TransportError, UsageError
+from ...limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
     MAX_EVAL_REQUESTS,
     MAX_EVAL_SECONDS,
     MAX_SERVER_REQUESTS,
 )
-from ..privacy.grammar import valid_server, valid_tool
-from ..transport.budget import BUDGET_EXCEEDED, Budget
-from ..transport.messages import Catalog, Target, ToolOutcome
-from .battery_checks import Connection, protocol_checks, run_contention, run_payload
-from .context import ProbeOptions, RunContext
-from .report import ProbeReport
-from .runner import register_battery
-from .score import (
-    BatteryObservations,
-    CallObservation,
-    HonestyObservation,
-    ToolFacts,
-    ToolRun,
-    score_readiness,
-)
-from .score_model import Readiness, measurement_profile
-from .synth import invalid_arguments, schema_test, synthesize
+from ...privacy.grammar import valid_server, valid_tool
+from ...transport.budget import BUDGET_EXCEEDED, Budget
+from ...transport.messages import Catalog, Target, ToolOutcome
+from ..context import ProbeOptions, RunContext
+from ..report import ProbeReport
+from ..runner import register_battery
+from .checks import Connection, protocol_checks, run_contention, run_payload
+from .model import Readiness, measurement_profile
+from .observations import BatteryObservations, CallObservation, HonestyObservation, ToolFacts, ToolRun
+from .schema_tools import schema_test
+from .score import score_readiness
+from .synth import invalid_arguments, synthesize
 
 __all__ = ["BatteryOptions", "check_skip_names", "run_battery", "score_server", "standard_battery"]
 
