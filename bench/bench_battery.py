@@ -106,7 +106,7 @@ def _one(label: str, argv: list[str], options: BatteryOptions, clocks: tuple[Clo
         report = score_server(StdioTarget(tuple(argv)), server="bench", options=options)
         wall = time.perf_counter() - start
         assert report.readiness is not None, report.readiness_error
-        calls = report.readiness["areas"][4]["measurements"]
+        calls = report.readiness.area("reliability").measurements
         made = sum(calls[k] for k in ("successful_calls", "tool_errors", "rpc_errors", "rejected_calls"))
         rows.append({"wall": wall, "waiting": waiting.total - w0, "spawning": spawning.total - s0,
                      "naive": _naive(argv, made, options.skip_tools), "calls": made})

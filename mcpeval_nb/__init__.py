@@ -250,9 +250,6 @@ if typing.TYPE_CHECKING:
     from .probe import (
         select_cases as select_cases,
     )
-    from .probe import (
-        set_readiness_renderer as set_readiness_renderer,
-    )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
     from .probe.diff import ProbeDiff as ProbeDiff
@@ -407,7 +404,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "BatteryHook", "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
         "RunContext", "battery_hook", "hint_for", "load_manifest", "make_target", "manifest_schema",
         "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
-        "register_battery", "run_probes", "select_cases", "set_readiness_renderer",
+        "register_battery", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),

@@ -26,7 +26,7 @@ def options(**kw: object) -> mcpeval_nb.ProbeOptions:
 def test_the_standard_battery_is_registered_and_fills_the_report_readiness(root: Path) -> None:
     report = mcpeval_nb.run_probes(CLEAN, manifest=MANIFEST, options=options())
     assert report.gate == {"passed": 2, "total": 2} and report.readiness_error is None
-    readiness = mcpeval_nb.parse_readiness(report.readiness)
+    readiness = mcpeval_nb.parse_readiness(report.to_json()["readiness"])
     assert readiness.standard == "mcpeval-standard/2" and readiness.surface.tools == 7
     text = report.render("text")
     assert f"demo gate 2/2 passed\ndemo readiness {readiness.score}/100 standard=mcpeval-standard/2\n" in text

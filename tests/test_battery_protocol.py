@@ -26,7 +26,8 @@ def run(mode: str) -> tuple[Readiness, str]:
     report = score_server(StdioTarget((sys.executable, FEATURES, mode)), server="features",
                           options=BatteryOptions(skip_tools=SLOW))
     assert report.readiness is not None, report.readiness_error
-    return parse_readiness(report.readiness), dumps(report.to_json(), sort_keys=True) + report.render("text")
+    doc = report.to_json()
+    return parse_readiness(doc["readiness"]), dumps(doc, sort_keys=True) + report.render("text")
 
 
 def test_protocol_reasons_server_requests_and_output_schemas_are_scored(root: Path) -> None:

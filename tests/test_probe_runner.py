@@ -175,16 +175,16 @@ def test_cancelling_during_a_case_stops_between_calls() -> None:
 def test_battery_hook_runs_after_the_cases_and_fills_readiness() -> None:
     seen: list[Any] = []
 
-    def battery(ctx: mcpeval_nb.RunContext) -> dict[str, Any]:
+    def battery(ctx: mcpeval_nb.RunContext) -> mcpeval_nb.Readiness:
         seen.append(ctx.catalog.names if ctx.catalog else None)
         with ctx.connect() as session:
             session.ping()
-        return {"score": 42, "standard": "test"}
+        return mcpeval_nb.parse_readiness({"score": 42, "standard": "test"})
 
     doc = manifest(case("pages", "pagination", max_pages=2))
     report = run(fixture("probe_clean"), doc, battery=battery)
     assert seen and "read_counter" in seen[0]
-    assert report.readiness == {"score": 42, "standard": "test"}
+    assert report.readiness is not None and report.readiness.to_json() == {"score": 42, "standard": "test"}
     assert json.loads(report.dumps())["readiness"]["score"] == 42
     report = run(fixture("probe_clean"), doc, battery=battery, probe="pagination")
     assert report.readiness is None

@@ -35,10 +35,7 @@ def _read_doc(path: str) -> tuple[bytes, str]:
 
 def _load_report(path: str) -> Any:
     data, source = _read_doc(path)
-    report = mcpeval_nb.parse_report(data, source=source)
-    if report.readiness is not None:
-        mcpeval_nb.parse_readiness(dict(report.readiness), where=f"{source}: readiness")
-    return report
+    return mcpeval_nb.parse_report(data, source=source)
 
 
 @click.command("score", epilog=opt.example("mcpeval-nb score --server time -- python -m mcp_server_time"))

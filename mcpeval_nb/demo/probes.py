@@ -66,7 +66,7 @@ def probe_runs(root: Path, *, say: Say, manifest: Path = MANIFEST,
                                confirm_read_only=run.confirm_read_only)
         report = run_probes(argv, manifest=manifest, options=options)
         record_report_trend(report, root=root)
-        score = "-" if report.readiness is None else report.readiness.get("score")
+        score = "-" if report.readiness is None else report.readiness.score
         gate = report.gate or {"passed": 0, "total": 0}
         say(f"probe {i}/{len(plan)}: {run.server} gate {gate['passed']}/{gate['total']} readiness {score}")
         reports.append(report)

@@ -15,7 +15,7 @@ from .manifest import (
     select_cases,
 )
 from .reasons import REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason, reason_hints
-from .report import ProbeReport, parse_report, set_readiness_renderer
+from .report import ProbeReport, parse_report
 from .runner import battery_hook, make_target, register_battery, run_probes
 
 __all__ = [
@@ -47,10 +47,8 @@ __all__ = [
     "register_battery",
     "run_probes",
     "select_cases",
-    "set_readiness_renderer",
 ]
 
-# Register the standard battery and the readiness text renderer with the runner and the report, so
-# that every use of the probe engine (CLI, panels, notebooks) gets full runs with readiness.
+# Register the standard battery with the runner, so that every use of the probe engine (CLI, panels,
+# notebooks) gets full runs with readiness.
 from .readiness import battery as _battery  # noqa: F401
-from .readiness import text as _readiness_text  # noqa: F401

@@ -14,7 +14,6 @@ from ..privacy.grammar import valid_server
 from ..transport.messages import Target
 from .readiness.battery import BatteryOptions, score_server
 from .readiness.labels import AREAS
-from .readiness.parse import parse_readiness
 from .report import ProbeReport
 
 __all__ = ["Comparison", "compare_servers"]
@@ -36,11 +35,11 @@ class Comparison:
         header = ["area", *(label for label, _ in self.reports)]
         cells: list[dict[str, str]] = []
         for _, report in self.reports:
-            if report.readiness is None:
+            r = report.readiness
+            if r is None:
                 cells.append({name: f"error:{report.readiness_error}" for name, _ in AREAS} |
                              {"overall": f"error:{report.readiness_error}"})
                 continue
-            r = parse_readiness(dict(report.readiness))
             cells.append({a.name: str(a.score) for a in r.areas} | {"overall": str(r.score)})
         names = [name for name, _ in AREAS] + ["overall"]
         return [header] + [[name, *(c.get(name, "-") for c in cells)] for name in names]

@@ -23,6 +23,7 @@ from ..privacy.timestamps import now_ts
 from ..transport.budget import Budget
 from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
+from .readiness.model import Readiness
 
 __all__ = [
     "BatteryHook",
@@ -59,7 +60,7 @@ class ProgressEvent:
     diagnostic: str | None = None
 
 
-BatteryHook = Callable[["RunContext"], Any]
+BatteryHook = Callable[["RunContext"], "Readiness | None"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,8 +76,8 @@ class ProbeOptions:
         root: capture root for the synthetic journal (default ``$MCPEVAL_HOME``).
         journal: journal every tool call as a synthetic record (SPEC 2.7).
         env: environment variables laid over the inherited ones for a stdio server.
-        battery: called after the manifest's cases with the ``RunContext``; returns the readiness
-            object (a mapping or anything with ``to_json()``) or None.  A ``TransportError`` it raises
+        battery: called after the manifest's cases with the ``RunContext``; returns the ``Readiness``
+            or None.  A ``TransportError`` it raises
             becomes ``readiness_error``.
         confirm_read_only: attestation passed through to the battery.
         skip_tools: tool names the battery must skip.

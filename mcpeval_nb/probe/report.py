@@ -7,7 +7,7 @@ Readers accept v1 and v2 documents.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,9 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail
 from .kinds.table import KIND_TABLE
+from .readiness.model import Readiness
+from .readiness.parse import parse_readiness
+from .readiness.text import readiness_lines
 from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
 
 __all__ = [
@@ -25,39 +28,11 @@ __all__ = [
     "REPORT_SCHEMA_V2",
     "ProbeReport",
     "parse_report",
-    "set_readiness_renderer",
 ]
 
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-
-
-ReadinessRenderer = Callable[[str, Mapping[str, Any] | None, str | None, str], list[str]]
-
-
-def _default_readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str | None,
-                             fmt: str) -> list[str]:
-    if error is not None:
-        return [f"{server} readiness error reason={error}"]
-    if readiness is None:
-        return []
-    line = f"{server} readiness {readiness.get('score')}/100 standard={readiness.get('standard')}"
-    return [line if fmt == "text" else f"**Readiness:** {readiness.get('score')}/100 "
-            f"({readiness.get('standard')})"]
-
-
-_READINESS_RENDERER: list[ReadinessRenderer] = [_default_readiness_lines]
-
-
-def set_readiness_renderer(renderer: ReadinessRenderer) -> None:
-    """Install the renderer of readiness lines (the readiness battery provides the full one).
-
-    Args:
-        renderer: ``(server, readiness_json, readiness_error, fmt) -> lines`` where fmt is ``text`` or
-            ``markdown``; it must print only labels and numbers.
-    """
-    _READINESS_RENDERER[0] = renderer
 
 
 @dataclass(frozen=True)
@@ -67,7 +42,7 @@ class ProbeReport:
     Attributes:
         server: the server label. cases: case results in run order.
         manifest_sha256: the manifest hash, or None (battery-only runs).
-        readiness: the readiness JSON object from the battery, or None.
+        readiness: the battery's readiness, or None.
         readiness_error: a transport reason label when the battery could not complete, else None.
         schema: the document schema the report was read from or will be written as.
         generator: ``{"name", "version"}`` of the producing tool.
@@ -78,7 +53,7 @@ class ProbeReport:
     server: str
     cases: tuple[CaseResult, ...]
     manifest_sha256: str | None = None
-    readiness: Mapping[str, Any] | None = None
+    readiness: Readiness | None = None
     readiness_error: str | None = None
     schema: str = REPORT_SCHEMA_V2
     generator: Mapping[str, str] = field(default_factory=dict)
@@ -113,7 +88,7 @@ class ProbeReport:
         return {
             "cases": [c.to_json() for c in self.cases], "gate": self.gate,
             "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
-            "passed": self.passed, "readiness": None if self.readiness is None else dict(self.readiness),
+            "passed": self.passed, "readiness": None if self.readiness is None else self.readiness.to_json(),
             "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
         }
 
@@ -143,7 +118,7 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
-        lines += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "text")
+        lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text")
         return "".join(line + "\n" for line in lines)
 
     def render_markdown(self) -> str:
@@ -164,7 +139,7 @@ class ProbeReport:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
-        out += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "markdown")
+        out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown")
         return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -213,10 +188,12 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
         source: how messages name the document.
 
     Returns:
-        The report (a v1 document keeps only ``readiness.score`` as ``legacy_score``).
+        The report with its readiness parsed (a v1 document keeps only ``readiness.score`` as
+        ``legacy_score``).
 
     Raises:
-        DocumentError: the text is not JSON or not a v1/v2 probe report (exit 2); never quotes content.
+        DocumentError: the text is not JSON or not a v1/v2 probe report, or its readiness is invalid
+            (``<source>: readiness ...``, exit 2); never quotes content.
     """
     try:
         doc = loads(text)
@@ -236,15 +213,16 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
     generator = doc.get("generator")
     gen = ({k: v for k, v in generator.items() if k in ("name", "version") and isinstance(v, str)}
            if isinstance(generator, dict) else {})
-    readiness = doc.get("readiness")
+    raw = doc.get("readiness")
     if doc["schema"] == REPORT_SCHEMA_V1:
-        score = readiness.get("score") if isinstance(readiness, dict) else None
+        score = raw.get("score") if isinstance(raw, dict) else None
         return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, schema=REPORT_SCHEMA_V1,
                            generator=gen, legacy_score=score)
-    if readiness is not None and not isinstance(readiness, dict):
+    if raw is not None and not isinstance(raw, dict):
         raise _bad(source, "readiness")
     error = doc.get("readiness_error")
     if error is not None and error not in TRANSPORT_REASONS:
         raise _bad(source, "readiness_error")
+    readiness = None if raw is None else parse_readiness(raw, where=f"{source}: readiness")
     return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
                        readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)

@@ -24,6 +24,7 @@ from .cases import CaseResult, ProbeCase
 from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
 from .kinds import KIND_TABLE, CaseContext, is_writer
 from .manifest import Manifest, load_manifest, parse_manifest, select_cases
+from .readiness.model import Readiness
 from .report import ProbeReport
 
 __all__ = ["battery_hook", "make_target", "register_battery", "run_probes"]
@@ -171,7 +172,7 @@ class _Run:
         self.close()
 
 
-def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Mapping[str, Any] | None, str | None]:
+def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Readiness | None, str | None]:
     run.emit(len(run.cases), None, "battery-start")
     try:
         outcome = hook(ctx)
@@ -184,10 +185,7 @@ def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Mapping[str
         run.emit(len(run.cases), None, "cancelled")
         return None, None
     run.emit(len(run.cases), None, "battery-done")
-    if outcome is None:
-        return None, None
-    readiness = outcome.to_json() if hasattr(outcome, "to_json") else outcome
-    return dict(readiness), None
+    return outcome, None
 
 
 def run_probes(target: Target | str | Sequence[str], *,

@@ -217,7 +217,7 @@ class ProbeState:
             row.measurements = " ".join(f"{k}={v}" for k, v in case.measurements.items()
                                         if isinstance(v, int | float) and not isinstance(v, bool))
         gate = report.gate or {"passed": 0, "total": 0}
-        score = None if report.readiness is None else report.readiness.get("score")
+        score = None if report.readiness is None else report.readiness.score
         parts = [f"gate {gate['passed']}/{gate['total']} passed"]
         if score is not None:
             parts.append(f"readiness {score}/100")

@@ -29,7 +29,7 @@ def battery(argv: list[str], **options: object) -> Readiness:
     report = score_server(StdioTarget(tuple(argv)), server="real", options=opts)
     assert report.readiness_error is None and report.readiness is not None
     jsonschema.validate(report.to_json(), mcpeval_nb.report_schema())
-    return parse_readiness(report.readiness)
+    return parse_readiness(report.to_json()["readiness"])
 
 
 def twice(argv: list[str], **options: object) -> tuple[Readiness, Readiness]:

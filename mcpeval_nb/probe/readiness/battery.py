@@ -263,7 +263,7 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
     except Cancelled:
         return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
-    return ProbeReport(server=server, cases=(), readiness=readiness.to_json())
+    return ProbeReport(server=server, cases=(), readiness=readiness)
 
 
 register_battery("standard", standard_battery)

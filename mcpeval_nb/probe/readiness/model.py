@@ -6,8 +6,10 @@ names pass the tool grammar.  ``parse`` reads a saved object back; ``to_json`` w
 
 from __future__ import annotations
 
+import copy
 import platform as _platform
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -45,10 +47,15 @@ class Check:
         if self.tool is not None and not valid_tool(self.tool):
             object.__setattr__(self, "tool", None)
 
+    @property
+    def hint(self) -> str:
+        """The reason's fixed remediation hint."""
+        return reason_hint(self.reason)
+
     def to_json(self) -> dict[str, Any]:
         """Sorted keys as the report prints them."""
-        return {"hint": reason_hint(self.reason), "id": self.id, "observed": self.observed,
-                "reason": self.reason, "score": self.score, "tool": self.tool}
+        return {"hint": self.hint, "id": self.id, "observed": self.observed, "reason": self.reason,
+                "score": self.score, "tool": self.tool}
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,15 @@ def badge_url(score: int) -> str:
 
 @dataclass(frozen=True)
 class Readiness:
-    """A readiness result under a named standard (SPEC 9.2-9.3)."""
+    """A readiness result under a named standard (SPEC 9.2-9.3).
+
+    Attributes:
+        score: the overall score, 0-100. areas: the six scored areas in report order. surface: tool counts.
+        attested_read_only: the run's ``--confirm-read-only``. measurement_profile: the run's profile.
+        standard: the standard it was scored under.
+        document: for a standard this evaluator does not score (``display_only``), the object as read,
+            which ``to_json`` writes back unchanged; None otherwise.
+    """
 
     score: int
     areas: tuple[Area, ...]
@@ -99,6 +114,12 @@ class Readiness:
     attested_read_only: bool = False
     measurement_profile: MeasurementProfile | None = None
     standard: str = STANDARD
+    document: Mapping[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def display_only(self) -> bool:
+        """Scored under another standard: only ``score`` and ``standard`` are shown, nothing compares."""
+        return self.standard != STANDARD
 
     def area(self, name: str) -> Area:
         """The area called ``name`` (KeyError if absent)."""
@@ -114,6 +135,8 @@ class Readiness:
 
     def to_json(self) -> dict[str, Any]:
         """The readiness object with sorted keys (``measurement_profile`` only when set)."""
+        if self.document is not None:
+            return copy.deepcopy(dict(self.document))
         s = self.surface
         out: dict[str, Any] = {
             "areas": [a.to_json() for a in self.areas],

@@ -6,6 +6,7 @@ a value from the document never is.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ...errors import DocumentError, ProfileError
@@ -68,7 +69,15 @@ def _parse_area(raw: Any, where: str) -> Area:
 def parse_readiness(raw: Any, *, where: str = "readiness") -> Readiness:
     """Parse a report's readiness object; strict under ``mcpeval-standard/2``.
 
-    Other standards keep only ``score`` and ``standard`` (display-only, not comparable).
+    Other standards keep only ``score`` and ``standard`` (display-only, not comparable) and the object
+    itself, which ``Readiness.to_json`` writes back unchanged.
+
+    Args:
+        raw: the readiness object as read (a parsed JSON value).
+        where: how messages name it (``<source>: readiness`` when read from a report).
+
+    Returns:
+        The readiness.
 
     Raises:
         DocumentError: an unknown area, check id or reason, a wrong type, an invalid measurement profile
@@ -93,7 +102,7 @@ def parse_readiness(raw: Any, *, where: str = "readiness") -> Readiness:
         if profile.attested_read_only != attested:
             raise DocumentError(f"{where}: inconsistent read-only attestation")
     if standard != STANDARD:
-        return Readiness(score, (), Surface(0, 0, 0, 0), attested, profile, standard)
+        return Readiness(score, (), Surface(0, 0, 0, 0), attested, profile, standard, copy.deepcopy(d))
     areas_raw = d.get("areas")
     if not isinstance(areas_raw, list):
         raise DocumentError(f"{where} areas must be an array")
