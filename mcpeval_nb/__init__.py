@@ -188,9 +188,6 @@ if typing.TYPE_CHECKING:
         valid_tool as valid_tool,
     )
     from .probe import (
-        BatteryHook as BatteryHook,
-    )
-    from .probe import (
         CaseResult as CaseResult,
     )
     from .probe import (
@@ -210,9 +207,6 @@ if typing.TYPE_CHECKING:
     )
     from .probe import (
         RunContext as RunContext,
-    )
-    from .probe import (
-        battery_hook as battery_hook,
     )
     from .probe import (
         hint_for as hint_for,
@@ -240,9 +234,6 @@ if typing.TYPE_CHECKING:
     )
     from .probe import (
         reason_hints as reason_hints,
-    )
-    from .probe import (
-        register_battery as register_battery,
     )
     from .probe import (
         run_probes as run_probes,
@@ -401,10 +392,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "valid_identifier", "valid_method", "valid_server", "valid_tool",
     ),
     ".probe": (
-        "BatteryHook", "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
-        "RunContext", "battery_hook", "hint_for", "load_manifest", "make_target", "manifest_schema",
+        "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
+        "RunContext", "hint_for", "load_manifest", "make_target", "manifest_schema",
         "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
-        "register_battery", "run_probes", "select_cases",
+        "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),

@@ -28,6 +28,7 @@ def fixture(name: str, *args: str) -> StdioTarget:
 
 
 def score(name: str, *args: str, **options: Any) -> Readiness:
+    options.setdefault("history", False)
     report = score_server(fixture(name, *args), server="fixture", options=BatteryOptions(**options))
     assert report.readiness_error is None and report.readiness is not None
     assert report.manifest_sha256 is None and report.gate is None and report.cases == ()

@@ -24,7 +24,7 @@ SLOW = ("sample_stall", "elicit_stall", "cancel_honor", "cancel_code", "cancel_i
 
 def run(mode: str) -> tuple[Readiness, str]:
     report = score_server(StdioTarget((sys.executable, FEATURES, mode)), server="features",
-                          options=BatteryOptions(skip_tools=SLOW))
+                          options=BatteryOptions(skip_tools=SLOW, history=False))
     assert report.readiness is not None, report.readiness_error
     doc = report.to_json()
     return parse_readiness(doc["readiness"]), dumps(doc, sort_keys=True) + report.render("text")

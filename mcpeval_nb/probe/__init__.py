@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .cases import CaseResult, Detail, ProbeCase
-from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext
+from .context import ProbeOptions, ProgressEvent, RunContext
 from .kinds.table import PROBE_KINDS, probe_kinds
 from .manifest import (
     DEFAULT_MANIFEST,
@@ -16,7 +16,7 @@ from .manifest import (
 )
 from .reasons import REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason, reason_hints
 from .report import ProbeReport, parse_report
-from .runner import battery_hook, make_target, register_battery, run_probes
+from .runner import make_target, run_probes
 
 __all__ = [
     "DEFAULT_MANIFEST",
@@ -24,7 +24,6 @@ __all__ = [
     "REASONS",
     "REASON_LABELS",
     "TRANSPORT_REASONS",
-    "BatteryHook",
     "CaseResult",
     "Detail",
     "Manifest",
@@ -33,7 +32,6 @@ __all__ = [
     "ProbeReport",
     "ProgressEvent",
     "RunContext",
-    "battery_hook",
     "hint_for",
     "is_reason",
     "load_manifest",
@@ -44,11 +42,6 @@ __all__ = [
     "parse_report",
     "probe_kinds",
     "reason_hints",
-    "register_battery",
     "run_probes",
     "select_cases",
 ]
-
-# Register the standard battery with the runner, so that every use of the probe engine (CLI, panels,
-# notebooks) gets full runs with readiness.
-from .readiness import battery as _battery  # noqa: F401

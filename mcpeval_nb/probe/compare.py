@@ -6,6 +6,7 @@ shows ``error`` with its reason.  ``compare`` never gates: its exit code is 0, o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,5 +79,6 @@ def compare_servers(targets: Sequence[tuple[str, Target]], *,
     labels = [label for label, _ in targets]
     if len(set(labels)) != len(labels) or not all(valid_server(label) for label in labels):
         raise UsageError("compare target labels must be valid server labels and unique")
-    return Comparison(tuple((label, score_server(target, server=label, options=options))
+    quiet = dataclasses.replace(options or BatteryOptions(), history=False)  # compare records no trends
+    return Comparison(tuple((label, score_server(target, server=label, options=quiet))
                             for label, target in targets))

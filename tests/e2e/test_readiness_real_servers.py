@@ -25,7 +25,7 @@ AREAS = [("protocol", 15), ("catalog", 20), ("context", 15), ("error-honesty", 1
 
 
 def battery(argv: list[str], **options: object) -> Readiness:
-    opts = BatteryOptions(**options)  # type: ignore[arg-type]
+    opts = BatteryOptions(**{"history": False, **options})  # type: ignore[arg-type]
     report = score_server(StdioTarget(tuple(argv)), server="real", options=opts)
     assert report.readiness_error is None and report.readiness is not None
     jsonschema.validate(report.to_json(), mcpeval_nb.report_schema())
