@@ -107,6 +107,24 @@ def fidelity_rule(base: list[str | int], case: dict[str, Any]) -> Found:
     return expectation_error([*base, "expect"], case["expect"])
 
 
+def _names_error(path: list[str | int], key: str, names: list[Any], valid: Callable[[Any], bool],
+                 what: str) -> Found:
+    if not all(valid(n) for n in names):
+        return [*path, key], f"expected result {what} is invalid"
+    if len(set(names)) != len(names):
+        return [*path, key], f"expected result {what}s must be unique"
+    return None
+
+
+def _equals_error(path: list[str | int], key: str, equals: dict[str, Any], valid: Callable[[Any], bool],
+                  what: str) -> Found:
+    if not all(valid(k) for k in equals):
+        return [*path, key], f"expected result {what} is invalid"
+    if not all(_scalar(v) for v in equals.values()):
+        return [*path, key], "expected equality value is invalid"
+    return None
+
+
 def expectation_error(path: list[str | int], expect: dict[str, Any]) -> Found:
     """The first broken expectation rule (SPEC 8.1 "Expectation object"), or None."""
     fields = expect.get("required_result_fields", [])
@@ -117,20 +135,7 @@ def expectation_error(path: list[str | int], expect: dict[str, Any]) -> Found:
         return [*path, "error_code"], "ok expectation must not declare error_code"
     if expect["outcome"] == "error" and (fields or equals or paths or equals_paths):
         return path, "error expectation must not declare result fields"
-    if not all(valid_identifier(f) for f in fields):
-        return [*path, "required_result_fields"], "expected result field is invalid"
-    if len(set(fields)) != len(fields):
-        return [*path, "required_result_fields"], "expected result fields must be unique"
-    if not all(valid_identifier(k) for k in equals):
-        return [*path, "equals"], "expected result field is invalid"
-    if not all(_scalar(v) for v in equals.values()):
-        return [*path, "equals"], "expected equality value is invalid"
-    if not all(valid_result_path(p) for p in paths):
-        return [*path, "required_result_paths"], "expected result path is invalid"
-    if len(set(paths)) != len(paths):
-        return [*path, "required_result_paths"], "expected result paths must be unique"
-    if not all(valid_result_path(p) for p in equals_paths):
-        return [*path, "equals_paths"], "expected result path is invalid"
-    if not all(_scalar(v) for v in equals_paths.values()):
-        return [*path, "equals_paths"], "expected equality value is invalid"
-    return None
+    return (_names_error(path, "required_result_fields", fields, valid_identifier, "field")
+            or _equals_error(path, "equals", equals, valid_identifier, "field")
+            or _names_error(path, "required_result_paths", paths, valid_result_path, "path")
+            or _equals_error(path, "equals_paths", equals_paths, valid_result_path, "path"))
