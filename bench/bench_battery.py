@@ -106,7 +106,7 @@ def _one(label: str, argv: list[str], options: BatteryOptions, clocks: tuple[Clo
         report = score_server(StdioTarget(tuple(argv)), server="bench", options=options)
         wall = time.perf_counter() - start
         assert report.readiness is not None, report.readiness_error
-        calls = report.readiness["areas"][4]["measurements"]
+        calls = report.readiness.area("reliability").measurements
         made = sum(calls[k] for k in ("successful_calls", "tool_errors", "rpc_errors", "rejected_calls"))
         rows.append({"wall": wall, "waiting": waiting.total - w0, "spawning": spawning.total - s0,
                      "naive": _naive(argv, made, options.skip_tools), "calls": made})
@@ -129,12 +129,12 @@ def main(argv: list[str] | None = None) -> None:
     clocks = _instrument()
     many = [sys.executable, str(Path(servers.__file__).with_name("many_tools.py")), "100"]
     targets: list[tuple[str, list[str], BatteryOptions]] = [
-        ("many_tools-100", many, BatteryOptions()),
-        ("many_tools-100-5ms", [*many, "--delay-ms", "5"], BatteryOptions())]
+        ("many_tools-100", many, BatteryOptions(history=False)),
+        ("many_tools-100-5ms", [*many, "--delay-ms", "5"], BatteryOptions(history=False))]
     node = shutil.which("node")
     if node and EVERYTHING.exists() and not args.skip_everything:
         targets.append(("server-everything", [node, str(EVERYTHING), "stdio"],
-                        BatteryOptions(skip_tools=("trigger-long-running-operation",))))
+                        BatteryOptions(skip_tools=("trigger-long-running-operation",), history=False)))
     for label, target_argv, options in targets:
         if args.only is not None and label != args.only:
             continue

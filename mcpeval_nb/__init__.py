@@ -203,9 +203,6 @@ if typing.TYPE_CHECKING:
         valid_tool as valid_tool,
     )
     from .probe import (
-        BatteryHook as BatteryHook,
-    )
-    from .probe import (
         CaseResult as CaseResult,
     )
     from .probe import (
@@ -225,9 +222,6 @@ if typing.TYPE_CHECKING:
     )
     from .probe import (
         RunContext as RunContext,
-    )
-    from .probe import (
-        battery_hook as battery_hook,
     )
     from .probe import (
         hint_for as hint_for,
@@ -257,25 +251,10 @@ if typing.TYPE_CHECKING:
         reason_hints as reason_hints,
     )
     from .probe import (
-        register_battery as register_battery,
-    )
-    from .probe import (
         run_probes as run_probes,
     )
     from .probe import (
         select_cases as select_cases,
-    )
-    from .probe import (
-        set_readiness_renderer as set_readiness_renderer,
-    )
-    from .probe.battery import (
-        BatteryOptions as BatteryOptions,
-    )
-    from .probe.battery import (
-        run_battery as run_battery,
-    )
-    from .probe.battery import (
-        score_server as score_server,
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
@@ -314,7 +293,22 @@ if typing.TYPE_CHECKING:
     from .probe.history import (
         trends_text as trends_text,
     )
-    from .probe.readiness_text import readiness_lines as readiness_lines
+    from .probe.readiness.battery import BatteryOptions as BatteryOptions
+    from .probe.readiness.battery import run_battery as run_battery
+    from .probe.readiness.battery import score_server as score_server
+    from .probe.readiness.model import Readiness as Readiness
+    from .probe.readiness.model import measurement_profile as measurement_profile
+    from .probe.readiness.observations import BatteryObservations as BatteryObservations
+    from .probe.readiness.observations import CallObservation as CallObservation
+    from .probe.readiness.observations import HonestyObservation as HonestyObservation
+    from .probe.readiness.observations import ToolFacts as ToolFacts
+    from .probe.readiness.observations import ToolRun as ToolRun
+    from .probe.readiness.parse import parse_readiness as parse_readiness
+    from .probe.readiness.score import score_readiness as score_readiness
+    from .probe.readiness.synth import Synthesis as Synthesis
+    from .probe.readiness.synth import invalid_arguments as invalid_arguments
+    from .probe.readiness.synth import synthesize as synthesize
+    from .probe.readiness.text import readiness_lines as readiness_lines
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -325,42 +319,6 @@ if typing.TYPE_CHECKING:
     )
     from .probe.scaffold import (
         write_manifest as write_manifest,
-    )
-    from .probe.score import (
-        BatteryObservations as BatteryObservations,
-    )
-    from .probe.score import (
-        CallObservation as CallObservation,
-    )
-    from .probe.score import (
-        HonestyObservation as HonestyObservation,
-    )
-    from .probe.score import (
-        ToolFacts as ToolFacts,
-    )
-    from .probe.score import (
-        ToolRun as ToolRun,
-    )
-    from .probe.score import (
-        score_readiness as score_readiness,
-    )
-    from .probe.score_model import (
-        Readiness as Readiness,
-    )
-    from .probe.score_model import (
-        measurement_profile as measurement_profile,
-    )
-    from .probe.score_model import (
-        parse_readiness as parse_readiness,
-    )
-    from .probe.synth import (
-        Synthesis as Synthesis,
-    )
-    from .probe.synth import (
-        invalid_arguments as invalid_arguments,
-    )
-    from .probe.synth import (
-        synthesize as synthesize,
     )
     from .review import (
         FlaggedLine as FlaggedLine,
@@ -450,12 +408,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "valid_identifier", "valid_method", "valid_server", "valid_tool",
     ),
     ".probe": (
-        "BatteryHook", "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
-        "RunContext", "battery_hook", "hint_for", "load_manifest", "make_target", "manifest_schema",
+        "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
+        "RunContext", "hint_for", "load_manifest", "make_target", "manifest_schema",
         "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
-        "register_battery", "run_probes", "select_cases", "set_readiness_renderer",
+        "run_probes", "select_cases",
     ),
-    ".probe.battery": ("BatteryOptions", "run_battery", "score_server",),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
@@ -463,15 +420,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "load_trends", "record_report_trend", "record_trend", "render_trends", "select_recent", "trend_delta",
         "trends_text",
     ),
-    ".probe.readiness_text": ("readiness_lines",),
+    ".probe.readiness.battery": ("BatteryOptions", "run_battery", "score_server",),
+    ".probe.readiness.model": ("Readiness", "measurement_profile",),
+    ".probe.readiness.observations": (
+        "BatteryObservations", "CallObservation", "HonestyObservation", "ToolFacts", "ToolRun",
+    ),
+    ".probe.readiness.parse": ("parse_readiness",),
+    ".probe.readiness.score": ("score_readiness",),
+    ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
+    ".probe.readiness.text": ("readiness_lines",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
-    ".probe.score": (
-        "BatteryObservations", "CallObservation", "HonestyObservation", "ToolFacts", "ToolRun",
-        "score_readiness",
-    ),
-    ".probe.score_model": ("Readiness", "measurement_profile", "parse_readiness",),
-    ".probe.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),

@@ -39,11 +39,14 @@ def manifest(*cases: dict[str, Any], timeout_ms: int | None = None, **extra: Any
     return doc
 
 
-def run(command: list[str] | str, doc: dict[str, Any], **options: Any) -> mcpeval_nb.ProbeReport:
-    """Run ``doc`` against ``command`` with journaling off unless asked."""
+def run(command: list[str] | str, doc: dict[str, Any], *, progress: Any = None,
+        **options: Any) -> mcpeval_nb.ProbeReport:
+    """Run ``doc`` against ``command`` with journaling and the readiness battery off unless asked."""
     options.setdefault("journal", False)
+    options.setdefault("battery", None)
     options.setdefault("server", "fixture")
-    return mcpeval_nb.run_probes(command, manifest=doc, options=mcpeval_nb.ProbeOptions(**options))
+    return mcpeval_nb.run_probes(command, manifest=doc, options=mcpeval_nb.ProbeOptions(**options),
+                                 progress=progress)
 
 
 def verdicts(report: mcpeval_nb.ProbeReport) -> dict[str, tuple[bool, str | None, int | None]]:

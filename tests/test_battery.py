@@ -14,9 +14,10 @@ import pytest
 
 import mcpeval_nb.testing.servers as fixture_servers
 from mcpeval_nb.errors import UsageError
-from mcpeval_nb.probe.battery import BatteryOptions, score_server
-from mcpeval_nb.probe.score import round_half_away
-from mcpeval_nb.probe.score_model import Readiness, parse_readiness
+from mcpeval_nb.probe.readiness.battery import BatteryOptions, score_server
+from mcpeval_nb.probe.readiness.model import Readiness
+from mcpeval_nb.probe.readiness.parse import parse_readiness
+from mcpeval_nb.probe.readiness.score import round_half_away
 from mcpeval_nb.transport import StdioTarget
 
 SERVERS = Path(fixture_servers.__file__).parent
@@ -27,10 +28,11 @@ def fixture(name: str, *args: str) -> StdioTarget:
 
 
 def score(name: str, *args: str, **options: Any) -> Readiness:
+    options.setdefault("history", False)
     report = score_server(fixture(name, *args), server="fixture", options=BatteryOptions(**options))
     assert report.readiness_error is None and report.readiness is not None
     assert report.manifest_sha256 is None and report.gate is None and report.cases == ()
-    return parse_readiness(report.readiness)
+    return parse_readiness(report.to_json()["readiness"])  # the written document reads back
 
 
 def lost(r: Readiness, area: str) -> list[tuple[str, str | None, str]]:
@@ -219,5 +221,5 @@ def test_tool_names_outside_the_grammar_never_reach_the_report(root: Path, tmp_p
     assert report.readiness is not None
     text = report.dumps() + report.render("text") + report.render("markdown")
     assert "CANARY" not in text and "\x1b" not in text
-    r = parse_readiness(report.readiness)  # the document stays valid
+    r = parse_readiness(report.to_json()["readiness"])  # the document stays valid
     assert r.surface.tools == 2 and None in {c.tool for c in r.area("catalog").checks}

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import mcpeval_nb.testing.servers as fixture_servers
 from mcpeval_nb.jsonfmt import dumps
-from mcpeval_nb.probe.battery import BatteryOptions, score_server
-from mcpeval_nb.probe.score_model import Readiness, parse_readiness
+from mcpeval_nb.probe.readiness.battery import BatteryOptions, score_server
+from mcpeval_nb.probe.readiness.model import Readiness
+from mcpeval_nb.probe.readiness.parse import parse_readiness
 from mcpeval_nb.transport import StdioTarget
 
 FEATURES = str(Path(fixture_servers.__file__).parent / "probe_features.py")
@@ -23,9 +24,10 @@ SLOW = ("sample_stall", "elicit_stall", "cancel_honor", "cancel_code", "cancel_i
 
 def run(mode: str) -> tuple[Readiness, str]:
     report = score_server(StdioTarget((sys.executable, FEATURES, mode)), server="features",
-                          options=BatteryOptions(skip_tools=SLOW))
+                          options=BatteryOptions(skip_tools=SLOW, history=False))
     assert report.readiness is not None, report.readiness_error
-    return parse_readiness(report.readiness), dumps(report.to_json(), sort_keys=True) + report.render("text")
+    doc = report.to_json()
+    return parse_readiness(doc["readiness"]), dumps(doc, sort_keys=True) + report.render("text")
 
 
 def test_protocol_reasons_server_requests_and_output_schemas_are_scored(root: Path) -> None:

@@ -66,10 +66,9 @@ def canary_root(root: Path, tmp_path: Path) -> Path:
         {"id": "boom", "probe": "instruction-fidelity", "access": "read_only", "tool": "break_session",
          "arguments": {"why": "CANARY-why"}, "expect": {"outcome": "ok"}}]}), encoding="utf-8")
     report = me.run_probes(server_command("probe_clean"), manifest=manifest,
-                           options=me.ProbeOptions(server="canary", root=root,
-                                                   battery=me.battery_hook("standard")))
+                           options=me.ProbeOptions(server="canary", root=root))
     assert len(report.cases) == 2 and report.readiness is not None  # a full run: manifest and battery
-    assert me.record_report_trend(report, root=root) is not None
+    assert me.load_trends(root=root) is not None  # ... which recorded its trend point
     me.annotate("CANARY-session-value", 3, "workaround", "retried by hand", root=root)
     return root
 

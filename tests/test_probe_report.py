@@ -99,3 +99,29 @@ def test_unacceptable_documents_are_refused_without_quoting_them(text: str) -> N
         parse_report(text, source="r.json")
     assert str(info.value).startswith("r.json: ") and "CANARY" not in str(info.value)
     assert info.value.exit_code == 2
+
+
+def _v2(readiness: object) -> str:
+    return json.dumps({"schema": "mcpeval.probe-report/v2", "server": "demo", "cases": [],
+                       "readiness": readiness, "readiness_error": None})
+
+
+@pytest.mark.parametrize(("readiness", "message"), [
+    ({"score": 50, "standard": "mcpeval-standard/2", "areas": [{"name": "CANARY"}]},
+     "r.json: readiness area 1: unknown area"),
+    ({"score": "CANARY", "standard": "mcpeval-standard/2"},
+     "r.json: readiness score must be an unsigned integer"),
+])
+def test_a_v2_readiness_is_parsed_once_when_the_report_is_read(readiness: object, message: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        parse_report(_v2(readiness), source="r.json")
+    assert str(info.value) == message and info.value.exit_code == 2
+
+
+def test_a_readiness_under_another_standard_is_display_only_and_written_back_unchanged() -> None:
+    legacy = {"areas": "kept as read", "score": 77, "standard": "mcpeval-standard/1"}
+    parsed = parse_report(_v2(legacy))
+    assert parsed.readiness is not None and parsed.readiness.display_only
+    assert (parsed.readiness.score, parsed.readiness.areas) == (77, ())
+    assert json.loads(parsed.dumps())["readiness"] == legacy
+    assert parsed.render_text() == "demo readiness 77/100 standard=mcpeval-standard/1\n"

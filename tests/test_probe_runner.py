@@ -38,7 +38,8 @@ def test_every_tool_call_is_journaled_as_a_synthetic_record_shaped_by_the_store_
                         arguments={"secret": "CANARY-manifest-argument", "limit": 5}, max_attempts=3),
                    case("honest", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
                         expect_retryable=False))
-    report = run_probes(fixture("probe_clean"), manifest=doc, options=ProbeOptions(server="demo"))
+    report = run_probes(fixture("probe_clean"), manifest=doc,
+                        options=ProbeOptions(server="demo", battery=None))
     assert report.exit_code == 0
     records = _journal(root)
     assert [r["seq"] for r in records] == [1, 2, 3, 4, 5]
@@ -58,7 +59,7 @@ def test_every_tool_call_is_journaled_as_a_synthetic_record_shaped_by_the_store_
 def test_each_run_uses_a_fresh_session(root: Path) -> None:
     doc = manifest(case("repeat", "degradation-over-n", tool="read_counter", arguments={}, max_attempts=2))
     for _ in range(2):
-        run_probes(fixture("probe_clean"), manifest=doc, options=ProbeOptions(server="demo"))
+        run_probes(fixture("probe_clean"), manifest=doc, options=ProbeOptions(server="demo", battery=None))
     sessions = [r["session"] for r in _journal(root)]
     assert sessions[0] == sessions[1] != sessions[2] == sessions[3]
 
@@ -135,7 +136,8 @@ def test_the_case_after_a_lost_connection_runs_on_a_fresh_one() -> None:
                    case("after", "degradation-over-n", tool="out_ok", arguments={}, max_attempts=2))
     events: list[ProgressEvent] = []
     report = mcpeval_nb.run_probes(fixture("probe_features"), manifest=doc,
-                                   options=ProbeOptions(server="demo", journal=False), progress=events.append)
+                                   options=ProbeOptions(server="demo", battery=None, journal=False),
+                                   progress=events.append)
     assert verdicts(report) == {"crash": (False, "transport-closed", 1), "after": (True, None, None)}
     diagnostics = [e.diagnostic for e in events if e.diagnostic]
     assert diagnostics == ["crash transport-closed: MCP server closed the connection"]
@@ -153,7 +155,8 @@ def test_cancelling_between_cases_leaves_the_rest_not_run_and_says_so() -> None:
             cancel.set()
 
     report = run_probes(fixture("probe_clean"), manifest=doc,
-                        options=ProbeOptions(server="demo", journal=False), progress=progress, cancel=cancel)
+                        options=ProbeOptions(server="demo", battery=None, journal=False), progress=progress,
+                        cancel=cancel)
     assert [c.id for c in report.cases] == ["c0", "c1"]
     assert report.cancelled and report.not_run == ("c2", "c3") and report.exit_code == 3
     assert "demo cancelled: 2 case(s) not run" in report.render_text()
@@ -166,37 +169,40 @@ def test_cancelling_during_a_case_stops_between_calls() -> None:
     timer.start()
     try:
         report = run_probes(fixture("probe_features"), manifest=doc,
-                            options=ProbeOptions(server="demo", journal=False), cancel=cancel)
+                            options=ProbeOptions(server="demo", battery=None, journal=False), cancel=cancel)
     finally:
         timer.cancel()
     assert report.cases == () and report.not_run == ("slow",)
 
 
-def test_battery_hook_runs_after_the_cases_and_fills_readiness() -> None:
-    seen: list[Any] = []
-
-    def battery(ctx: mcpeval_nb.RunContext) -> dict[str, Any]:
-        seen.append(ctx.catalog.names if ctx.catalog else None)
-        with ctx.connect() as session:
-            session.ping()
-        return {"score": 42, "standard": "test"}
-
+def test_the_standard_battery_runs_after_the_cases_and_a_selected_run_never_runs_it() -> None:
     doc = manifest(case("pages", "pagination", max_pages=2))
-    report = run(fixture("probe_clean"), doc, battery=battery)
-    assert seen and "read_counter" in seen[0]
-    assert report.readiness == {"score": 42, "standard": "test"}
-    assert json.loads(report.dumps())["readiness"]["score"] == 42
-    report = run(fixture("probe_clean"), doc, battery=battery, probe="pagination")
-    assert report.readiness is None
+    events: list[ProgressEvent] = []
+    report = run(fixture("probe_clean"), doc, battery="standard", history=False, progress=events.append)
+    phases = [e.phase for e in events if e.phase != "diagnostic"]
+    assert phases == ["start", "done", "battery-start", "battery-done"]
+    assert report.readiness is not None and report.readiness.standard == "mcpeval-standard/2"
+    assert json.loads(report.dumps())["readiness"]["score"] == report.readiness.score
+    for selection in ({"probe": "pagination"}, {"case_id": "pages"}):
+        events.clear()
+        report = run(fixture("probe_clean"), doc, battery="standard", progress=events.append, **selection)
+        assert report.readiness is None and [e.phase for e in events] == ["start", "done"]
 
 
-def test_battery_transport_failure_becomes_readiness_error() -> None:
-    def battery(ctx: mcpeval_nb.RunContext) -> None:
-        raise mcpeval_nb.TransportError("MCP response timed out", reason="transport-timeout")
+def test_a_battery_that_loses_its_transport_becomes_readiness_error() -> None:
+    events: list[ProgressEvent] = []
+    doc = manifest(case("pages", "pagination", max_pages=2))
+    report = run(fixture("probe_clean"), doc, battery="standard", max_requests=8, progress=events.append)
+    assert report.passed and report.readiness is None
+    assert report.readiness_error == "evaluation-budget-exceeded" and report.exit_code == 3
+    done = [e for e in events if e.phase == "battery-done"]
+    assert done[0].verdict == "error"
+    assert (done[0].diagnostic or "").startswith("readiness evaluation-budget-exceeded: ")
 
-    report = run(fixture("probe_clean"), manifest(case("pages", "pagination", max_pages=2)), battery=battery)
-    assert report.readiness is None and report.readiness_error == "transport-timeout"
-    assert report.exit_code == 3
+
+def test_a_battery_other_than_the_standard_one_is_refused_before_anything_starts() -> None:
+    with pytest.raises(UsageError, match='battery must be "standard" or None'):
+        run(fixture("probe_clean"), manifest(case("pages", "pagination", max_pages=2)), battery="custom")
 
 
 @pytest.fixture

@@ -54,7 +54,8 @@ def write(path: Path, doc: Any) -> str:
 @pytest.fixture(scope="module")
 def clean_report() -> dict[str, Any]:
     """One scored report of the clean fixture (JSON), shared by the rendering tests (writes nothing)."""
-    report = mcpeval_nb.score_server(mcpeval_nb.StdioTarget(tuple(fixture("probe_clean"))), server="demo")
+    report = mcpeval_nb.score_server(mcpeval_nb.StdioTarget(tuple(fixture("probe_clean"))), server="demo",
+                                     options=mcpeval_nb.BatteryOptions(history=False))
     assert report.readiness is not None
     return dict(report.to_json())
 

@@ -12,19 +12,17 @@ from hypothesis import strategies as st
 
 from mcpeval_nb.errors import DocumentError
 from mcpeval_nb.jsonfmt import dumps
-from mcpeval_nb.probe.score import (
+from mcpeval_nb.probe.readiness.model import badge_url, measurement_profile
+from mcpeval_nb.probe.readiness.observations import (
     BatteryObservations,
     CallObservation,
     HonestyObservation,
     ToolFacts,
     ToolRun,
-    latency_band,
-    log_curve,
-    round_half_away,
-    score_readiness,
     tool_tokens,
 )
-from mcpeval_nb.probe.score_model import badge_url, measurement_profile, parse_readiness
+from mcpeval_nb.probe.readiness.parse import parse_readiness
+from mcpeval_nb.probe.readiness.score import latency_band, log_curve, round_half_away, score_readiness
 
 PROTOCOL_OK = (("protocol.unknown-method", None), ("protocol.ping", None), ("protocol.unknown-tool", None),
                ("protocol.pagination", None), ("protocol.negotiation", None))

@@ -15,7 +15,8 @@ from mcpeval_nb.limits import (
     SYNTH_MAX_NODES,
     SYNTH_MAX_STRING_BYTES,
 )
-from mcpeval_nb.probe.synth import conforms, invalid_arguments, measure, synthesize
+from mcpeval_nb.probe.readiness.schema_tools import conforms, measure
+from mcpeval_nb.probe.readiness.synth import invalid_arguments, synthesize
 
 
 def obj(**props: Any) -> dict[str, Any]:

@@ -173,13 +173,13 @@ def test_a_full_run_shows_readiness_areas_and_lost_checks_and_records_a_trend_po
     assert panel.wait(120)
     report = panel.state.report
     assert report is not None and report.readiness is not None
-    score = report.readiness["score"]
+    score = report.readiness.score
     html = panel.readiness.value
     assert f"Readiness {score}/100" in html and "mcpeval-standard/2" in html
     for area in ("protocol", "catalog", "context", "error-honesty", "reliability", "coverage"):
         assert f">{area}<" in html
-    lost = [c for a in report.readiness["areas"] for c in a["checks"]]
-    assert lost and all(c["reason"] in html for c in lost)
+    lost = [c for a in report.readiness.areas for c in a.checks]
+    assert lost and all(c.reason in html for c in lost)
     assert f"readiness {score}/100" in panel.status.value
     history = me.open_store(root).trends
     assert history.num_rows == 1 and history.column("score").to_pylist() == [score]

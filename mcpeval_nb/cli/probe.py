@@ -58,20 +58,14 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
     ``--no-history``.  Exit 0 when every case passed, 1 when a case failed, 2 on a usage error, 3 when a
     case or the battery could not complete (the report is still printed).
     """
-    if not mcpeval_nb.valid_server(server):
-        raise mcpeval_nb.UsageError("server label is invalid")
-    manifest = mcpeval_nb.load_manifest(manifest_path or "mcp-eval.manifest.json")
-    mcpeval_nb.select_cases(manifest, probe=kind, case_id=case_id, allow_mutation=allow_mutation)
-    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    selected = kind is not None or case_id is not None
-    battery = None if gate_only or selected else mcpeval_nb.battery_hook("standard")
     options = mcpeval_nb.ProbeOptions(
         server=server, probe=kind, case_id=case_id, allow_mutation=allow_mutation,
-        allow_remote_http=allow_remote_http, root=root, journal=not no_journal, battery=battery,
+        allow_remote_http=allow_remote_http, root=root, journal=not no_journal,
+        battery=None if gate_only else "standard", history=not no_history,
         confirm_read_only=confirm_read_only, skip_tools=skip_tools)
-    report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
-    if battery is not None and not no_history:
-        mcpeval_nb.record_report_trend(report, root=root)  # full runs only: gate-only/errored record nothing
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
+    report = mcpeval_nb.run_probes(target, manifest=manifest_path or "mcp-eval.manifest.json",
+                                   options=options, progress=_progress)
     click.echo(report.render(fmt, brief=brief), nl=False)
     return report.exit_code
 

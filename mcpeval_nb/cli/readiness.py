@@ -35,10 +35,7 @@ def _read_doc(path: str) -> tuple[bytes, str]:
 
 def _load_report(path: str) -> Any:
     data, source = _read_doc(path)
-    report = mcpeval_nb.parse_report(data, source=source)
-    if report.readiness is not None:
-        mcpeval_nb.parse_readiness(dict(report.readiness), where=f"{source}: readiness")
-    return report
+    return mcpeval_nb.parse_report(data, source=source)
 
 
 @click.command("score", epilog=opt.example("mcpeval-nb score --server time -- python -m mcp_server_time"))
@@ -59,14 +56,10 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
 
     Exit 0 when scored, 2 on a usage error, 3 when the battery could not complete.
     """
-    if not mcpeval_nb.valid_server(server):
-        raise mcpeval_nb.UsageError("server label is invalid")
-    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
-                                        progress=_progress)
+                                        progress=_progress, history=not no_history, root=root)
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
-    if not no_history:
-        mcpeval_nb.record_report_trend(report, root=root)
     click.echo(report.render(fmt), nl=False)
     return int(report.exit_code)
 

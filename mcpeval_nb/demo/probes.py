@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpeval_nb import ProbeOptions, ProbeReport, battery_hook, record_report_trend, run_probes
+from mcpeval_nb import ProbeOptions, ProbeReport, run_probes
 
 __all__ = ["MANIFEST", "PLAN", "QUICK_PLAN", "ProbeRun", "probe_runs"]
 
@@ -48,7 +48,7 @@ QUICK_PLAN = (PLAN[0], PLAN[2], PLAN[3])
 
 def probe_runs(root: Path, *, say: Say, manifest: Path = MANIFEST,
                plan: tuple[ProbeRun, ...] = PLAN) -> list[ProbeReport]:
-    """Run ``plan`` with the standard battery, recording a trend point after each full run.
+    """Run ``plan`` with the standard battery; each full run records its trend point.
 
     Args:
         root: the capture root (synthetic call records and the trend history go here).
@@ -62,11 +62,9 @@ def probe_runs(root: Path, *, say: Say, manifest: Path = MANIFEST,
     reports = []
     for i, run in enumerate(plan, start=1):
         argv = [sys.executable, str(_SERVERS / run.fixture), *run.mode]
-        options = ProbeOptions(server=run.server, root=root, battery=battery_hook("standard"),
-                               confirm_read_only=run.confirm_read_only)
-        report = run_probes(argv, manifest=manifest, options=options)
-        record_report_trend(report, root=root)
-        score = "-" if report.readiness is None else report.readiness.get("score")
+        options = ProbeOptions(server=run.server, root=root, confirm_read_only=run.confirm_read_only)
+        report = run_probes(argv, manifest=manifest, options=options)  # a full run records its trend point
+        score = "-" if report.readiness is None else report.readiness.score
         gate = report.gate or {"passed": 0, "total": 0}
         say(f"probe {i}/{len(plan)}: {run.server} gate {gate['passed']}/{gate['total']} readiness {score}")
         reports.append(report)

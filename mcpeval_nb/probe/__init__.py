@@ -2,29 +2,21 @@
 
 from __future__ import annotations
 
-from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext
+from .cases import CaseResult, Detail, ProbeCase
+from .context import ProbeOptions, ProgressEvent, RunContext
+from .kinds.table import PROBE_KINDS, probe_kinds
 from .manifest import (
     DEFAULT_MANIFEST,
     Manifest,
-    ProbeCase,
     load_manifest,
     manifest_schema,
     manifest_schema_text,
     parse_manifest,
     select_cases,
 )
-from .reasons import (
-    PROBE_KINDS,
-    REASON_LABELS,
-    REASONS,
-    TRANSPORT_REASONS,
-    hint_for,
-    is_reason,
-    probe_kinds,
-    reason_hints,
-)
-from .report import CaseResult, Detail, ProbeReport, parse_report, set_readiness_renderer
-from .runner import battery_hook, make_target, register_battery, run_probes
+from .reasons import REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason, reason_hints
+from .report import ProbeReport, parse_report
+from .runner import make_target, run_probes
 
 __all__ = [
     "DEFAULT_MANIFEST",
@@ -32,7 +24,6 @@ __all__ = [
     "REASONS",
     "REASON_LABELS",
     "TRANSPORT_REASONS",
-    "BatteryHook",
     "CaseResult",
     "Detail",
     "Manifest",
@@ -41,7 +32,6 @@ __all__ = [
     "ProbeReport",
     "ProgressEvent",
     "RunContext",
-    "battery_hook",
     "hint_for",
     "is_reason",
     "load_manifest",
@@ -52,13 +42,6 @@ __all__ = [
     "parse_report",
     "probe_kinds",
     "reason_hints",
-    "register_battery",
     "run_probes",
     "select_cases",
-    "set_readiness_renderer",
 ]
-
-# Register the standard battery and the readiness text renderer with the runner and the report, so
-# that every use of the probe engine (CLI, panels, notebooks) gets full runs with readiness.
-from . import battery as _battery  # noqa: F401
-from . import readiness_text as _readiness_text  # noqa: F401

@@ -6,15 +6,16 @@ shows ``error`` with its reason.  ``compare`` never gates: its exit code is 0, o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..privacy.grammar import valid_server
 from ..transport.messages import Target
-from .battery import BatteryOptions, score_server
+from .readiness.battery import BatteryOptions, score_server
+from .readiness.labels import AREAS
 from .report import ProbeReport
-from .score_model import AREAS, parse_readiness
 
 __all__ = ["Comparison", "compare_servers"]
 
@@ -35,11 +36,11 @@ class Comparison:
         header = ["area", *(label for label, _ in self.reports)]
         cells: list[dict[str, str]] = []
         for _, report in self.reports:
-            if report.readiness is None:
+            r = report.readiness
+            if r is None:
                 cells.append({name: f"error:{report.readiness_error}" for name, _ in AREAS} |
                              {"overall": f"error:{report.readiness_error}"})
                 continue
-            r = parse_readiness(dict(report.readiness))
             cells.append({a.name: str(a.score) for a in r.areas} | {"overall": str(r.score)})
         names = [name for name, _ in AREAS] + ["overall"]
         return [header] + [[name, *(c.get(name, "-") for c in cells)] for name in names]
@@ -78,5 +79,6 @@ def compare_servers(targets: Sequence[tuple[str, Target]], *,
     labels = [label for label, _ in targets]
     if len(set(labels)) != len(labels) or not all(valid_server(label) for label in labels):
         raise UsageError("compare target labels must be valid server labels and unique")
-    return Comparison(tuple((label, score_server(target, server=label, options=options))
+    quiet = dataclasses.replace(options or BatteryOptions(), history=False)  # compare records no trends
+    return Comparison(tuple((label, score_server(target, server=label, options=quiet))
                             for label, target in targets))

@@ -1,7 +1,8 @@
 """What a probe run shares with its cases and with the readiness battery: options, budget, journal.
 
-``RunContext`` is the hook surface for the battery (issue 7): it can open fresh connections to the same
-target under the run's shared budget, read the gate catalog, and check cancellation.  The battery never
+``RunContext`` is what the cases and the battery (``readiness.battery.run_battery``) run in: it opens
+fresh connections to the same target under the run's shared budget, holds the gate catalog, and checks
+cancellation.  The battery never
 journals; cases journal every tool call as a synthetic record (SPEC 2.7) through ``SyntheticJournal``.
 """
 
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import Cancelled
 from ..journal.append import append_record
@@ -25,7 +26,7 @@ from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
 
 __all__ = [
-    "BatteryHook",
+    "BATTERIES",
     "ProbeOptions",
     "ProgressEvent",
     "RunContext",
@@ -59,7 +60,8 @@ class ProgressEvent:
     diagnostic: str | None = None
 
 
-BatteryHook = Callable[["RunContext"], Any]
+#: The values ``ProbeOptions.battery`` may take: the standard battery, or None for none.
+BATTERIES: tuple[str | None, ...] = ("standard", None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,16 +70,18 @@ class ProbeOptions:
 
     Attributes:
         server: the server label written in the report and the journal.
-        probe: run only cases of this kind (``--probe``); excludes the battery.
-        case_id: run only this case.
+        probe: run only cases of this kind (``--probe``); a selected run never runs the battery.
+        case_id: run only this case (``--case``); also a selected run.
         allow_mutation: the operator's ``--allow-mutation`` (the second half of the double gate).
         allow_remote_http: permit a non-loopback HTTPS endpoint.
-        root: capture root for the synthetic journal (default ``$MCPEVAL_HOME``).
+        root: capture root for the synthetic journal and the trend history (default ``$MCPEVAL_HOME``).
         journal: journal every tool call as a synthetic record (SPEC 2.7).
         env: environment variables laid over the inherited ones for a stdio server.
-        battery: called after the manifest's cases with the ``RunContext``; returns the readiness
-            object (a mapping or anything with ``to_json()``) or None.  A ``TransportError`` it raises
-            becomes ``readiness_error``.
+        battery: the readiness battery a full run ends with: ``"standard"`` (``mcpeval-standard/2``), or
+            None for the manifest only (``--gate-only``).  A battery that loses its transport leaves
+            ``readiness_error`` set instead of readiness.
+        history: a full run that produced readiness appends one trend point under ``root``
+            (``--no-history`` turns it off).
         confirm_read_only: attestation passed through to the battery.
         skip_tools: tool names the battery must skip.
         max_requests / max_seconds: the shared evaluation budget (SPEC 8.4: 4096 and 300 s).
@@ -91,7 +95,8 @@ class ProbeOptions:
     root: str | Path | None = None
     journal: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
-    battery: BatteryHook | None = None
+    battery: Literal["standard"] | None = "standard"
+    history: bool = True
     confirm_read_only: bool = False
     skip_tools: tuple[str, ...] = ()
     max_requests: int = MAX_EVAL_REQUESTS

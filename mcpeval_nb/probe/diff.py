@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DocumentError, UsageError
+from ..errors import UsageError
 from ..jsonfmt import dumps
-from .report import CaseResult, ProbeReport
-from .score_model import parse_readiness
+from .cases import CaseResult
+from .report import ProbeReport
 
 __all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_reports"]
 
@@ -56,17 +56,6 @@ class CaseDiff:
         """Sorted keys."""
         return {"base": _state(self.base), "current": _state(self.current), "id": self.id,
                 "probe": self.probe, "verdict": self.verdict}
-
-
-def _readiness(report: ProbeReport, side: str) -> Any:
-    if report.readiness is None:
-        return None
-    try:
-        return parse_readiness(dict(report.readiness), where=f"{side} readiness")
-    except DocumentError:
-        raise
-    except Exception:  # pragma: no cover - defensive: any other shape is a document error
-        raise DocumentError(f"{side} readiness is invalid") from None
 
 
 @dataclass(frozen=True)
@@ -128,7 +117,7 @@ class ProbeDiff:
 
 
 def _compare_readiness(base: ProbeReport, current: ProbeReport) -> dict[str, Any]:
-    b, c = _readiness(base, "base"), _readiness(current, "current")
+    b, c = base.readiness, current.readiness
     out: dict[str, Any] = {"base_score": None if b is None else b.score,
                            "base_standard": None if b is None else b.standard,
                            "comparable": False, "current_score": None if c is None else c.score,
@@ -160,7 +149,6 @@ def diff_reports(base: ProbeReport, current: ProbeReport) -> ProbeDiff:
 
     Raises:
         UsageError: the reports name different servers.
-        DocumentError: a readiness object is invalid.
     """
     if base.server != current.server:
         raise UsageError("the reports are for different servers")

@@ -10,9 +10,10 @@ from typing import Any
 
 from ..jsonfmt import dumps
 from .diff import DIFF_SCHEMA, VERDICTS
-from .reasons import BOUND_NAMES, PROBE_KINDS, REASON_LABELS, TRANSPORT_REASONS
+from .kinds.table import PROBE_KINDS
+from .readiness.labels import AREAS, CHECK_IDS, READINESS_REASONS
+from .reasons import BOUND_NAMES, REASON_LABELS, TRANSPORT_REASONS
 from .report import REPORT_SCHEMA_V2
-from .score_model import AREAS, CHECK_IDS, READINESS_REASONS
 
 __all__ = ["diff_schema", "diff_schema_text", "report_schema", "report_schema_text"]
 

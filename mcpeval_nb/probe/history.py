@@ -20,7 +20,6 @@ from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, TrendPoint
 from ..privacy.timestamps import now_ts
 from .report import ProbeReport
-from .score_model import parse_readiness
 
 __all__ = [
     "NO_HISTORY",
@@ -82,12 +81,11 @@ def record_report_trend(report: ProbeReport, *, root: Path | str | None = None) 
         The history path, or None when nothing was recorded.
 
     Raises:
-        DocumentError: the report's readiness object is invalid (nothing written).
         ProfileError, JournalError: as ``record_trend``.
     """
-    if report.readiness is None or report.readiness_error is not None or report.cancelled:
+    readiness = report.readiness
+    if readiness is None or report.readiness_error is not None or report.cancelled:
         return None
-    readiness = parse_readiness(dict(report.readiness))
     passed = sum(c.passed for c in report.cases)
     point = new_point(server=report.server, passed=report.passed, cases_total=len(report.cases),
                       cases_passed=passed, score=readiness.score, manifest_sha256=report.manifest_sha256,

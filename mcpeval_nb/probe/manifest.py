@@ -18,7 +18,7 @@ import functools
 import hashlib
 import importlib.resources
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +27,12 @@ import jsonschema
 from ..errors import ManifestError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier
+from .cases import ProbeCase
 from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_error
 
 __all__ = [
     "DEFAULT_MANIFEST",
     "Manifest",
-    "ProbeCase",
     "load_manifest",
     "manifest_schema",
     "manifest_schema_text",
@@ -42,45 +42,6 @@ __all__ = [
 
 #: The manifest the CLI reads when ``--manifest`` is not given.
 DEFAULT_MANIFEST = "mcp-eval.manifest.json"
-_TOOL_FIELDS = ("tool", "failure_tool", "recovery_tool", "validation_tool", "trigger_tool")
-
-
-@dataclass(frozen=True)
-class ProbeCase:
-    """One validated manifest case.
-
-    Attributes:
-        id: the case id (an identifier).
-        probe: the probe kind label.
-        access: ``read_only`` or ``mutating``.
-        sandbox: the declared sandbox a mutating case names, else None.
-        index: the case's position in the manifest (0-based).
-        fields: every field of the case as parsed (arguments stay in memory only; never printed).
-    """
-
-    id: str
-    probe: str
-    access: str
-    sandbox: str | None
-    index: int
-    fields: Mapping[str, Any] = field(repr=False)
-
-    @property
-    def tools(self) -> tuple[str, ...]:
-        """Every tool the case names (workflow: each step's tool), in manifest order, deduplicated."""
-        names = [self.fields[k] for k in _TOOL_FIELDS if isinstance(self.fields.get(k), str)]
-        names += [s["tool"] for s in self.fields.get("steps", ())]
-        return tuple(dict.fromkeys(names))
-
-    @property
-    def primary_tool(self) -> str | None:
-        """The report's ``tool``: the case tool, workflow's first step tool, state-recovery's failure tool."""
-        if self.probe == "workflow":
-            return str(self.fields["steps"][0]["tool"])
-        for key in ("tool", "failure_tool"):
-            if isinstance(self.fields.get(key), str):
-                return str(self.fields[key])
-        return None
 
 
 @dataclass(frozen=True)

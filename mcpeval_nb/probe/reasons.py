@@ -1,4 +1,4 @@
-"""The fixed failure-reason labels, probe kind labels and remediation hints (SPEC 8.3).
+"""The fixed failure-reason labels and remediation hints (SPEC 8.3); the kind labels live in ``kinds.table``.
 
 Labels are stable strings used in reports, in ``mcpeval-nb explain`` and by ``diff``; their order here is
 the order ``explain`` lists them.  Hints are fixed text: they never embed payloads (workflow hints embed
@@ -9,14 +9,11 @@ from __future__ import annotations
 
 __all__ = [
     "BOUND_NAMES",
-    "HEADLINE_KINDS",
-    "PROBE_KINDS",
     "REASONS",
     "REASON_LABELS",
     "TRANSPORT_REASONS",
     "hint_for",
     "is_reason",
-    "probe_kinds",
     "reason_hints",
 ]
 
@@ -108,14 +105,6 @@ REASON_LABELS: tuple[str, ...] = tuple(label for label, _ in REASONS)
 #: Reasons meaning "the case errored" rather than a verdict (exit 3).
 TRANSPORT_REASONS: frozenset[str] = frozenset(
     {"transport-timeout", "transport-closed", "transport-error", "evaluation-budget-exceeded"})
-PROBE_KINDS: tuple[str, ...] = (
-    "workflow", "contention", "error-honesty", "state-recovery", "discovery-cost", "token-cost",
-    "schema-guessability", "degradation-over-n", "instruction-fidelity", "latency-budget", "pagination",
-    "payload-bounds", "surface-listing", "output-schema", "cancellation", "protocol-negotiation",
-    "sampling", "elicitation", "resource-subscription", "completion",
-)
-HEADLINE_KINDS: tuple[str, ...] = (
-    "contention", "error-honesty", "state-recovery", "discovery-cost", "schema-guessability")
 BOUND_NAMES: tuple[str, ...] = (
     "max_tools", "max_schema_bytes", "max_total_tokens", "max_tool_tokens", "max_latency_ms", "max_pages")
 
@@ -148,7 +137,3 @@ def reason_hints() -> tuple[tuple[str, str], ...]:
     """Every failure-reason label with its remediation hint, in SPEC order (what ``explain`` lists)."""
     return REASONS
 
-
-def probe_kinds() -> tuple[str, ...]:
-    """Every probe kind label, in SPEC order."""
-    return PROBE_KINDS

@@ -7,7 +7,7 @@ Readers accept v1 and v2 documents.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,128 +15,24 @@ from .._version import __version__
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
-from .reasons import BOUND_NAMES, PROBE_KINDS, TRANSPORT_REASONS, hint_for, is_reason
+from .cases import MEASUREMENT_KEYS, CaseResult, Detail
+from .kinds.table import KIND_TABLE
+from .readiness.model import Readiness
+from .readiness.parse import parse_readiness
+from .readiness.text import readiness_lines
+from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
 
 __all__ = [
     "GENERATOR_NAME",
     "REPORT_SCHEMA_V1",
     "REPORT_SCHEMA_V2",
-    "CaseResult",
-    "Detail",
     "ProbeReport",
     "parse_report",
-    "set_readiness_renderer",
 ]
 
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-_MEASUREMENT_KEYS = ("tool_count", "schema_bytes", "total_tokens", "per_tool", "latency_ms", "pages")
-_TEXT_KEYS = (("tool_count", "tools"), ("schema_bytes", "schema_bytes"), ("total_tokens", "total_tokens"),
-              ("latency_ms", "latency_ms"), ("pages", "pages"))
-
-
-@dataclass(frozen=True)
-class Detail:
-    """Which bound a failing case broke: the bound's name, its limit and the observed value."""
-
-    bound: str
-    limit: int
-    observed: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``detail`` object (sorted keys)."""
-        return {"bound": self.bound, "limit": self.limit, "observed": self.observed}
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """The verdict of one case.
-
-    Attributes:
-        id: the case id. probe: its kind. passed: the verdict.
-        attempts: calls or steps made. first_failure: 1-based attempt of the failure, or None.
-        reason: a fixed reason label when failed (a transport reason when the case errored).
-        tool: the case's primary tool, or None.
-        measurements: ``tool_count``, ``schema_bytes``, ``total_tokens``, ``per_tool``, ``latency_ms``,
-            ``pages`` when measured.
-        detail: the broken bound, or None.
-        call: for workflow failures, the call number the hint names.
-    """
-
-    id: str
-    probe: str
-    passed: bool
-    attempts: int = 0
-    first_failure: int | None = None
-    reason: str | None = None
-    tool: str | None = None
-    measurements: Mapping[str, Any] = field(default_factory=dict)
-    detail: Detail | None = None
-    call: int | None = None
-
-    @property
-    def errored(self) -> bool:
-        """True when the case could not complete (a transport reason), as opposed to a verdict."""
-        return self.reason in TRANSPORT_REASONS
-
-    @property
-    def hint(self) -> str | None:
-        """The remediation hint for the reason (workflow hints embed the call number), or None."""
-        if self.reason is None:
-            return None
-        return hint_for(self.reason, call=self.call if self.probe == "workflow" else None)
-
-    def to_json(self) -> dict[str, Any]:
-        """The case object of probe-report/v2 (keys sorted on output)."""
-        return {
-            "attempts": self.attempts, "detail": None if self.detail is None else self.detail.to_json(),
-            "first_failure": self.first_failure, "hint": self.hint, "id": self.id,
-            "measurements": {k: self.measurements[k] for k in _MEASUREMENT_KEYS if k in self.measurements},
-            "passed": self.passed, "probe": self.probe, "reason": self.reason, "tool": self.tool,
-        }
-
-    def text_line(self) -> str:
-        """The SPEC 9.5 line for this case (without the hint line)."""
-        if self.passed:
-            head = f"{self.id} {self.probe} pass attempts={self.attempts}"
-        else:
-            first = "none" if self.first_failure is None else str(self.first_failure)
-            head = (f"{self.id} {self.probe} fail attempts={self.attempts} first_failure={first} "
-                    f"reason={self.reason}")
-        meas = self.measurements
-        parts = [f" {label}={meas[key]}" for key, label in _TEXT_KEYS if key in meas]
-        if self.detail is not None:
-            d = self.detail
-            parts.append(f" bound={d.bound} limit={d.limit} observed={d.observed}")
-        return head + "".join(parts)
-
-
-ReadinessRenderer = Callable[[str, Mapping[str, Any] | None, str | None, str], list[str]]
-
-
-def _default_readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str | None,
-                             fmt: str) -> list[str]:
-    if error is not None:
-        return [f"{server} readiness error reason={error}"]
-    if readiness is None:
-        return []
-    line = f"{server} readiness {readiness.get('score')}/100 standard={readiness.get('standard')}"
-    return [line if fmt == "text" else f"**Readiness:** {readiness.get('score')}/100 "
-            f"({readiness.get('standard')})"]
-
-
-_READINESS_RENDERER: list[ReadinessRenderer] = [_default_readiness_lines]
-
-
-def set_readiness_renderer(renderer: ReadinessRenderer) -> None:
-    """Install the renderer of readiness lines (the readiness battery provides the full one).
-
-    Args:
-        renderer: ``(server, readiness_json, readiness_error, fmt) -> lines`` where fmt is ``text`` or
-            ``markdown``; it must print only labels and numbers.
-    """
-    _READINESS_RENDERER[0] = renderer
 
 
 @dataclass(frozen=True)
@@ -146,7 +42,7 @@ class ProbeReport:
     Attributes:
         server: the server label. cases: case results in run order.
         manifest_sha256: the manifest hash, or None (battery-only runs).
-        readiness: the readiness JSON object from the battery, or None.
+        readiness: the battery's readiness, or None.
         readiness_error: a transport reason label when the battery could not complete, else None.
         schema: the document schema the report was read from or will be written as.
         generator: ``{"name", "version"}`` of the producing tool.
@@ -157,7 +53,7 @@ class ProbeReport:
     server: str
     cases: tuple[CaseResult, ...]
     manifest_sha256: str | None = None
-    readiness: Mapping[str, Any] | None = None
+    readiness: Readiness | None = None
     readiness_error: str | None = None
     schema: str = REPORT_SCHEMA_V2
     generator: Mapping[str, str] = field(default_factory=dict)
@@ -192,7 +88,7 @@ class ProbeReport:
         return {
             "cases": [c.to_json() for c in self.cases], "gate": self.gate,
             "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
-            "passed": self.passed, "readiness": None if self.readiness is None else dict(self.readiness),
+            "passed": self.passed, "readiness": None if self.readiness is None else self.readiness.to_json(),
             "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
         }
 
@@ -222,7 +118,7 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
-        lines += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "text")
+        lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text")
         return "".join(line + "\n" for line in lines)
 
     def render_markdown(self) -> str:
@@ -243,7 +139,7 @@ class ProbeReport:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
-        out += _READINESS_RENDERER[0](self.server, self.readiness, self.readiness_error, "markdown")
+        out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown")
         return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -264,14 +160,14 @@ def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
     if not isinstance(raw, dict):
         raise _bad(source, where)
     reason, probe, tool = raw.get("reason"), raw.get("probe"), raw.get("tool")
-    if not (valid_identifier(raw.get("id")) and probe in PROBE_KINDS and isinstance(raw.get("passed"), bool)
+    if not (valid_identifier(raw.get("id")) and probe in KIND_TABLE and isinstance(raw.get("passed"), bool)
             and (reason is None or is_reason(reason)) and (tool is None or valid_tool(tool))
             and _opt_u64(raw.get("attempts")) and _opt_u64(raw.get("first_failure"))):
         raise _bad(source, where)
     measurements = raw.get("measurements") or {}
     if not isinstance(measurements, dict):
         raise _bad(source, f"{where}.measurements")
-    kept = {k: measurements[k] for k in _MEASUREMENT_KEYS if k in measurements}
+    kept = {k: measurements[k] for k in MEASUREMENT_KEYS if k in measurements}
     detail_raw = raw.get("detail")
     detail = None
     if detail_raw is not None:
@@ -281,7 +177,7 @@ def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
         detail = Detail(detail_raw["bound"], detail_raw["limit"], detail_raw["observed"])
     return CaseResult(id=raw["id"], probe=probe, passed=raw["passed"], attempts=raw.get("attempts") or 0,
                       first_failure=raw.get("first_failure"), reason=reason, tool=tool, measurements=kept,
-                      detail=detail, call=raw.get("first_failure") if probe == "workflow" else None)
+                      detail=detail, call=raw.get("first_failure") if KIND_TABLE[probe].steps else None)
 
 
 def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
@@ -292,10 +188,12 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
         source: how messages name the document.
 
     Returns:
-        The report (a v1 document keeps only ``readiness.score`` as ``legacy_score``).
+        The report with its readiness parsed (a v1 document keeps only ``readiness.score`` as
+        ``legacy_score``).
 
     Raises:
-        DocumentError: the text is not JSON or not a v1/v2 probe report (exit 2); never quotes content.
+        DocumentError: the text is not JSON or not a v1/v2 probe report, or its readiness is invalid
+            (``<source>: readiness ...``, exit 2); never quotes content.
     """
     try:
         doc = loads(text)
@@ -315,15 +213,16 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
     generator = doc.get("generator")
     gen = ({k: v for k, v in generator.items() if k in ("name", "version") and isinstance(v, str)}
            if isinstance(generator, dict) else {})
-    readiness = doc.get("readiness")
+    raw = doc.get("readiness")
     if doc["schema"] == REPORT_SCHEMA_V1:
-        score = readiness.get("score") if isinstance(readiness, dict) else None
+        score = raw.get("score") if isinstance(raw, dict) else None
         return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, schema=REPORT_SCHEMA_V1,
                            generator=gen, legacy_score=score)
-    if readiness is not None and not isinstance(readiness, dict):
+    if raw is not None and not isinstance(raw, dict):
         raise _bad(source, "readiness")
     error = doc.get("readiness_error")
     if error is not None and error not in TRANSPORT_REASONS:
         raise _bad(source, "readiness_error")
+    readiness = None if raw is None else parse_readiness(raw, where=f"{source}: readiness")
     return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
                        readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)

@@ -1,10 +1,14 @@
-"""``run_probes``: run a manifest's cases against one server, then the optional readiness battery (SPEC 8.2).
+"""``run_probes``: one probe run, from the options to the report and its trend point (SPEC 8.2, 7.1).
 
-Order: every usage check (label, manifest, selection, mutation gate, target) before any server starts;
-then one connection: initialize, the gate catalog, the declared-tool checks; then the cases in manifest
-order on that connection.  A case that loses its transport is reported with the transport reason and
-the next case reconnects; if reconnecting fails every remaining case gets that reason.  The gate
-connection is closed before the battery runs on connections of its own.
+Order: every usage check (label, battery choice, manifest, selection, mutation gate, target) before any
+server starts; then one connection: initialize, the gate catalog, the declared-tool checks; then the
+cases in manifest order on that connection.  A case that loses its transport is reported with the
+transport reason and the next case reconnects; if reconnecting fails every remaining case gets that
+reason.  The gate connection is closed before the readiness battery runs on connections of its own.
+
+Whether the battery runs is decided here only: ``options.battery`` names it (``"standard"``), and a
+selected run (``probe`` or ``case_id``) never runs it.  A full run that produced readiness appends one
+trend point when ``options.history`` is set (``history.record_report_trend``'s rule).
 """
 
 from __future__ import annotations
@@ -18,27 +22,20 @@ from ..errors import Cancelled, TransportError, UsageError
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..transport.budget import BUDGET_EXCEEDED, Budget
-from ..transport.messages import HttpTarget, StdioTarget, Target
+from ..transport.messages import Catalog, HttpTarget, StdioTarget, Target
 from ..transport.session import McpSession
-from .context import BatteryHook, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
-from .kinds import KINDS, CaseContext, is_writer
-from .manifest import Manifest, ProbeCase, load_manifest, parse_manifest, select_cases
-from .report import CaseResult, ProbeReport
+from .cases import CaseResult, ProbeCase
+from .context import BATTERIES, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
+from .history import record_report_trend
+from .kinds import KIND_TABLE, CaseContext, is_writer
+from .manifest import Manifest, load_manifest, parse_manifest, select_cases
+from .readiness.battery import run_battery
+from .readiness.model import Readiness
+from .report import ProbeReport
 
-__all__ = ["battery_hook", "make_target", "register_battery", "run_probes"]
+__all__ = ["make_target", "run_probes"]
 
 Progress = Callable[[ProgressEvent], None]
-_BATTERIES: dict[str, BatteryHook] = {}
-
-
-def register_battery(name: str, hook: BatteryHook) -> None:
-    """Register a battery (``standard`` is the one ``mcpeval-nb probe`` runs after the cases)."""
-    _BATTERIES[name] = hook
-
-
-def battery_hook(name: str) -> BatteryHook | None:
-    """The battery registered under ``name``, or None."""
-    return _BATTERIES.get(name)
 
 
 def make_target(target: Target | str | Sequence[str], *, allow_remote_http: bool = False,
@@ -89,16 +86,20 @@ def _open(ctx: RunContext) -> McpSession:
     return session
 
 
+def _check_steps(case: ProbeCase, catalog: Catalog) -> None:
+    for step in case.fields["steps"]:
+        entry = catalog.get(step["tool"])
+        if entry is None:
+            raise UsageError(f"probe case {case.id}: {case.probe} tool was not declared by the server")
+        if is_writer(entry):
+            raise UsageError(f"probe case {case.id}: {case.probe} refuses a tool annotated as a writer")
+
+
 def _check_declared(cases: Sequence[ProbeCase], ctx: RunContext) -> None:
     assert ctx.catalog is not None
     for case in cases:
-        if case.probe == "workflow":
-            for step in case.fields["steps"]:
-                entry = ctx.catalog.get(step["tool"])
-                if entry is None:
-                    raise UsageError(f"probe case {case.id}: workflow tool was not declared by the server")
-                if is_writer(entry):
-                    raise UsageError(f"probe case {case.id}: workflow refuses a tool annotated as a writer")
+        if KIND_TABLE[case.probe].steps:
+            _check_steps(case, ctx.catalog)
         for tool in case.tools:
             if ctx.catalog.get(tool) is None:
                 raise UsageError(f"probe case {case.id}: probe tool was not declared by the server")
@@ -136,7 +137,7 @@ class _Run:
         assert self.session is not None
         cctx = CaseContext(run=self.ctx, session=self.session, case=case)
         try:
-            result = KINDS[case.probe](cctx)
+            result = KIND_TABLE[case.probe].run(cctx)
         except TransportError as exc:
             self.close()
             reason = _reason(self.ctx, exc)
@@ -166,10 +167,10 @@ class _Run:
         self.close()
 
 
-def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Mapping[str, Any] | None, str | None]:
+def _battery(ctx: RunContext, run: _Run) -> tuple[Readiness | None, str | None]:
     run.emit(len(run.cases), None, "battery-start")
     try:
-        outcome = hook(ctx)
+        readiness = run_battery(ctx)
     except TransportError as exc:
         reason = _reason(ctx, exc)
         run.emit(len(run.cases), None, "battery-done", verdict="error", reason=reason,
@@ -179,38 +180,11 @@ def _battery(ctx: RunContext, hook: BatteryHook, run: _Run) -> tuple[Mapping[str
         run.emit(len(run.cases), None, "cancelled")
         return None, None
     run.emit(len(run.cases), None, "battery-done")
-    if outcome is None:
-        return None, None
-    readiness = outcome.to_json() if hasattr(outcome, "to_json") else outcome
-    return dict(readiness), None
+    return readiness, None
 
 
-def run_probes(target: Target | str | Sequence[str], *,
-               manifest: Manifest | str | Path | bytes | Mapping[str, Any], options: ProbeOptions,
-               progress: Progress | None = None, cancel: threading.Event | None = None) -> ProbeReport:
-    """Run a manifest's selected cases against one server and build the probe report.
-
-    Args:
-        target: a ``StdioTarget``/``HttpTarget``, a URL string, or a command argv.
-        manifest: a validated ``Manifest``, a path, manifest bytes, or a parsed manifest object.
-        options: the run's options (server label, selection, mutation flag, journal, battery).
-        progress: called with a ``ProgressEvent`` at each case's start and end (never payload text).
-        cancel: when set, the run stops between cases and calls; the remaining cases are not run and
-            the report says so (``cancelled``, ``not_run``).
-
-    Returns:
-        The report; ``report.exit_code`` gives the SPEC 9.4 code.
-
-    Raises:
-        UsageError: invalid label, manifest, selection, mutation without ``allow_mutation``, target,
-            or a tool the server did not declare (nothing was evaluated beyond the gate handshake).
-        JournalError: the synthetic journal could not be written.
-    """
-    if not valid_server(options.server):
-        raise UsageError("server label is invalid")
-    loaded = _manifest(manifest)
-    cases = select_cases(loaded, probe=options.probe, case_id=options.case_id,
-                         allow_mutation=options.allow_mutation)
+def _context(target: Target | str | Sequence[str], loaded: Manifest, options: ProbeOptions,
+             cancel: threading.Event | None) -> RunContext:
     tgt = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
     ctx = RunContext(target=tgt, options=options, timeout=None if loaded.timeout_ms is None
                      else loaded.timeout_ms / 1000,
@@ -220,25 +194,70 @@ def run_probes(target: Target | str | Sequence[str], *,
         root = resolve_root(options.root)
         ctx.journal = SyntheticJournal(root, server=options.server, salt=load_salt(root),
                                        session=ctx.session_id)
-    run = _Run(ctx, cases, progress)
+    return ctx
+
+
+def _gate(run: _Run) -> None:
+    """Open the gate connection, check the declared tools, then run the cases."""
     try:
-        run.session = _open(ctx)
+        run.session = _open(run.ctx)
     except TransportError as exc:
-        run.lost = _reason(ctx, exc)
+        run.lost = _reason(run.ctx, exc)
         run.emit(0, None, "diagnostic", reason=run.lost, diagnostic=f"connect {run.lost}: {exc}")
     except Cancelled:
-        run.not_run = [c.id for c in cases]
-    if ctx.catalog is not None:
+        run.not_run = [c.id for c in run.cases]
+    if run.ctx.catalog is not None:
         try:
-            _check_declared(cases, ctx)
+            _check_declared(run.cases, run.ctx)
         except UsageError:
             run.close()
             raise
     if not run.not_run:
         run.run()
-    readiness, readiness_error = None, None
-    if options.battery is not None and not run.not_run and options.probe is None and options.case_id is None:
-        readiness, readiness_error = _battery(ctx, options.battery, run)
-    return ProbeReport(server=options.server, cases=tuple(run.results), manifest_sha256=loaded.sha256,
-                       readiness=readiness, readiness_error=readiness_error, cancelled=bool(run.not_run),
-                       not_run=tuple(run.not_run))
+
+
+def _full_run(options: ProbeOptions) -> bool:
+    """A run of the whole manifest (no ``probe`` or ``case_id`` selection) with a battery named."""
+    return options.battery is not None and options.probe is None and options.case_id is None
+
+
+def run_probes(target: Target | str | Sequence[str], *,
+               manifest: Manifest | str | Path | bytes | Mapping[str, Any], options: ProbeOptions,
+               progress: Progress | None = None, cancel: threading.Event | None = None) -> ProbeReport:
+    """Run a manifest against one server: the selected cases, the readiness battery, the trend point.
+
+    Args:
+        target: a ``StdioTarget``/``HttpTarget``, a URL string, or a command argv.
+        manifest: a validated ``Manifest``, a path, manifest bytes, or a parsed manifest object.
+        options: the run's options (label, selection, mutation flag, journal, battery, history).
+        progress: called with a ``ProgressEvent`` at each case's start and end (never payload text).
+        cancel: when set, the run stops between cases and calls; the remaining cases are not run and
+            the report says so (``cancelled``, ``not_run``).
+
+    Returns:
+        The report; ``report.exit_code`` gives the SPEC 9.4 code.  With ``options.history`` a full run
+        that produced readiness has appended its trend point to ``<root>/store/probes/history.jsonl``.
+
+    Raises:
+        UsageError: invalid label, battery, manifest, selection, mutation without ``allow_mutation``,
+            target, a tool the server did not declare, or an undeclared ``skip_tools`` name (nothing was
+            evaluated beyond the gate handshake).
+        JournalError, ProfileError: the synthetic journal or the trend point could not be written.
+    """
+    if not valid_server(options.server):
+        raise UsageError("server label is invalid")
+    if options.battery not in BATTERIES:
+        raise UsageError('battery must be "standard" or None')
+    loaded = _manifest(manifest)
+    cases = select_cases(loaded, probe=options.probe, case_id=options.case_id,
+                         allow_mutation=options.allow_mutation)
+    ctx = _context(target, loaded, options, cancel)
+    run = _Run(ctx, cases, progress)
+    _gate(run)
+    readiness, readiness_error = (None, None) if run.not_run or not _full_run(options) else _battery(ctx, run)
+    report = ProbeReport(server=options.server, cases=tuple(run.results), manifest_sha256=loaded.sha256,
+                         readiness=readiness, readiness_error=readiness_error, cancelled=bool(run.not_run),
+                         not_run=tuple(run.not_run))
+    if options.history:
+        record_report_trend(report, root=options.root)
+    return report

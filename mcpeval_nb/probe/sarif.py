@@ -16,7 +16,6 @@ from ..errors import DocumentError
 from ..jsonfmt import dumps
 from .reasons import hint_for
 from .report import ProbeReport
-from .score_model import STANDARD, parse_readiness, reason_hint
 
 __all__ = ["SARIF_SCHEMA", "case_lines", "report_sarif", "report_sarif_text"]
 
@@ -69,16 +68,15 @@ def report_sarif(report: ProbeReport, *, manifest: str | Path | None = None) -> 
         results.append({"ruleId": case.reason, "level": "error",
                         "message": {"text": f"{case.id} ({case.probe}): {rules[case.reason]}"},
                         "locations": _location(where, lines.get(case.id))})
-    if report.readiness is not None:
-        readiness = parse_readiness(dict(report.readiness))
-        if readiness.standard == STANDARD:
-            for area in readiness.areas:
-                for check in area.checks:
-                    rules.setdefault(check.id, reason_hint(check.reason))
-                    subject = f" ({check.tool})" if check.tool else ""
-                    results.append({"ruleId": check.id, "level": "note",
-                                    "message": {"text": f"{check.id}{subject}: {check.reason}, score "
-                                                        f"{check.score}"}})
+    readiness = report.readiness
+    if readiness is not None and not readiness.display_only:
+        for area in readiness.areas:
+            for check in area.checks:
+                rules.setdefault(check.id, check.hint)
+                subject = f" ({check.tool})" if check.tool else ""
+                results.append({"ruleId": check.id, "level": "note",
+                                "message": {"text": f"{check.id}{subject}: {check.reason}, score "
+                                                    f"{check.score}"}})
     rule_list = [{"id": rid, "shortDescription": {"text": text}} for rid, text in sorted(rules.items())]
     driver = {"name": "mcpeval-nb", "informationUri": "https://github.com/cavi-ai/mcp-eval",
               "rules": rule_list}

@@ -22,7 +22,7 @@ from ..transport.budget import Budget
 from ..transport.messages import Target
 from ..transport.session import McpSession
 from .manifest import parse_manifest
-from .score import tool_tokens
+from .readiness.observations import tool_tokens
 
 __all__ = ["Scaffold", "decide", "scaffold_manifest", "write_manifest"]
 

@@ -18,9 +18,7 @@ from mcpeval_nb import (
     MCPEvalError,
     ProbeReport,
     ProgressEvent,
-    battery_hook,
     probe_kinds,
-    record_report_trend,
     run_probes,
     select_cases,
 )
@@ -193,7 +191,7 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             if s.manifest is None:
                 raise MCPEvalError("manifest: fix the manifest first")
             cases = select_cases(s.manifest, probe=s.probe_kind, allow_mutation=s.effective_allow_mutation)
-            options = s.options(root=self.root, battery=battery_hook("standard"))
+            options = s.options(root=self.root)
         except MCPEvalError as exc:
             s.status = str(exc)
             self._render()
@@ -202,14 +200,9 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         s.start([(c.id, c.probe) for c in cases])
         self._render()
 
-        root = self.root
-
         def work(cancel: threading.Event) -> ProbeReport:
-            report = run_probes(target, manifest=manifest, options=options, progress=self._on_progress,
-                                cancel=cancel)
-            if options.battery is not None:  # a full run: append its readiness trend point (if any)
-                record_report_trend(report, root=root)
-            return report
+            return run_probes(target, manifest=manifest, options=options, progress=self._on_progress,
+                              cancel=cancel)
 
         self._job = Job(work, on_done=self._on_done, on_error=self._on_error, name="mcpeval-nb-probe")
         self._render()

@@ -32,12 +32,9 @@ def readiness_html(report: ProbeReport | None) -> str:
     r = report.readiness
     if r is None:
         return ""
-    areas = r.get("areas") or []
-    head = (f"<h4>Readiness {esc(r.get('score'))}/100 <small>({esc(r.get('standard'))})</small></h4>")
-    area_rows = [(a.get("name"), a.get("weight"), a.get("score")) for a in areas if isinstance(a, dict)]
-    lost = [(a.get("name"), c.get("id"), c.get("tool") or "", c.get("observed"), c.get("reason"),
-             c.get("hint")) for a in areas if isinstance(a, dict) for c in a.get("checks") or []
-            if isinstance(c, dict)]
+    head = f"<h4>Readiness {esc(r.score)}/100 <small>({esc(r.standard)})</small></h4>"
+    area_rows = [(a.name, a.weight, a.score) for a in r.areas]
+    lost = [(a.name, c.id, c.tool or "", c.observed, c.reason, c.hint) for a in r.areas for c in a.checks]
     out = head + table(("area", "weight", "score"), area_rows, css_class="mcpeval-areas")
     if lost:
         out += "<p><b>Lost checks</b></p>" + table(

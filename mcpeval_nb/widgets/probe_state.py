@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mcpeval_nb import (
     Manifest,
@@ -160,11 +159,12 @@ class ProbeState:
             raise UsageError("target: enter the command that starts the server")
         return argv
 
-    def options(self, *, root: str | Path | None, battery: Callable[[Any], Any] | None) -> ProbeOptions:
-        """The ``ProbeOptions`` of a run from this state (battery dropped when gate-only)."""
+    def options(self, *, root: str | Path | None) -> ProbeOptions:
+        """The ``ProbeOptions`` of a run from this state (no battery when gate-only; the runner skips it
+        for a selected kind and records the full run's trend point under ``root``)."""
         return ProbeOptions(server=self.server.strip(), probe=self.probe_kind, root=root,
                             allow_mutation=self.effective_allow_mutation,
-                            battery=None if self.gate_only else battery,
+                            battery=None if self.gate_only else "standard",
                             confirm_read_only=self.confirm_read_only, skip_tools=tuple(self.skip_tools))
 
     @staticmethod
@@ -177,7 +177,7 @@ class ProbeState:
         """Reset progress for a run of ``(id, probe)`` cases."""
         self.rows = [CaseRow(id=cid, probe=probe) for cid, probe in case_ids]
         self.total, self.done, self.running, self.report = len(self.rows), 0, True, None
-        self.battery = "skipped" if self.gate_only or self.probe_kind is not None else "idle"
+        self.battery = "skipped" if self.gate_only else "idle"
         self.status = f"running 0/{self.total}"
 
     def _row(self, case_id: str | None) -> CaseRow | None:
@@ -204,8 +204,10 @@ class ProbeState:
                        else f"running {self.done}/{self.total}")
 
     def finish(self, report: ProbeReport) -> None:
-        """Keep the report and fill every row from it."""
+        """Keep the report and fill every row from it (a battery the runner never started is skipped)."""
         self.report, self.running = report, False
+        if self.battery == "idle" and not report.cancelled:
+            self.battery = "skipped"
         by_id = {c.id: c for c in report.cases}
         for row in self.rows:
             case = by_id.get(row.id)
@@ -217,7 +219,7 @@ class ProbeState:
             row.measurements = " ".join(f"{k}={v}" for k, v in case.measurements.items()
                                         if isinstance(v, int | float) and not isinstance(v, bool))
         gate = report.gate or {"passed": 0, "total": 0}
-        score = None if report.readiness is None else report.readiness.get("score")
+        score = None if report.readiness is None else report.readiness.score
         parts = [f"gate {gate['passed']}/{gate['total']} passed"]
         if score is not None:
             parts.append(f"readiness {score}/100")

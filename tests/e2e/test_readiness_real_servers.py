@@ -16,7 +16,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import BatteryOptions, Readiness, StdioTarget, parse_readiness, score_server
-from mcpeval_nb.probe.score import round_half_away
+from mcpeval_nb.probe.readiness.score import round_half_away
 
 pytestmark = pytest.mark.e2e
 
@@ -25,11 +25,11 @@ AREAS = [("protocol", 15), ("catalog", 20), ("context", 15), ("error-honesty", 1
 
 
 def battery(argv: list[str], **options: object) -> Readiness:
-    opts = BatteryOptions(**options)  # type: ignore[arg-type]
+    opts = BatteryOptions(**{"history": False, **options})  # type: ignore[arg-type]
     report = score_server(StdioTarget(tuple(argv)), server="real", options=opts)
     assert report.readiness_error is None and report.readiness is not None
     jsonschema.validate(report.to_json(), mcpeval_nb.report_schema())
-    return parse_readiness(report.readiness)
+    return parse_readiness(report.to_json()["readiness"])
 
 
 def twice(argv: list[str], **options: object) -> tuple[Readiness, Readiness]:

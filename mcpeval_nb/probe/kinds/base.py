@@ -8,9 +8,8 @@ from typing import Any
 
 from ...transport.messages import ServerRequestHandler, ToolOutcome
 from ...transport.session import McpSession
+from ..cases import CaseResult, Detail, ProbeCase
 from ..context import RunContext
-from ..manifest import ProbeCase
-from ..report import CaseResult, Detail
 
 __all__ = ["CaseContext", "KindFn", "failed", "is_writer", "passed"]
 

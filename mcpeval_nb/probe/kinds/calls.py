@@ -9,7 +9,7 @@ from typing import Any
 from ...errors import TransportError
 from ...limits import MAX_SERVER_REQUESTS
 from ...transport.budget import BUDGET_EXCEEDED
-from ..report import CaseResult, Detail
+from ..cases import CaseResult, Detail
 from .base import CaseContext, failed, passed
 from .expect import check_expectation
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...jsonfmt import dumps
 from ...privacy.grammar import valid_tool
-from ..report import CaseResult, Detail
+from ..cases import CaseResult, Detail
 from .base import CaseContext, failed, passed
 
 __all__ = ["discovery_cost", "pagination", "protocol_negotiation", "surface_listing", "token_cost",

@@ -10,7 +10,7 @@ import referencing.exceptions
 
 from ...errors import TransportError
 from ...transport.budget import BUDGET_EXCEEDED
-from ..report import CaseResult
+from ..cases import CaseResult
 from .base import CaseContext, failed, passed
 
 __all__ = ["completion", "output_conforms", "output_schema", "resource_subscription"]

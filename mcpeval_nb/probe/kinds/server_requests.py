@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import TransportError
 from ...transport.budget import BUDGET_EXCEEDED
 from ...transport.messages import Response, RpcError, decline
-from ..report import CaseResult
+from ..cases import CaseResult
 from .base import CaseContext, failed, passed
 
 __all__ = ["elicitation", "sampling"]

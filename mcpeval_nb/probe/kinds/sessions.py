@@ -13,7 +13,7 @@ from ...transport.budget import BUDGET_EXCEEDED
 from ...transport.classify import classify_tool_response
 from ...transport.messages import ToolOutcome
 from ...transport.session import McpSession
-from ..report import CaseResult
+from ..cases import CaseResult
 from .base import CaseContext, failed, is_writer, passed
 from .expect import check_expectation
 

@@ -1,4 +1,4 @@
-"""Readiness lines for probe reports in text and markdown (SPEC 9.5), installed into ``probe.report``.
+"""Readiness lines for probe reports in text and markdown (SPEC 9.5); ``ProbeReport.render_*`` call them.
 
 Text::
 
@@ -7,18 +7,13 @@ Text::
       area <name> <score>/100 weight=<w>
       lost <check id> score=<n>[ tool=<t>][ observed=<n>] reason=<r>
 
-A readiness the parser refuses is shown as ``<server> readiness unreadable``; a standard other than
-``mcpeval-standard/2`` shows only its score line.  Only labels and numbers are printed.
+A display-only readiness (a standard other than ``mcpeval-standard/2``) shows only its score line.  Only
+labels and numbers are printed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from ..errors import DocumentError
-from .report import set_readiness_renderer
-from .score_model import STANDARD, Check, Readiness, parse_readiness
+from .model import Check, Readiness
 
 __all__ = ["lost_line", "readiness_lines"]
 
@@ -35,7 +30,7 @@ def lost_line(check: Check) -> str:
 
 def _text(server: str, r: Readiness) -> list[str]:
     lines = [f"{server} readiness {r.score}/100 standard={r.standard}"]
-    if r.standard != STANDARD:
+    if r.display_only:
         return lines
     s = r.surface
     lines.append(f"{server} surface tools={s.tools} read_only={s.read_only} writers={s.writers} "
@@ -48,7 +43,7 @@ def _text(server: str, r: Readiness) -> list[str]:
 
 def _markdown(r: Readiness) -> list[str]:
     lines = [f"**Readiness:** {r.score}/100 ({r.standard})"]
-    if r.standard != STANDARD:
+    if r.display_only:
         return lines
     s = r.surface
     lines += ["", f"![mcpeval readiness]({r.badge})", "",
@@ -64,13 +59,12 @@ def _markdown(r: Readiness) -> list[str]:
     return lines
 
 
-def readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str | None,
-                    fmt: str) -> list[str]:
+def readiness_lines(server: str, readiness: Readiness | None, error: str | None, fmt: str) -> list[str]:
     """The readiness part of a rendered report.
 
     Args:
         server: the report's server label.
-        readiness: the report's readiness object, or None.
+        readiness: the report's readiness, or None.
         error: the report's ``readiness_error`` label, or None.
         fmt: ``text`` or ``markdown``.
 
@@ -82,11 +76,4 @@ def readiness_lines(server: str, readiness: Mapping[str, Any] | None, error: str
                 else f"**Readiness:** not scored ({error})"]
     if readiness is None:
         return []
-    try:
-        parsed = parse_readiness(dict(readiness))
-    except DocumentError:
-        return [f"{server} readiness unreadable" if fmt == "text" else "**Readiness:** unreadable"]
-    return _text(server, parsed) if fmt == "text" else _markdown(parsed)
-
-
-set_readiness_renderer(readiness_lines)
+    return _text(server, readiness) if fmt == "text" else _markdown(readiness)

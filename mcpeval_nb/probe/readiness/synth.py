@@ -20,28 +20,22 @@ external references refused.  Nothing here prints or raises with schema content.
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from jsonschema import validators
-from referencing import Registry
-from referencing.exceptions import NoSuchResource
-
-from ..limits import (
+from ...limits import (
     SYNTH_MAX_ARRAY_ITEMS,
     SYNTH_MAX_DEPTH,
     SYNTH_MAX_ENCODED_BYTES,
     SYNTH_MAX_NODES,
     SYNTH_MAX_STRING_BYTES,
 )
+from .schema_tools import measure, schema_test, str_bytes
 
-__all__ = ["CACHED_SCHEMA_BYTES", "Synthesis", "compile_validator", "conforms", "invalid_arguments",
-           "measure", "schema_test", "synthesize"]
+__all__ = ["Synthesis", "invalid_arguments", "synthesize"]
 
 _FORMATS = {
     "date-time": "2026-01-01T00:00:00Z",
@@ -92,52 +86,6 @@ class _Budget:
             raise _Unsynthesizable("nodes")
         if self.bytes < 0:
             raise _Unsynthesizable("bytes")
-
-
-def _str_bytes(s: str) -> int:
-    return len(json.dumps(s, ensure_ascii=False).encode("utf-8"))
-
-
-def measure(value: Any, *, max_nodes: int, max_bytes: int) -> tuple[int, int] | str:
-    """Nodes and compact-JSON bytes of ``value``, or the name of the first bound it passes.
-
-    The walk is iterative and stops as soon as a bound is passed, so a huge literal costs at most the
-    bounds to measure.
-
-    Args:
-        value: a parsed JSON value.
-        max_nodes: node bound (every value is a node).
-        max_bytes: bound on the compact JSON encoding.
-
-    Returns:
-        ``(nodes, bytes)`` within the bounds, else ``"nodes"`` or ``"bytes"``.
-    """
-    nodes = size = 0
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        nodes += 1
-        if isinstance(item, dict | list):
-            if len(item) > max_nodes - nodes:
-                return "nodes"
-            size += 2 + max(len(item) - 1, 0)
-            if isinstance(item, dict):
-                for key, sub in item.items():
-                    size += _str_bytes(str(key)) + 1
-                    stack.append(sub)
-            else:
-                stack.extend(item)
-        elif isinstance(item, str):
-            if len(item) + 2 > max_bytes - size:
-                return "bytes"
-            size += _str_bytes(item)
-        else:
-            size += len(json.dumps(item))
-        if nodes > max_nodes:
-            return "nodes"
-        if size > max_bytes:
-            return "bytes"
-    return nodes, size
 
 
 def _take_literal(value: Any, budget: _Budget) -> Any:
@@ -271,7 +219,7 @@ class _Synth:
                 raise _Unsynthesizable("missing-property")
             if name in out:
                 continue
-            self.budget.charge(0, _str_bytes(name) + 1)
+            self.budget.charge(0, str_bytes(name) + 1)
             out[name] = self.value(properties[name], depth + 1)
         return out
 
@@ -293,63 +241,6 @@ def _count(value: Any, default: int | None) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
     return max(math.ceil(value), 0) if math.isfinite(value) else default
-
-
-def _refuse_retrieval(uri: str) -> Any:
-    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
-
-
-def compile_validator(schema: Any, *, check_schema: bool = False) -> Callable[[Any], bool]:
-    """Build a reusable conformance test for ``schema``: ``test(instance) -> bool``, never raising.
-
-    External references are never fetched.  A schema the validator cannot use (malformed when
-    ``check_schema``, unresolvable or runaway references) makes every instance non-conforming.  Build it
-    once per schema and reuse it: constructing a validator costs far more than running it.
-    """
-    try:
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-        if check_schema:
-            cls.check_schema(schema)
-        validator = cls(schema, registry=Registry(retrieve=_refuse_retrieval))  # type: ignore[call-arg]
-    except Exception:  # an unusable schema: nothing conforms
-        return lambda instance: False
-
-    def test(instance: Any) -> bool:
-        try:
-            return bool(validator.is_valid(instance))
-        except Exception:  # any validator failure means "does not conform"
-            return False
-
-    return test
-
-
-def conforms(instance: Any, schema: Any) -> bool:
-    """True when ``instance`` validates against ``schema``; external references are never fetched.
-
-    A schema the validator cannot use (unresolvable or runaway references) counts as non-conforming.
-    Never raises.
-    """
-    return compile_validator(schema)(instance)
-
-
-#: Schemas whose compact text is at most this long have their compiled validators cached (256 of them).
-CACHED_SCHEMA_BYTES = 64 * 1024
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_test(schema_text: str, check_schema: bool) -> Callable[[Any], bool]:
-    return compile_validator(json.loads(schema_text), check_schema=check_schema)
-
-
-def schema_test(schema: Any, *, check_schema: bool = False) -> Callable[[Any], bool]:
-    """``compile_validator`` with a bounded cache: many tools share schemas, and compiling dominates.
-
-    Only schemas up to ``CACHED_SCHEMA_BYTES`` of text are cached, so the cache stays small.
-    """
-    text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
-    if len(text) > CACHED_SCHEMA_BYTES:
-        return compile_validator(schema, check_schema=check_schema)
-    return _cached_test(text, check_schema)
 
 
 def synthesize(schema: Any) -> Synthesis:

@@ -13,16 +13,15 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import TransportError
-from ..limits import BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS, MAX_TOOL_PAGES
-from ..transport.budget import BUDGET_EXCEEDED
-from ..transport.session import McpSession
-from .context import RunContext
-from .kinds import CaseContext
-from .kinds.catalog import pagination, protocol_negotiation, surface_listing
-from .kinds.sessions import contention
-from .manifest import ProbeCase
-from .report import CaseResult
+from ...errors import TransportError
+from ...limits import BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS, MAX_TOOL_PAGES
+from ...transport.budget import BUDGET_EXCEEDED
+from ...transport.session import McpSession
+from ..cases import CaseResult, ProbeCase
+from ..context import RunContext
+from ..kinds import CaseContext
+from ..kinds.catalog import pagination, protocol_negotiation, surface_listing
+from ..kinds.sessions import contention
 
 __all__ = ["BOGUS_VERSION", "UNKNOWN_METHOD", "UNKNOWN_TOOL", "Connection", "protocol_checks",
            "run_contention", "run_payload"]

@@ -6,7 +6,7 @@ Writers are never called; unannotated tools only with ``--confirm-read-only``; `
 skipped (and scored as such).  Then one contention case and one payload case on the first tool whose
 three calls all succeeded, then the protocol checks.  The battery never journals: it calls the session
 directly and runs reused kinds with journaling off.  Everything it keeps is a label, a flag or a count;
-``probe.score`` turns that into the readiness object.
+``readiness.score`` turns that into the readiness object.
 """
 
 from __future__ import annotations
@@ -14,35 +14,31 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..errors import Cancelled, TransportError, UsageError
-from ..limits import (
+from ...errors import Cancelled, TransportError, UsageError
+from ...limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
     MAX_EVAL_REQUESTS,
     MAX_EVAL_SECONDS,
     MAX_SERVER_REQUESTS,
 )
-from ..privacy.grammar import valid_server, valid_tool
-from ..transport.budget import BUDGET_EXCEEDED, Budget
-from ..transport.messages import Catalog, Target, ToolOutcome
-from .battery_checks import Connection, protocol_checks, run_contention, run_payload
-from .context import ProbeOptions, RunContext
-from .report import ProbeReport
-from .runner import register_battery
-from .score import (
-    BatteryObservations,
-    CallObservation,
-    HonestyObservation,
-    ToolFacts,
-    ToolRun,
-    score_readiness,
-)
-from .score_model import Readiness, measurement_profile
-from .synth import invalid_arguments, schema_test, synthesize
+from ...privacy.grammar import valid_server, valid_tool
+from ...transport.budget import BUDGET_EXCEEDED, Budget
+from ...transport.messages import Catalog, Target, ToolOutcome
+from ..context import ProbeOptions, RunContext
+from ..history import record_report_trend
+from ..report import ProbeReport
+from .checks import Connection, protocol_checks, run_contention, run_payload
+from .model import Readiness, measurement_profile
+from .observations import BatteryObservations, CallObservation, HonestyObservation, ToolFacts, ToolRun
+from .schema_tools import schema_test
+from .score import score_readiness
+from .synth import invalid_arguments, synthesize
 
-__all__ = ["BatteryOptions", "check_skip_names", "run_battery", "score_server", "standard_battery"]
+__all__ = ["BatteryOptions", "check_skip_names", "run_battery", "score_server"]
 
 Progress = Callable[[str], None]
 
@@ -56,12 +52,16 @@ class BatteryOptions:
         skip_tools: tool names never called (scored as skipped; an undeclared name is a usage error).
         call_timeout_s: deadline of each battery call.
         progress: called with short content-free lines (``battery tool 3/13``); None for silence.
+        history: ``score_server`` appends the scored run's trend point (``--no-history`` turns it off).
+        root: the capture root of that history (default ``$MCPEVAL_HOME``).
     """
 
     confirm_read_only: bool = False
     skip_tools: tuple[str, ...] = ()
     call_timeout_s: float = BATTERY_CALL_TIMEOUT_S
     progress: Progress | None = None
+    history: bool = True
+    root: str | Path | None = None
 
 
 def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) -> None:
@@ -228,11 +228,6 @@ def run_battery(ctx: RunContext, options: BatteryOptions | None = None) -> Readi
         battery.conn.drop()
 
 
-def standard_battery(ctx: RunContext) -> Readiness:
-    """The hook ``run_probes`` calls after the manifest's cases (registered as ``standard``)."""
-    return run_battery(ctx)
-
-
 def score_server(target: Target, *, server: str, options: BatteryOptions | None = None,
                  max_requests: int = MAX_EVAL_REQUESTS, max_seconds: float = MAX_EVAL_SECONDS,
                  cancel: threading.Event | None = None) -> ProbeReport:
@@ -241,16 +236,19 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
     Args:
         target: the server (``StdioTarget`` or ``HttpTarget``).
         server: the report's server label.
-        options: attestation, skips, progress.
+        options: attestation, skips, progress, and whether to record the trend point (``history``,
+            under ``root``).
         max_requests / max_seconds: the evaluation budget (SPEC 8.4).
         cancel: set to stop between calls.
 
     Returns:
         The v2 report: ``readiness`` set, or ``readiness_error`` when the battery could not complete, or
-        ``cancelled`` when ``cancel`` was set (exit code 3 for both).
+        ``cancelled`` when ``cancel`` was set (exit code 3 for both).  With ``options.history`` a scored
+        run has appended its trend point.
 
     Raises:
         UsageError: an invalid label or ``--skip-tool`` name (nothing scored).
+        ProfileError, JournalError: the trend point could not be written.
     """
     options = options or BatteryOptions()
     if not valid_server(server):
@@ -261,6 +259,14 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
                                                          skip_tools=options.skip_tools),
                      budget=Budget(max_requests=max_requests, max_seconds=max_seconds), timeout=None,
                      cancel=cancel)
+    report = _scored(ctx, options)
+    if options.history:
+        record_report_trend(report, root=options.root)
+    return report
+
+
+def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
+    server = ctx.options.server
     try:
         readiness = run_battery(ctx, options)
     except TransportError as exc:
@@ -268,7 +274,4 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
     except Cancelled:
         return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
-    return ProbeReport(server=server, cases=(), readiness=readiness.to_json())
-
-
-register_battery("standard", standard_battery)
+    return ProbeReport(server=server, cases=(), readiness=readiness)
