@@ -18,13 +18,14 @@ from mcpeval_nb import (
     MCPEvalError,
     ProbeReport,
     ProgressEvent,
+    UsageError,
     probe_kinds,
     run_probes,
     select_cases,
 )
 
+from ._base import Panel
 from ._html import esc
-from ._worker import Job
 from .probe_render import case_table, readiness_html
 from .probe_state import ProbeState, mutating_cases
 
@@ -37,14 +38,7 @@ def _red(text: str, *, raw_tail: str = "") -> str:
     return f"<span style='color:#cf222e'>{esc(text)}{raw_tail}</span>"
 
 
-def _error_text(exc: BaseException) -> str:
-    """A content-free line for an exception: our errors' messages are content-free by contract."""
-    if isinstance(exc, MCPEvalError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__} (details withheld)"
-
-
-class ProbePanel(w.VBox):  # type: ignore[misc]
+class ProbePanel(Panel):
     """A probe runner panel.
 
     Args:
@@ -63,16 +57,14 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         self.root = root
         self.state = ProbeState(server=server, command=command or "", url=url or "",
                                 target_kind="http" if url else "stdio")
-        self._job: Job | None = None
-        self._lock = threading.RLock()
-        self._build()
+        super().__init__(self._build(), job_name="mcpeval-nb-probe")
         if manifest is not None:
             self.manifest_path.value = str(manifest)
             self._load_file()
         self._render()
 
     # -- layout ------------------------------------------------------------------------------------
-    def _build(self) -> None:
+    def _build(self) -> list[Any]:
         s = self.state
         self.target_kind = w.ToggleButtons(options=["stdio", "http"], value=s.target_kind,
                                            description="Target")
@@ -111,12 +103,12 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         mutation = w.VBox([w.HTML("<b>Mutation</b> (off unless the manifest declares a sandboxed mutating "
                                   "case and you tick this box)"), self.allow_mutation, self.mutation_note],
                           layout=w.Layout(border="1px solid #cf222e", padding="4px", margin="4px 0"))
-        super().__init__([
+        children = [
             w.HTML("<h3>Probe a server</h3>"), self.target_kind, self.command, self.url, self.server,
             w.HBox([self.manifest_path, self.load_button, self.upload]), self.editor, self.manifest_status,
             w.HBox([self.kind, self.skip]), w.HBox([self.gate_only, self.confirm_read_only]), mutation,
             w.HBox([self.run_button, self.cancel_button, self.progress]), self.status, self.results,
-            self.readiness, w.HBox([self.save_path, self.save_button]), self.save_status])
+            self.readiness, w.HBox([self.save_path, self.save_button]), self.save_status]
         self.target_kind.observe(self._on_target, names="value")
         self.command.observe(self._on_target, names="value")
         self.url.observe(self._on_target, names="value")
@@ -132,6 +124,7 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
         self.run_button.on_click(lambda _b: self.run())
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.save_button.on_click(lambda _b: self.save())
+        return children
 
     # -- events ------------------------------------------------------------------------------------
     def _on_target(self, _change: Any) -> None:
@@ -184,12 +177,12 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             True when a run started; False when the inputs were refused (the status line says why).
         """
         s = self.state
-        if self._job is not None and self._job.running:
+        if self.busy:
             return False
         try:
             target = s.target()
             if s.manifest is None:
-                raise MCPEvalError("manifest: fix the manifest first")
+                raise UsageError("manifest: fix the manifest first")
             cases = select_cases(s.manifest, probe=s.probe_kind, allow_mutation=s.effective_allow_mutation)
             options = s.options(root=self.root)
         except MCPEvalError as exc:
@@ -204,28 +197,16 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             return run_probes(target, manifest=manifest, options=options, progress=self._on_progress,
                               cancel=cancel)
 
-        self._job = Job(work, on_done=self._on_done, on_error=self._on_error, name="mcpeval-nb-probe")
+        self._launch(work, on_done=self._on_done, on_error=self._on_error)
         self._render()
         return True
 
     def cancel(self) -> None:
         """Ask the running probe to stop between cases and calls (the Cancel button)."""
-        if self._job is not None and self._job.running:
-            self._job.cancel.set()
+        if self.busy:
+            super().cancel()
             self.state.status = "cancelling..."
             self._render()
-
-    def wait(self, timeout: float = 120.0) -> bool:
-        """Block until the current run settles.
-
-        Args:
-            timeout: the longest wait in seconds.
-
-        Returns:
-            True when no run is in progress any more.
-        """
-        job = self._job
-        return True if job is None else job.wait(timeout)
 
     def _on_progress(self, event: ProgressEvent) -> None:
         with self._lock:
@@ -239,7 +220,7 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
 
     def _on_error(self, exc: BaseException) -> None:
         with self._lock:
-            self.state.fail(_error_text(exc))
+            self.state.fail(self.error_text(exc))
             self._render()
 
     def save(self, path: str | Path | None = None) -> Path | None:
@@ -270,7 +251,7 @@ class ProbePanel(w.VBox):  # type: ignore[misc]
             self.command.layout.display = "none" if s.target_kind == "http" else None
             self.url.layout.display = None if s.target_kind == "http" else "none"
             self._render_manifest()
-            running = self._job is not None and self._job.running and s.running
+            running = self.busy and s.running
             self.run_button.disabled = running or s.manifest is None
             self.cancel_button.disabled = not running
             self.progress.max, self.progress.value = max(1, s.total), s.done
