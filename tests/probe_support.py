@@ -31,6 +31,17 @@ def case(case_id: str, probe: str, **fields: Any) -> dict[str, Any]:
     return {"id": case_id, "probe": probe, "access": "read_only", **fields}
 
 
+#: The sandbox ``writer_case`` names: the fixture servers keep their state in their own memory.
+SANDBOXES = {"fixture": {"description": "the fixture server's own in-memory state"}}
+
+
+def writer_case(case_id: str, probe: str, **fields: Any) -> dict[str, Any]:
+    """A mutating case in the ``fixture`` sandbox: needed for tools annotated as writers (the probe
+    fixtures' ``break_session`` and ``recover_session``), with ``sandboxes=SANDBOXES`` in the manifest and
+    ``allow_mutation=True`` on the run."""
+    return {"id": case_id, "probe": probe, "access": "mutating", "sandbox": "fixture", **fields}
+
+
 def manifest(*cases: dict[str, Any], timeout_ms: int | None = None, **extra: Any) -> dict[str, Any]:
     """A version-1 manifest with these cases."""
     doc: dict[str, Any] = {"version": 1, "probes": list(cases), **extra}

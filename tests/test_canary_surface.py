@@ -60,13 +60,15 @@ def canary_root(root: Path, tmp_path: Path) -> Path:
     assert MARKER in EXCHANGES.read_text(encoding="utf-8")  # the input really carries the marker
     assert _replay(root) >= 15
     manifest = tmp_path / "canary.manifest.json"
-    manifest.write_text(json.dumps({"version": 1, "probes": [
+    manifest.write_text(json.dumps({"version": 1, "sandboxes": {"fixture": {"description": "its memory"}},
+                                    "probes": [
         {"id": "repeat-read", "probe": "degradation-over-n", "access": "read_only", "tool": "read_counter",
          "arguments": {"secret": "CANARY-manifest-argument"}, "max_attempts": 3},
-        {"id": "boom", "probe": "instruction-fidelity", "access": "read_only", "tool": "break_session",
-         "arguments": {"why": "CANARY-why"}, "expect": {"outcome": "ok"}}]}), encoding="utf-8")
+        {"id": "boom", "probe": "instruction-fidelity", "access": "mutating", "sandbox": "fixture",
+         "tool": "break_session", "arguments": {"why": "CANARY-why"}, "expect": {"outcome": "ok"}}]}),
+                        encoding="utf-8")
     report = me.run_probes(server_command("probe_clean"), manifest=manifest,
-                           options=me.ProbeOptions(server="canary", root=root))
+                           options=me.ProbeOptions(server="canary", root=root, allow_mutation=True))
     assert len(report.cases) == 2 and report.readiness is not None  # a full run: manifest and battery
     assert me.load_trends(root=root) is not None  # ... which recorded its trend point
     me.annotate("CANARY-session-value", 3, "workaround", "retried by hand", root=root)

@@ -12,7 +12,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb.cli import main
-from tests.probe_support import case, fixture, manifest
+from tests.probe_support import SANDBOXES, case, fixture, manifest, writer_case
 
 CANARY_ARG = "CANARY-manifest-argument"
 
@@ -49,14 +49,15 @@ def test_canary_arguments_results_and_errors_never_leave_the_privacy_boundary(ro
         case("repeat", "degradation-over-n", tool="read_counter", arguments=args, max_attempts=3),
         case("honest", "error-honesty", tool="flaky_read", arguments=args, max_attempts=4,
              expect_retryable=True),
-        case("fails", "instruction-fidelity", tool="break_session", arguments=args,
-             expect={"outcome": "ok", "equals": {"status": "ready"}}),
+        writer_case("fails", "instruction-fidelity", tool="break_session", arguments=args,
+                    expect={"outcome": "ok", "equals": {"status": "ready"}}),
         case("payload", "payload-bounds", tool="read_counter", arguments=args, field="secret",
              size_bytes=5000,
              expect_handled=False),
+        sandboxes=SANDBOXES,
     ))
     code, out, err = cli("probe", "--server", "demo", "--manifest", clean, "--format", "json", "--gate-only",
-                         "--", *fixture("probe_clean"))
+                         "--allow-mutation", "--", *fixture("probe_clean"))
     assert code == 1
     doc = json.loads(out)
     assert doc["gate"] == {"passed": 3, "total": 4}
@@ -71,7 +72,7 @@ def test_canary_arguments_results_and_errors_never_leave_the_privacy_boundary(ro
                             *fixture("probe_features"))
     assert code2 == 3 and "garbage transport-error: " in err2
     code3, out3, err3 = cli("probe", "--server", "demo", "--manifest", clean, "--format", "markdown",
-                            "--gate-only", "--", *fixture("probe_clean"))
+                            "--gate-only", "--allow-mutation", "--", *fixture("probe_clean"))
     assert code3 == 1 and "| repeat | degradation-over-n | pass |" in out3
     journal = _store_text(root)
     assert journal.count('"kind":"synthetic"') >= 10

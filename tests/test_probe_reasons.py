@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import mcpeval_nb
-from tests.probe_support import case, fixture, free_port, manifest, run, verdicts
+from tests.probe_support import SANDBOXES, case, fixture, free_port, manifest, run, verdicts, writer_case
 
 Table = dict[str, tuple[bool, str | None, int | None]]
 T: dict[str, Table] = {}
@@ -20,7 +20,9 @@ T: dict[str, Table] = {}
 def _check(name: str, command: list[str], cases: list[dict[str, Any]], table: Table, **kw: Any) -> None:
     T[name] = table
     timeout = kw.pop("timeout_ms", None)
-    report = run(command, manifest(*cases, timeout_ms=timeout), **kw)
+    writes = any(c["access"] == "mutating" for c in cases)
+    extra = {"sandboxes": SANDBOXES} if writes else {}
+    report = run(command, manifest(*cases, timeout_ms=timeout, **extra), allow_mutation=writes, **kw)
     assert verdicts(report) == table
 
 
@@ -30,21 +32,21 @@ CLEAN_CASES = [
          expect={"outcome": "ok", "required_result_fields": ["absent"]}),
     case("missing-path", "instruction-fidelity", tool="describe_status", arguments={},
          expect={"outcome": "ok", "required_result_paths": ["/structuredContent/absent"]}),
-    case("code", "instruction-fidelity", tool="break_session", arguments={},
+    writer_case("code", "instruction-fidelity", tool="break_session", arguments={},
          expect={"outcome": "error", "error_code": -32099}),
     case("expected-error", "error-honesty", tool="read_counter", arguments={}, max_attempts=3,
          expect_retryable=False),
-    case("retryability", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
+    writer_case("retryability", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
          expect_retryable=True),
     case("no-recovery", "error-honesty", tool="flaky_read", arguments={}, max_attempts=2,
          expect_retryable=True),
-    case("not-observed", "state-recovery", failure_tool="read_counter", failure_arguments={},
+    writer_case("not-observed", "state-recovery", failure_tool="read_counter", failure_arguments={},
          recovery_tool="recover_session", recovery_arguments={}, validation_tool="session_status",
          validation_arguments={}),
-    case("recovery", "state-recovery", failure_tool="break_session", failure_arguments={},
+    writer_case("recovery", "state-recovery", failure_tool="break_session", failure_arguments={},
          recovery_tool="break_session", recovery_arguments={}, validation_tool="session_status",
          validation_arguments={}),
-    case("mismatch-ok", "instruction-fidelity", tool="break_session", arguments={},
+    writer_case("mismatch-ok", "instruction-fidelity", tool="break_session", arguments={},
          expect={"outcome": "ok"}),
 ]
 
@@ -75,7 +77,7 @@ def test_broken_server_reaches_the_schema_contention_and_degradation_reasons() -
         case("repeat", "degradation-over-n", tool="read_counter", arguments={}, max_attempts=5),
         case("literal", "instruction-fidelity", tool="describe_status", arguments={},
              expect={"outcome": "ok", "equals": {"status": "ready"}}),
-        case("validation", "state-recovery", failure_tool="break_session", failure_arguments={},
+        writer_case("validation", "state-recovery", failure_tool="break_session", failure_arguments={},
              recovery_tool="recover_session", recovery_arguments={}, validation_tool="session_status",
              validation_arguments={}),
     ]

@@ -14,7 +14,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import ProbeOptions, ProgressEvent, UsageError, run_probes
-from tests.probe_support import case, fixture, manifest, run, verdicts
+from tests.probe_support import SANDBOXES, case, fixture, manifest, run, verdicts, writer_case
 
 STEP_OK = {"outcome": "ok", "equals": {"status": "ready"},
            "required_result_paths": ["/structuredContent/items/0/ready", "/structuredContent/a~1b/~0state"],
@@ -36,10 +36,10 @@ def _journal(root: Path) -> list[dict[str, Any]]:
 def test_every_tool_call_is_journaled_as_a_synthetic_record_shaped_by_the_store_sanitizer(root: Path) -> None:
     doc = manifest(case("repeat", "degradation-over-n", tool="read_counter",
                         arguments={"secret": "CANARY-manifest-argument", "limit": 5}, max_attempts=3),
-                   case("honest", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
-                        expect_retryable=False))
+                   writer_case("honest", "error-honesty", tool="break_session", arguments={}, max_attempts=3,
+                               expect_retryable=False), sandboxes=SANDBOXES)
     report = run_probes(fixture("probe_clean"), manifest=doc,
-                        options=ProbeOptions(server="demo", battery=None))
+                        options=ProbeOptions(server="demo", battery=None, allow_mutation=True))
     assert report.exit_code == 0
     records = _journal(root)
     assert [r["seq"] for r in records] == [1, 2, 3, 4, 5]
@@ -91,6 +91,36 @@ def test_error_poisoning_and_malformed_error_flags_are_judged_per_call() -> None
 def test_workflow_that_loses_its_server_reports_the_transport_reason_without_a_verdict() -> None:
     report = run(fixture("workflow", "crash"), manifest(WORKFLOW))
     assert report.cases[0].reason == "transport-closed" and report.exit_code == 3
+
+
+@pytest.mark.parametrize("kind", ["degradation-over-n", "error-honesty", "payload-bounds", "latency-budget",
+                                  "schema-guessability", "instruction-fidelity"])
+def test_a_read_only_case_naming_a_writer_tool_is_refused_before_any_call(tmp_path: Path, kind: str) -> None:
+    fields: dict[str, Any] = {
+        "degradation-over-n": {"max_attempts": 2},
+        "error-honesty": {"max_attempts": 2, "expect_retryable": False},
+        "payload-bounds": {"field": "note", "size_bytes": 10, "expect_handled": True},
+        "latency-budget": {"attempts": 2, "max_latency_ms": 1000},
+        "schema-guessability": {},
+        "instruction-fidelity": {"expect": {"outcome": "ok"}},
+    }[kind]
+    log = tmp_path / "calls.log"
+    doc = manifest(case("careful", kind, tool="read_other", arguments={}, **fields))
+    with pytest.raises(UsageError, match="probe case careful: a read-only case refuses a tool annotated as a "
+                                         "writer"):
+        run(fixture("workflow", "writer"), doc, env={"WORKFLOW_CALL_LOG": str(log)})
+    assert "initialize" in log.read_text() and "tools/call" not in log.read_text()
+
+
+def test_a_writer_tool_runs_only_in_a_sandboxed_mutating_case_with_the_operator_flag(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    mutating = {"id": "writes", "probe": "degradation-over-n", "access": "mutating", "sandbox": "box",
+                "tool": "read_other", "arguments": {}, "max_attempts": 2}
+    doc = manifest(mutating, sandboxes={"box": {"description": "the fixture's own memory"}})
+    with pytest.raises(UsageError, match="mutating probes require --allow-mutation"):
+        run(fixture("workflow", "writer"), doc, env={"WORKFLOW_CALL_LOG": str(log)})
+    report = run(fixture("workflow", "writer"), doc, allow_mutation=True, env={"WORKFLOW_CALL_LOG": str(log)})
+    assert report.cases[0].attempts == 2 and "tools/call" in log.read_text()
 
 
 def test_workflow_refuses_writers_and_undeclared_tools_before_any_case_runs(tmp_path: Path) -> None:

@@ -69,13 +69,19 @@ def _canary_root(root: Path) -> Path:
     return root
 
 
+WRITERS = ("break_session",)  # annotated readOnlyHint: false: callable only by a sandboxed mutating case
+
+
 def _manifest(tool: str) -> str:
-    return json.dumps({"version": 1, "probes": [
+    access: dict[str, str] = {"access": "mutating", "sandbox": "fixture"} if tool in WRITERS else \
+        {"access": "read_only"}
+    return json.dumps({"version": 1, "sandboxes": {"fixture": {"description": "the fixture's memory"}},
+                       "probes": [
         {"id": "discovery", "probe": "discovery-cost", "access": "read_only", "max_tools": 1,
          "max_schema_bytes": 10},
-        {"id": "repeat", "probe": "degradation-over-n", "access": "read_only", "tool": tool,
+        {"id": "repeat", "probe": "degradation-over-n", **access, "tool": tool,
          "arguments": {}, "max_attempts": 3},
-        {"id": "literal", "probe": "instruction-fidelity", "access": "read_only", "tool": tool,
+        {"id": "literal", "probe": "instruction-fidelity", **access, "tool": tool,
          "arguments": {}, "expect": {"outcome": "ok", "equals": {"status": "ready"}}}]})
 
 
@@ -127,6 +133,7 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
         probe = ProbePanel(root, command=command, server="fixture")
         probe.gate_only.value = True
         probe.editor.value = _manifest(tool)
+        probe.allow_mutation.value = tool in WRITERS
         probe.run_button.click()
         assert probe.wait(60)
         assert probe.state.report is not None

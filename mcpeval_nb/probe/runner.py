@@ -22,7 +22,7 @@ from ..errors import Cancelled, TransportError, UsageError
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..transport.budget import BUDGET_EXCEEDED, Budget
-from ..transport.messages import Catalog, HttpTarget, StdioTarget, Target
+from ..transport.messages import HttpTarget, StdioTarget, Target
 from ..transport.session import McpSession
 from .cases import CaseResult, ProbeCase
 from .context import BATTERIES, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
@@ -86,23 +86,26 @@ def _open(ctx: RunContext) -> McpSession:
     return session
 
 
-def _check_steps(case: ProbeCase, catalog: Catalog) -> None:
-    for step in case.fields["steps"]:
-        entry = catalog.get(step["tool"])
-        if entry is None:
-            raise UsageError(f"probe case {case.id}: {case.probe} tool was not declared by the server")
-        if is_writer(entry):
-            raise UsageError(f"probe case {case.id}: {case.probe} refuses a tool annotated as a writer")
-
-
 def _check_declared(cases: Sequence[ProbeCase], ctx: RunContext) -> None:
+    """Every tool a case names is in the gate catalog, and a read-only case names no writer.
+
+    Mutation needs two independent controls (a mutating case with a declared sandbox, and
+    ``allow_mutation``), so a case declared ``read_only`` that names a tool the server annotates
+    ``readOnlyHint: false`` or ``destructiveHint: true`` is refused before any call, in every kind.
+    The reference refuses this only for stepped kinds (workflow); docs/probe.md says so.
+    """
     assert ctx.catalog is not None
     for case in cases:
-        if KIND_TABLE[case.probe].steps:
-            _check_steps(case, ctx.catalog)
+        stepped = KIND_TABLE[case.probe].steps
         for tool in case.tools:
-            if ctx.catalog.get(tool) is None:
-                raise UsageError(f"probe case {case.id}: probe tool was not declared by the server")
+            entry = ctx.catalog.get(tool)
+            if entry is None:
+                kind = case.probe if stepped else "probe"
+                raise UsageError(f"probe case {case.id}: {kind} tool was not declared by the server")
+            if case.access == "read_only" and is_writer(entry):
+                what = case.probe if stepped else "a read-only case"
+                raise UsageError(f"probe case {case.id}: {what} refuses a tool annotated as a writer "
+                                 "(declare access mutating with a sandbox, and pass --allow-mutation)")
 
 
 class _Run:
