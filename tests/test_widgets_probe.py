@@ -208,3 +208,15 @@ def test_the_probe_kind_choice_follows_the_manifest(root: Path) -> None:
         {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 2}]})
     assert list(panel.kind.options) == ["(every case)", "pagination"]
     assert panel.kind.value == "(every case)" and panel.state.probe_kind is None
+
+
+def test_a_read_only_case_naming_a_writer_is_refused_in_the_panel_before_any_call(root: Path) -> None:
+    panel = _panel(root, command=_clean())
+    panel.editor.value = json.dumps({"version": 1, "probes": [
+        {"id": "sneaky", "probe": "degradation-over-n", "access": "read_only", "tool": "break_session",
+         "arguments": {}, "max_attempts": 2}]})
+    assert panel.state.manifest is not None and panel.run() is True
+    assert panel.wait(60)
+    assert panel.state.report is None
+    assert "probe case sneaky: a read-only case refuses a tool annotated as a writer" in panel.status.value
+    assert not (root / "store").exists() or not list((root / "store").glob("calls-*.jsonl"))

@@ -11,9 +11,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..privacy.grammar import valid_tool
 from .reasons import TRANSPORT_REASONS, hint_for
 
-__all__ = ["MEASUREMENT_KEYS", "TOOL_FIELDS", "CaseResult", "Detail", "ProbeCase"]
+__all__ = ["MEASUREMENT_KEYS", "TOOL_FIELDS", "UNLISTED", "CaseResult", "Detail", "ProbeCase", "listed"]
+
+#: What a report prints for a tool name outside the tool grammar (a server may list any text).
+UNLISTED = "unlisted"
+
+
+def listed(name: object) -> str:
+    """A server-given tool name as a report may print it: itself inside the tool grammar, else
+    ``unlisted`` (so a hostile catalog cannot put prose into a report)."""
+    return name if isinstance(name, str) and valid_tool(name) else UNLISTED
 
 #: The measurement keys a case object carries, in document order.
 MEASUREMENT_KEYS = ("tool_count", "schema_bytes", "total_tokens", "per_tool", "latency_ms", "pages")

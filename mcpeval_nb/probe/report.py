@@ -15,7 +15,7 @@ from .._version import __version__
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
-from .cases import MEASUREMENT_KEYS, CaseResult, Detail
+from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
 from .readiness.parse import parse_readiness
@@ -155,6 +155,28 @@ def _opt_u64(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
+def _measurements(raw: Any, where: str, source: str) -> dict[str, Any]:
+    """The known measurements: counts must be u64, ``per_tool`` a list of ``{tokens, tool}`` whose tool
+    names outside the grammar read as ``unlisted`` (older or hand-edited reports)."""
+    if not isinstance(raw, dict):
+        raise _bad(source, where)
+    kept: dict[str, Any] = {}
+    for key in MEASUREMENT_KEYS:
+        if key not in raw:
+            continue
+        value = raw[key]
+        if key == "per_tool":
+            if not isinstance(value, list) or not all(
+                    isinstance(e, dict) and _opt_u64(e.get("tokens")) and e.get("tokens") is not None
+                    for e in value):
+                raise _bad(source, f"{where}.per_tool")
+            value = [{"tokens": e["tokens"], "tool": listed(e.get("tool"))} for e in value]
+        elif value is None or not _opt_u64(value):
+            raise _bad(source, f"{where}.{key}")
+        kept[key] = value
+    return kept
+
+
 def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
     where = f"cases[{index}]"
     if not isinstance(raw, dict):
@@ -164,10 +186,7 @@ def _parse_case(raw: Any, index: int, source: str) -> CaseResult:
             and (reason is None or is_reason(reason)) and (tool is None or valid_tool(tool))
             and _opt_u64(raw.get("attempts")) and _opt_u64(raw.get("first_failure"))):
         raise _bad(source, where)
-    measurements = raw.get("measurements") or {}
-    if not isinstance(measurements, dict):
-        raise _bad(source, f"{where}.measurements")
-    kept = {k: measurements[k] for k in MEASUREMENT_KEYS if k in measurements}
+    kept = _measurements(raw.get("measurements") or {}, f"{where}.measurements", source)
     detail_raw = raw.get("detail")
     detail = None
     if detail_raw is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...jsonfmt import dumps
 from ...privacy.grammar import valid_tool
-from ..cases import CaseResult, Detail
+from ..cases import CaseResult, Detail, listed
 from .base import CaseContext, failed, passed
 
 __all__ = ["discovery_cost", "pagination", "protocol_negotiation", "surface_listing", "token_cost",
@@ -50,7 +50,7 @@ def token_cost(ctx: CaseContext) -> CaseResult:
     """Per-tool and total context tokens against the budgets."""
     f = ctx.fields
     weights = sorted(((tool_tokens(e), str(e["name"])) for e in _entries(ctx)), key=lambda w: (-w[0], w[1]))
-    per_tool = [{"tokens": tokens, "tool": name} for tokens, name in weights]
+    per_tool = [{"tokens": tokens, "tool": listed(name)} for tokens, name in weights]
     total = sum(tokens for tokens, _ in weights)
     meas: dict[str, Any] = {"total_tokens": total, "per_tool": per_tool}
     if total > f["max_total_tokens"]:
