@@ -223,3 +223,55 @@ def test_tool_names_outside_the_grammar_never_reach_the_report(root: Path, tmp_p
     assert "CANARY" not in text and "\x1b" not in text
     r = parse_readiness(report.to_json()["readiness"])  # the document stays valid
     assert r.surface.tools == 2 and None in {c.tool for c in r.area("catalog").checks}
+
+
+OPEN_WORLD_SERVER = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from _mcp import Server, text_result
+def reach(args, ctx):
+    with open(os.environ["OPEN_WORLD_LOG"], "a") as log:
+        log.write("called\\n")
+    return text_result("fetched")
+server = Server("open-world")
+server.tool("web_fetch", reach, description="Fetches a page from the public internet by its address.",
+            annotations={"readOnlyHint": True, "openWorldHint": True})
+server.tool("local_read", lambda args, ctx: text_result("ok"), description="Reads local state only.")
+server.run()
+"""
+
+
+def _open_world(tmp_path: Path) -> tuple[StdioTarget, Path]:
+    script, log = tmp_path / "open_world.py", tmp_path / "calls.log"
+    script.write_text(OPEN_WORLD_SERVER)
+    log.write_text("")
+    return StdioTarget((sys.executable, str(script), str(SERVERS)), env={"OPEN_WORLD_LOG": str(log)}), log
+
+
+def test_open_world_tools_are_not_called_without_the_flag_and_the_profile_says_so(tmp_path: Path) -> None:
+    target, log = _open_world(tmp_path)
+    said: list[str] = []
+    report = score_server(target, server="open", options=BatteryOptions(history=False, progress=said.append))
+    assert log.read_text() == ""
+    r = parse_readiness(report.to_json()["readiness"])
+    assert ("coverage.exercised", "web_fetch", "coverage-open-world") in lost(r, "coverage")
+    assert ("reliability.none-exercised", "web_fetch", "coverage-open-world") in lost(r, "reliability")
+    assert r.measurement_profile is not None and r.measurement_profile.skip_tools == ("web_fetch",)
+    assert "battery skipped: openWorldHint (pass --allow-open-world to call it)" in said
+    allowed = score_server(target, server="open",
+                           options=BatteryOptions(history=False, allow_open_world=True))
+    assert log.read_text().count("called") >= 1
+    r2 = parse_readiness(allowed.to_json()["readiness"])
+    assert r2.measurement_profile is not None and r2.measurement_profile.skip_tools == ()
+    assert not any(c.reason == "coverage-open-world" for a in r2.areas for c in a.checks)
+    assert r2.score > r.score
+
+
+def test_init_skips_open_world_tools_unless_allowed(tmp_path: Path) -> None:
+    from mcpeval_nb import scaffold_manifest
+
+    target, log = _open_world(tmp_path)
+    decisions = dict(scaffold_manifest(target, confirm_read_only=True).decisions)
+    assert decisions["web_fetch"] == "skipped: openWorldHint" and log.read_text() == ""
+    allowed = dict(scaffold_manifest(target, confirm_read_only=True, allow_open_world=True).decisions)
+    assert allowed["web_fetch"] == "candidate (readOnlyHint)"

@@ -15,6 +15,7 @@ import mcpeval_nb
 
 __all__ = [
     "LABEL_HELP",
+    "allow_open_world",
     "allow_remote_http",
     "command_argument",
     "confirm_read_only",
@@ -47,6 +48,10 @@ allow_remote_http = _doc(click.option("--allow-remote-http", is_flag=True,
 confirm_read_only = _doc(click.option("--confirm-read-only", is_flag=True,
                                       help="Attest that unannotated tools are read-only."),
                          "``--confirm-read-only``: the operator attests unannotated tools are read-only.")
+allow_open_world = _doc(click.option("--allow-open-world", is_flag=True,
+                                     help="Also call tools annotated openWorldHint (they may reach the "
+                                          "internet)."),
+                        "``--allow-open-world``: the battery and init may call ``openWorldHint`` tools.")
 skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
                               help="A tool the battery must not call."),
                  "``--skip-tool NAME`` (repeatable): a tool the readiness battery must not call.")

@@ -42,6 +42,7 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
 @opt.allow_remote_http
 @click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
 @opt.confirm_read_only
+@opt.allow_open_world
 @opt.skip_tool
 @click.option("--no-journal", is_flag=True, help="Do not journal the cases' tool calls.")
 @click.option("--no-history", is_flag=True, help="Do not append the full run's readiness trend point.")
@@ -50,7 +51,8 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
 @opt.command_argument
 def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id: str | None, fmt: str,
               brief: bool, allow_mutation: bool, allow_remote_http: bool, gate_only: bool,
-              confirm_read_only: bool, skip_tools: tuple[str, ...], no_journal: bool, no_history: bool,
+              confirm_read_only: bool, allow_open_world: bool, skip_tools: tuple[str, ...],
+              no_journal: bool, no_history: bool,
               root: str | None, url: str | None, command: tuple[str, ...]) -> int:
     """Run a probe manifest against a server: `probe --server L [opts] -- CMD...` or `--url URL`.
 
@@ -62,7 +64,7 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
         server=server, probe=kind, case_id=case_id, allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http, root=root, journal=not no_journal,
         battery=None if gate_only else "standard", history=not no_history,
-        confirm_read_only=confirm_read_only, skip_tools=skip_tools)
+        confirm_read_only=confirm_read_only, allow_open_world=allow_open_world, skip_tools=skip_tools)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.run_probes(target, manifest=manifest_path or "mcp-eval.manifest.json",
                                    options=options, progress=_progress)

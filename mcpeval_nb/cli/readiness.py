@@ -45,19 +45,21 @@ def _load_report(path: str) -> Any:
 @click.option("--no-history", is_flag=True, help="Do not append a trend point.")
 @opt.root
 @opt.confirm_read_only
+@opt.allow_open_world
 @opt.skip_tool
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm_read_only: bool,
-              skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
+              allow_open_world: bool, skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
               command: tuple[str, ...]) -> int:
     """Run the standard readiness battery alone: `score --server L -- CMD...` or `--url URL`.
 
     Exit 0 when scored, 2 on a usage error, 3 when the battery could not complete.
     """
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
-                                        progress=_progress, history=not no_history, root=root)
+                                        allow_open_world=allow_open_world, progress=_progress,
+                                        history=not no_history, root=root)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
     click.echo(report.render(fmt), nl=False)
@@ -73,17 +75,19 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
 @click.option("--dry-run", is_flag=True, help="Print the per-tool decisions only.")
 @click.option("--tool", "tools", multiple=True, help="Scaffold cases only for these tools.")
 @opt.confirm_read_only
+@opt.allow_open_world
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], confirm_read_only: bool,
-             allow_remote_http: bool, url: str | None, command: tuple[str, ...]) -> int:
+             allow_open_world: bool, allow_remote_http: bool, url: str | None,
+             command: tuple[str, ...]) -> int:
     """Scaffold a read-only probe manifest from a live server."""
     if not dry_run and not force and Path(output).exists():
         raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
-                                            dry_run=dry_run)
+                                            dry_run=dry_run, allow_open_world=allow_open_world)
     click.echo(scaffold.decision_lines(), nl=False)
     if dry_run:
         return 0
@@ -134,11 +138,12 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
 @click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
 @opt.confirm_read_only
+@opt.allow_open_world
 @opt.skip_tool
 @opt.allow_remote_http
 @opt.command_argument
-def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, skip_tools: tuple[str, ...],
-                allow_remote_http: bool, command: tuple[str, ...]) -> int:
+def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, allow_open_world: bool,
+                skip_tools: tuple[str, ...], allow_remote_http: bool, command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
 
     Never gates: exit 0, or 3 when a target could not be scored.
@@ -152,7 +157,7 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, s
     if command:
         targets.append(("stdio", mcpeval_nb.make_target(list(command))))
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
-                                        progress=_progress)
+                                        allow_open_world=allow_open_world, progress=_progress)
     comparison = mcpeval_nb.compare_servers(targets, options=options)
     click.echo(comparison.render_markdown() if fmt == "markdown" else comparison.render_text(), nl=False)
     return int(comparison.exit_code)

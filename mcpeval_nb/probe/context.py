@@ -83,6 +83,7 @@ class ProbeOptions:
         history: a full run that produced readiness appends one trend point under ``root``
             (``--no-history`` turns it off).
         confirm_read_only: attestation passed through to the battery.
+        allow_open_world: let the battery call tools annotated ``openWorldHint: true``.
         skip_tools: tool names the battery must skip.
         max_requests / max_seconds: the shared evaluation budget (SPEC 8.4: 4096 and 300 s).
     """
@@ -98,6 +99,7 @@ class ProbeOptions:
     battery: Literal["standard"] | None = "standard"
     history: bool = True
     confirm_read_only: bool = False
+    allow_open_world: bool = False
     skip_tools: tuple[str, ...] = ()
     max_requests: int = MAX_EVAL_REQUESTS
     max_seconds: float = MAX_EVAL_SECONDS

@@ -41,8 +41,11 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def decide(entry: dict[str, Any], *, tools: Sequence[str] | None, confirm_read_only: bool) -> str:
-    """The scaffolding decision for one tool, first matching rule of SPEC 8.6."""
+def decide(entry: dict[str, Any], *, tools: Sequence[str] | None, confirm_read_only: bool,
+           allow_open_world: bool = False) -> str:
+    """The scaffolding decision for one tool, first matching rule of SPEC 8.6, plus one of ours: a tool
+    annotated ``openWorldHint: true`` is never called to check it as a candidate unless
+    ``allow_open_world`` (it may reach the internet)."""
     ann, schema = _obj(entry.get("annotations")), _obj(entry.get("inputSchema"))
     if tools is not None and entry.get("name") not in tools:
         return "skipped: not in --tool"
@@ -54,6 +57,8 @@ def decide(entry: dict[str, Any], *, tools: Sequence[str] | None, confirm_read_o
         return "skipped: readOnlyHint=false"
     if isinstance(schema.get("required"), list) and schema["required"]:
         return "skipped: required arguments"
+    if ann.get("openWorldHint") is True and not allow_open_world:
+        return "skipped: openWorldHint"
     if ann.get("readOnlyHint") is True:
         return "candidate (readOnlyHint)"
     if confirm_read_only:
@@ -145,12 +150,14 @@ def _tool_cases(sc: Scaffold, session: McpSession, candidates: list[dict[str, An
 
 
 def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, confirm_read_only: bool = False,
-                      dry_run: bool = False, timeout: float | None = None) -> Scaffold:
+                      dry_run: bool = False, timeout: float | None = None,
+                      allow_open_world: bool = False) -> Scaffold:
     """Scaffold a manifest from the live server at ``target``.
 
     Args:
         target: the server. tools: restrict candidates to these names (``--tool``).
         confirm_read_only: attest unannotated tools are read-only. dry_run: decide only (no calls).
+        allow_open_world: also check tools annotated ``openWorldHint: true`` as candidates.
         timeout: per-request timeout (default: the transport's).
 
     Returns:
@@ -169,7 +176,8 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
         sc = Scaffold()
         for entry in catalog.tools:
             sc.decisions.append((str(entry["name"]), decide(entry, tools=tools,
-                                                            confirm_read_only=confirm_read_only)))
+                                                            confirm_read_only=confirm_read_only,
+                                                            allow_open_world=allow_open_world)))
         for name in tools or ():
             decision = dict(sc.decisions).get(name)
             if decision is None or not decision.startswith("candidate"):

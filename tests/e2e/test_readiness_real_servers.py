@@ -79,3 +79,56 @@ def test_mcp_server_time_scores_with_stable_structure(root: Path) -> None:
         # both tools require an IANA timezone; the synthesized "mcpeval" is refused with an isError result
         assert r.area("error-honesty").score == 100 and r.area("protocol").score == 100
     assert stable_view(first) == stable_view(second)
+
+
+class _ProxyTrap:
+    """A loopback listener standing in for an HTTP proxy: it counts connection attempts and closes them,
+    so a server that tries to reach the internet through it reaches nothing."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.sock.close()
+
+
+def test_the_battery_never_calls_mcp_server_fetch_unless_open_world_is_allowed() -> None:
+    trap = _ProxyTrap()
+    proxy = f"http://127.0.0.1:{trap.port}"
+    env = {key: proxy for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                                  "all_proxy")}
+    target = StdioTarget((sys.executable, "-m", "mcp_server_fetch"), env={**env, "NO_PROXY": ""})
+    try:
+        plain = score_server(target, server="fetch", options=BatteryOptions(history=False))
+        assert trap.connections == 0
+        assert plain.readiness is not None
+        reasons = {(c.tool, c.reason) for a in plain.readiness.areas for c in a.checks}
+        assert ("fetch", "coverage-open-world") in reasons
+        allowed = score_server(target, server="fetch",
+                               options=BatteryOptions(history=False, allow_open_world=True))
+        assert allowed.readiness is not None
+        assert trap.connections >= 1  # the fetch calls really tried to go out (and hit the trap)
+    finally:
+        trap.close()

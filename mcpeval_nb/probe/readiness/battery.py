@@ -50,6 +50,9 @@ class BatteryOptions:
     Attributes:
         confirm_read_only: the operator attests unannotated tools are read-only (they get called).
         skip_tools: tool names never called (scored as skipped; an undeclared name is a usage error).
+        allow_open_world: also call tools annotated ``openWorldHint: true`` (they may reach the
+            internet); without it they are not called, scored as ``coverage-open-world``, and listed in
+            the measurement profile's skip tools so scores with and without the flag never compare.
         call_timeout_s: deadline of each battery call.
         progress: called with short content-free lines (``battery tool 3/13``); None for silence.
         history: ``score_server`` appends the scored run's trend point (``--no-history`` turns it off).
@@ -58,6 +61,7 @@ class BatteryOptions:
 
     confirm_read_only: bool = False
     skip_tools: tuple[str, ...] = ()
+    allow_open_world: bool = False
     call_timeout_s: float = BATTERY_CALL_TIMEOUT_S
     progress: Progress | None = None
     history: bool = True
@@ -142,6 +146,9 @@ class _Battery:
         name = facts.name
         if name in self.options.skip_tools:
             return ToolRun(name, skipped=True)
+        if facts.open_world_hint is True and not self.options.allow_open_world:
+            self.say("battery skipped: openWorldHint (pass --allow-open-world to call it)")
+            return ToolRun(name, not_called="coverage-open-world")
         if facts.read_only_hint is not True and not self.options.confirm_read_only:
             return ToolRun(name, not_called="coverage-unannotated")
         schema = entry.get("inputSchema")
@@ -186,8 +193,9 @@ class _Battery:
         self.say("battery protocol checks")
         surfaces = isinstance(caps.get("resources"), dict) or isinstance(caps.get("prompts"), dict)
         protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
+        unasked = tuple(r.name for r in runs if r.not_called == "coverage-open-world" and valid_tool(r.name))
         profile = measurement_profile(attested_read_only=self.options.confirm_read_only,
-                                      skip_tools=self.options.skip_tools,
+                                      skip_tools=(*self.options.skip_tools, *unasked),
                                       call_timeout_ms=round(self.options.call_timeout_s * 1000))
         return score_readiness(BatteryObservations(
             tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
@@ -219,7 +227,8 @@ def run_battery(ctx: RunContext, options: BatteryOptions | None = None) -> Readi
     """
     if options is None:
         options = BatteryOptions(confirm_read_only=ctx.options.confirm_read_only,
-                                 skip_tools=tuple(ctx.options.skip_tools))
+                                 skip_tools=tuple(ctx.options.skip_tools),
+                                 allow_open_world=ctx.options.allow_open_world)
     check_skip_names(options.skip_tools)
     battery = _Battery(ctx, options)
     try:

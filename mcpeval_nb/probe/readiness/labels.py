@@ -62,6 +62,8 @@ READINESS_REASONS: dict[str, str] = {
                           "required properties or types.",
     "no-read-only-tools": "Every tool is a writer (or none is listed); mark read-only tools readOnlyHint.",
     "coverage-skipped": "The tool was skipped by --skip-tool; skipped tools score zero.",
+    "coverage-open-world": "The tool reaches outside this machine (openWorldHint); the battery calls it "
+                           "only with --allow-open-world.",
     "coverage-unannotated": "Unannotated tools are only called with --confirm-read-only; declare "
                             "readOnlyHint.",
     "coverage-unsynthesizable": "No valid arguments could be built from the schema within the budgets; "

@@ -44,6 +44,7 @@ class ToolFacts:
     params_typed: bool = True
     read_only_hint: bool | None = None
     destructive_hint: bool | None = None
+    open_world_hint: bool | None = None
     has_output_schema: bool = False
     tokens: int = 0
 
@@ -73,6 +74,7 @@ class ToolFacts:
                                  and p["description"].strip() != "" for p in props.values()),
             params_typed=all(isinstance(p, dict) and any(k in p for k in _TYPE_KEYS) for p in props.values()),
             read_only_hint=hint("readOnlyHint"), destructive_hint=hint("destructiveHint"),
+            open_world_hint=hint("openWorldHint"),
             has_output_schema=isinstance(entry.get("outputSchema"), dict), tokens=tool_tokens(entry))
 
 
@@ -117,7 +119,8 @@ class ToolRun:
 
     Attributes:
         skipped: named by ``--skip-tool``.
-        not_called: ``coverage-unannotated`` or ``coverage-unsynthesizable`` when no valid call was made.
+        not_called: ``coverage-unannotated``, ``coverage-open-world`` or ``coverage-unsynthesizable``
+            when no valid call was made.
         honesty: the invalid-argument probe, None when the tool was not judged.
         calls: the synthesized calls (normally three).
     """
