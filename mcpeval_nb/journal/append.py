@@ -2,12 +2,16 @@
 
 Encode first, check the 4 MiB bound (newline included) before any file is opened, then take an
 exclusive ``flock`` on the journal file itself and write the whole line in one write.  A refused record
-leaves every existing byte unchanged and creates no file.
+leaves every existing byte unchanged and creates no file.  A write that fails part-way (a full disk, a
+file-size limit, an I/O error) is undone under the same lock: the file is truncated back to the size it
+had before, so no partial line is left for the next append to be glued onto.  A journal path that is not
+a regular file (a FIFO, a device) is refused without blocking.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,7 +25,7 @@ __all__ = ["Record", "append_record", "append_records", "encode_line", "journal_
 
 Record = CallRecord | AnnotationRecord | TrendPoint
 
-_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+_OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 def encode_line(record: Record) -> bytes:
@@ -53,24 +57,40 @@ def journal_path(root: Path, record: Record) -> Path:
 def _open_for_append(path: Path) -> int:
     try:
         try:
-            return os.open(path, _OPEN_FLAGS, 0o666)
+            fd = os.open(path, _OPEN_FLAGS, 0o666)
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-            return os.open(path, _OPEN_FLAGS, 0o666)
+            fd = os.open(path, _OPEN_FLAGS, 0o666)
     except OSError as exc:
         raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise JournalError(f"journal {path} is not a regular file; refusing to write to it")
+    return fd
+
+
+def _write_all(fd: int, data: bytes, path: Path) -> None:
+    """Write every byte, or put the file back as it was and raise (the caller holds the lock)."""
+    before = os.fstat(fd).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, before)
+        except OSError:
+            raise JournalError(f"cannot write journal {path}: {exc.strerror}; the partial line could not "
+                               "be removed (the next reader will name its line)") from None
+        raise JournalError(f"cannot write journal {path}: {exc.strerror}; nothing was written") from None
 
 
 def _write_locked(path: Path, data: bytes, timeout: float) -> None:
     fd = _open_for_append(path)
     try:
         with flocked(fd, path, exclusive=True, timeout=timeout):
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-    except OSError as exc:
-        raise JournalError(f"cannot write journal {path}: {exc.strerror}") from None
+            _write_all(fd, data, path)
     finally:
         os.close(fd)
 

@@ -1,0 +1,127 @@
+"""A refused journal write loses nothing: a write that fails part-way (file-size limit, full disk) is
+undone, so the next append is never glued onto a partial line; a FIFO where a journal belongs is refused
+at once instead of blocking (issue 19 items 1 and 3)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpeval_nb import CallRecord, JournalError, append_record, read_records
+from mcpeval_nb.home import calls_path
+from mcpeval_nb.journal import encode_line
+
+TS = "2026-08-04T12:00:00.250Z"
+
+
+def _record(seq: int, size: int = 0) -> CallRecord:
+    return CallRecord(ts=TS, session="s", seq=seq, server="demo", method="tools/call", outcome="ok",
+                      tool="t", args={"k" * max(size, 1): "null"})
+
+
+def _seqs(path: Path) -> list[int]:
+    return [e.record.seq for e in read_records(path)]
+
+
+def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(root: Path) -> None:
+    append_record(root, _record(1))
+    path = calls_path(root, "2026-08-04")
+    before = path.read_bytes()
+    child = textwrap.dedent(f"""
+        import resource, sys
+        from pathlib import Path
+        from mcpeval_nb import CallRecord, JournalError, append_record
+        root = Path({str(root)!r})
+        big = CallRecord(ts={TS!r}, session="s", seq=2, server="demo", method="tools/call", outcome="ok",
+                         tool="t", args={{"k" * 5000: "null"}})
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before) + 1000}, hard))
+        try:
+            append_record(root, big)
+        except JournalError as exc:
+            print("refused:", exc)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        append_record(root, CallRecord(ts={TS!r}, session="s", seq=3, server="demo", method="tools/call",
+                                       outcome="ok", tool="t"))
+    """)
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert "refused: cannot write journal" in run.stdout and "nothing was written" in run.stdout
+    after = path.read_bytes()
+    assert after.startswith(before) and after[len(before):] == encode_line(
+        CallRecord(ts=TS, session="s", seq=3, server="demo", method="tools/call", outcome="ok", tool="t"))
+    assert _seqs(path) == [1, 3]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs (needs root and mount(8); the file-size-limit test above runs everywhere)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        if os.environ.get("CI") and os.geteuid() == 0:
+            pytest.fail("CI runs as root: a tmpfs must be mountable for the full-disk test")
+        pytest.skip("cannot mount a tmpfs here; the RLIMIT_FSIZE test covers the same path")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_full_disk_refuses_the_record_and_the_journal_reads_clean_afterwards(small_disk: Path) -> None:
+    root = small_disk / "root"
+    append_record(root, _record(1))
+    path = calls_path(root, "2026-08-04")
+    filler = small_disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # fill the disk, unbuffered, to the last byte
+    try:
+        while True:
+            os.write(fd, b"\0" * 1024)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    before = path.read_bytes()
+    with pytest.raises(JournalError, match="No space left on device; nothing was written") as info:
+        append_record(root, _record(2, size=8000))
+    assert "kkkk" not in str(info.value)
+    assert path.read_bytes() == before
+    filler.unlink()
+    append_record(root, _record(3))
+    assert _seqs(path) == [1, 3]
+
+
+def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) -> None:
+    path = calls_path(root, "2026-08-04")
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            append_record(root, _record(1))
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=write, daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "appending to a FIFO blocked"
+    assert isinstance(outcome[0], JournalError)
+    reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader present it opens: still refused
+    try:
+        with pytest.raises(JournalError, match="is not a regular file"):
+            append_record(root, _record(2))
+    finally:
+        os.close(reader)
