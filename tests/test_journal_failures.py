@@ -111,7 +111,7 @@ def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) 
         try:
             append_record(root, _record(1))
             outcome.append(None)
-        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        except BaseException as exc:
             outcome.append(exc)
 
     worker = threading.Thread(target=write, daemon=True)
