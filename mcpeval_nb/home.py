@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -63,15 +64,25 @@ def salt_path(root: Path) -> Path:
 
 
 def _read_salt(path: Path) -> bytes | None:
+    """The salt's bytes, or None when there is none; a FIFO or device there is refused at once (opened
+    non-blocking, then checked to be a regular file), and a symlink is not followed."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(SALT_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise SaltError(f"cannot read salt file at {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SaltError(f"salt file at {path} is not a regular file")
+        data = os.read(fd, SALT_BYTES + 1)
+    except OSError as exc:
+        raise SaltError(f"cannot read salt file at {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
     if len(data) != SALT_BYTES:
-        size = len(data) if len(data) <= SALT_BYTES else path.stat().st_size
+        size = len(data) if len(data) <= SALT_BYTES else st.st_size
         raise SaltError(f"salt file at {path} has {size} bytes, expected {SALT_BYTES}")
     return data
 

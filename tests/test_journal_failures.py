@@ -125,3 +125,32 @@ def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) 
             append_record(root, _record(2))
     finally:
         os.close(reader)
+
+
+def test_a_fifo_or_symlink_where_the_salt_belongs_is_refused_without_blocking(root: Path,
+                                                                              tmp_path: Path) -> None:
+    from mcpeval_nb import SaltError, load_salt
+    from mcpeval_nb.home import salt_path
+
+    root.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(salt_path(root))
+    outcome: list[BaseException | None] = []
+    worker = threading.Thread(target=lambda: _call(outcome, load_salt, root), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "reading a FIFO salt blocked"
+    assert isinstance(outcome[0], SaltError) and "not a regular file" in str(outcome[0])
+    os.unlink(salt_path(root))
+    real = tmp_path / "elsewhere"
+    real.write_bytes(b"x" * 32)
+    os.symlink(real, salt_path(root))
+    with pytest.raises(SaltError, match="cannot read salt file"):
+        load_salt(root)
+
+
+def _call(outcome: list[BaseException | None], fn: object, *args: object) -> None:
+    try:
+        fn(*args)  # type: ignore[operator]
+        outcome.append(None)
+    except BaseException as exc:  # noqa: BLE001 - the test inspects it
+        outcome.append(exc)
