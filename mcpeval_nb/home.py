@@ -9,7 +9,7 @@ import stat
 import uuid
 from pathlib import Path
 
-from .errors import SaltError
+from .errors import JournalError, SaltError
 
 __all__ = [
     "SALT_BYTES",
@@ -29,13 +29,29 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
     """Resolve the capture root: ``root`` if given, else ``$MCPEVAL_HOME``, else ``$HOME/.mcp-eval``.
 
     Nothing is created.  With ``HOME`` unset the relative path ``.mcp-eval`` is used, as the Rust tool does.
+
+    Raises:
+        JournalError: the operating system refuses the path itself (a component longer than the file
+            system allows, a directory that cannot be searched, a loop of symlinks); a root that does
+            not exist yet is fine (it is created on the first write).
     """
     if root is not None:
-        return Path(root)
-    env = os.environ.get("MCPEVAL_HOME")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("HOME", "")) / ".mcp-eval"
+        path = Path(root)
+    elif os.environ.get("MCPEVAL_HOME"):
+        path = Path(os.environ["MCPEVAL_HOME"])
+    else:
+        path = Path(os.environ.get("HOME", "")) / ".mcp-eval"
+    _check_usable(path)
+    return path
+
+
+def _check_usable(path: Path) -> None:
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise JournalError(f"cannot use capture root {path}: {exc.strerror}") from None
 
 
 def store_dir(root: Path) -> Path:

@@ -71,3 +71,41 @@ def test_an_environment_failure_in_a_real_process_is_one_line(tmp_path: Path) ->
         assert run.returncode in (2, 3), argv
         assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
         assert run.stderr.startswith("mcpeval-nb: ")
+
+
+def _bytes_arg(text: str) -> str:
+    """An argument as the CLI receives a non-UTF-8 argv element (surrogate-escaped bytes)."""
+    return (text.encode() + b"\xff").decode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("argv", [
+    ["annotate", "--session", "s", "--seq", "1", "--kind", "workaround", "--note", _bytes_arg("CANARY-note")],
+    ["export-parquet", "--dest", _bytes_arg("/tmp/CANARY-dest")],
+    ["share", "--dir", _bytes_arg("/tmp/CANARY-dir")],
+])
+def test_non_utf8_arguments_are_a_usage_error_naming_the_flag(argv: list[str], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_module.main([*argv, "--root", str(tmp_path / "root")])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.count("\n") == 1
+    flag = argv[-2]
+    assert err.startswith(f"mcpeval-nb: the value of {flag} is not valid UTF-8 text")
+    assert "CANARY" not in err and not (tmp_path / "root").exists()
+
+
+def test_the_server_command_after_the_separator_may_carry_any_bytes(tmp_path: Path) -> None:
+    arg = (b"printf-arg-" + b"\xff").decode("utf-8", "surrogateescape")
+    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bytes", "--root",
+                          str(tmp_path / "root"), "--", sys.executable, "-c", "import sys; sys.exit(0)", arg],
+                         capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+
+
+def test_a_root_the_system_refuses_is_named_with_the_reason(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli_module.main(["trends", "--root", str(tmp_path / ("a" * 300))])
+    err = capsys.readouterr().err
+    assert info.value.code == 3 and err.startswith("mcpeval-nb: cannot use capture root ")
+    assert err.rstrip().endswith(": File name too long")

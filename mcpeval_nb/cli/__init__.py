@@ -59,9 +59,27 @@ def _register() -> None:
 _register()
 
 
+def _check_utf8(argv: list[str]) -> None:
+    """Names, labels, paths and notes must be UTF-8 text (they end up in JSON, SQLite and terminals);
+    the server command after ``--`` is passed to the server exactly as given."""
+    for position, arg in enumerate(argv, start=1):
+        if arg == "--":
+            return
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            flag = argv[position - 2] if position > 1 else ""
+            where = f"the value of {flag}" if flag.startswith("--") and flag.isascii() else \
+                f"argument {position}"
+            raise mcpeval_nb.UsageError(f"{where} is not valid UTF-8 text (a file name or note with "
+                                        "undecodable bytes); only the server command after -- may "
+                                        "be") from None
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI and map errors to exit codes; never prints a traceback for expected errors."""
     try:
+        _check_utf8(sys.argv[1:] if argv is None else argv)
         return cli.main(args=argv, prog_name="mcpeval-nb", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
