@@ -24,9 +24,8 @@ from pathlib import Path
 from ..errors import ReviewError
 from ..jsonfmt import JSONFormatError
 from ..limits import MAX_RECORD_BYTES
-from .doctor import scan_chunk
+from .doctor import check_utf8, scan_chunk
 from .normalize import NotAnObject, normalize_chunk, normalize_record
-from .scan import check_utf8
 
 __all__ = ["ChunkDone", "ChunkJob", "ChunkOut", "init_helper", "process_chunk", "run_job"]
 
