@@ -31,7 +31,6 @@ if typing.TYPE_CHECKING:
         wilson_interval,
     )
     from .capture.annotate import annotate
-    from .capture.correlate import Correlator, classify_frame
     from .capture.shim import ShimOptions, run_shim
     from .capture.shim_http import HTTPShim, HTTPShimOptions, run_shim_http
     from .errors import (
@@ -141,13 +140,8 @@ if typing.TYPE_CHECKING:
     )
     from .transport import (
         Budget,
-        Catalog,
         HttpTarget,
-        McpSession,
-        Response,
-        RpcError,
         StdioTarget,
-        ToolOutcome,
     )
     from .transport.policy import Endpoint, check_endpoint
 
@@ -164,9 +158,7 @@ _LAZY: dict[str, str] = {
     "CallObservation": ".probe.score",
     "CallRecord": ".privacy",
     "CaseResult": ".probe",
-    "Catalog": ".transport",
     "Comparison": ".probe.compare",
-    "Correlator": ".capture.correlate",
     "DocumentError": ".errors",
     "Endpoint": ".transport.policy",
     "EnumIndex": ".privacy",
@@ -184,7 +176,6 @@ _LAZY: dict[str, str] = {
     "MCPEvalError": ".errors",
     "Manifest": ".probe",
     "ManifestError": ".errors",
-    "McpSession": ".transport",
     "MeasurementProfile": ".privacy",
     "OUTCOMES": ".analysis",
     "PERCENTILES": ".analysis",
@@ -198,9 +189,7 @@ _LAZY: dict[str, str] = {
     "Readiness": ".probe.score_model",
     "RecordTooLarge": ".errors",
     "RedactionReport": ".review",
-    "Response": ".transport",
     "ReviewError": ".errors",
-    "RpcError": ".transport",
     "RunContext": ".probe",
     "SaltError": ".errors",
     "Scaffold": ".probe.scaffold",
@@ -214,7 +203,6 @@ _LAZY: dict[str, str] = {
     "Synthesis": ".probe.synth",
     "TRENDS_SCHEMA": ".tables",
     "ToolFacts": ".probe.score",
-    "ToolOutcome": ".transport",
     "ToolRun": ".probe.score",
     "TransportError": ".errors",
     "TrendHistoryCorrupt": ".probe.history",
@@ -226,7 +214,6 @@ _LAZY: dict[str, str] = {
     "battery_hook": ".probe",
     "check_endpoint": ".transport.policy",
     "check_redaction": ".review",
-    "classify_frame": ".capture.correlate",
     "compare_servers": ".probe.compare",
     "diff_reports": ".probe.diff",
     "diff_schema": ".probe.doc_schemas",
@@ -306,9 +293,7 @@ __all__ = [
     "CallObservation",
     "CallRecord",
     "CaseResult",
-    "Catalog",
     "Comparison",
-    "Correlator",
     "DocumentError",
     "Endpoint",
     "EnumIndex",
@@ -326,7 +311,6 @@ __all__ = [
     "MCPEvalError",
     "Manifest",
     "ManifestError",
-    "McpSession",
     "MeasurementProfile",
     "OUTCOMES",
     "PERCENTILES",
@@ -340,9 +324,7 @@ __all__ = [
     "Readiness",
     "RecordTooLarge",
     "RedactionReport",
-    "Response",
     "ReviewError",
-    "RpcError",
     "RunContext",
     "SaltError",
     "Scaffold",
@@ -356,7 +338,6 @@ __all__ = [
     "Synthesis",
     "TRENDS_SCHEMA",
     "ToolFacts",
-    "ToolOutcome",
     "ToolRun",
     "TransportError",
     "TrendHistoryCorrupt",
@@ -369,7 +350,6 @@ __all__ = [
     "battery_hook",
     "check_endpoint",
     "check_redaction",
-    "classify_frame",
     "compare_servers",
     "diff_reports",
     "diff_schema",
