@@ -17,16 +17,21 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from ..errors import JournalError
+from ..privacy.read_rules import CALL_RULES, rule_for
+from ..privacy.timestamps import day_of
 from .schemas import CALLS_SCHEMA
 
-__all__ = ["PARQUET_SCHEMA", "to_parquet"]
+__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "to_parquet"]
 
-#: The calls schema plus the ``day`` partition column (UTC day of ``ts`` or ``unknown``).
+#: The calls schema plus the ``day`` partition column (UTC day of ``ts`` or ``UNKNOWN_DAY``).
 PARQUET_SCHEMA = CALLS_SCHEMA.append(pa.field("day", pa.string(), nullable=False))
+#: The partition of calls whose timestamp was not RFC 3339 (null ``ts``): the journal day a record with
+#: the ``ts`` read rule's fallback is stored under.
+UNKNOWN_DAY = day_of(rule_for(CALL_RULES, "ts").fallback)
 
 
 def _with_day(batch: pa.RecordBatch) -> pa.RecordBatch:
-    day = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%d"), "unknown")
+    day = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%d"), UNKNOWN_DAY)
     return pa.RecordBatch.from_arrays([*batch.columns, day], schema=PARQUET_SCHEMA)
 
 
