@@ -177,12 +177,17 @@ def iter_chunks(fd: int, path: Path, end: int, *, cursor: Cursor | None = None,
 
 
 class _Scan:
+    """One pass of ``iter_chunks``; ``skipping`` while inside an over-long line being stepped over, whose
+    bytes feed ``pending`` (a copy of the cursor's digest, kept only once the line ends)."""
+
     def __init__(self, fd: int, path: Path, cursor: Cursor, limit: int, strict: bool, skip: bool,
                  newlines: Callable[[Buffer], np.ndarray] | None,
                  allocate: Callable[[int], memoryview] | None, digests: PrefixDigests) -> None:
         self.fd, self.path, self.cursor, self.limit = fd, path, cursor, limit
         self.strict, self.skip = strict, skip
         self.newlines, self.allocate, self.digests = newlines, allocate, digests
+        self.skipping = False
+        self.pending: hashlib._Hash | None = None
 
     def _read(self, carry: bytes, pos: int, size: int) -> Buffer:
         """``carry`` followed by up to ``size`` bytes read at ``pos``."""
@@ -198,12 +203,36 @@ class _Scan:
         """Whether ``size`` bytes without a newline can no longer end within the bound."""
         return size > self.limit or (size == self.limit and (self.strict or more))
 
+    def _unterminated(self, buf: Buffer, more: bool) -> bytes:
+        """What to carry of a read without a newline: all of it, or nothing once it is over the bound
+        and being skipped.
+
+        Raises:
+            RecordTooLarge: it is over the bound and over-long lines are not skipped.
+        """
+        if not self._over(len(buf), more):
+            return bytes(buf)
+        if not self.skip:
+            raise RecordTooLarge(self.path, self.cursor.next_line)
+        self.skipping = True
+        if self.cursor.digest is not None:
+            self.digests.sync()
+            self.pending = self.cursor.digest.copy()
+            self.pending.update(buf)
+        return b""
+
+    def _skipped(self, data: Buffer, *, done: bool) -> None:
+        """Feed bytes of the over-long line being skipped; ``done`` at its newline."""
+        if self.pending is not None:
+            self.pending.update(data)
+            if done:
+                self.cursor.digest, self.pending = self.pending, None
+        self.skipping = not done
+
     def run(self, end: int, chunk_bytes: int, tail: bool, shrunk: Callable[[Path], Exception] | None,
             on_bytes: Callable[[int], None] | None) -> Iterator[Chunk]:
         state, start = self.cursor, self.cursor.offset
         pos, carry = start, b""
-        skipping = False
-        pending: hashlib._Hash | None = None  # digest while inside an over-long line being skipped
         while pos < end:
             base = pos - len(carry)
             buf = self._read(carry, pos, min(chunk_bytes, end - pos))
@@ -215,35 +244,20 @@ class _Scan:
             if on_bytes is not None:
                 on_bytes(pos - start)
             ends = self.newlines(buf) if self.newlines is not None else None
-            if skipping:
+            if self.skipping:
                 assert ends is not None
                 if len(ends) == 0:
-                    if pending is not None:
-                        pending.update(buf)
+                    self._skipped(buf, done=False)
                     carry = b""
                     continue
                 skip_to = int(ends[0]) + 1
-                if pending is not None:
-                    pending.update(buf[:skip_to])
-                    state.digest, pending = pending, None
-                skipping = False
+                self._skipped(buf[:skip_to], done=True)
                 yield Chunk(b"", base, state.next_line, ends=ends[:0], too_long=(state.next_line,))
                 state.offset, state.next_line = base + skip_to, state.next_line + 1
-                buf = buf[skip_to:]
-                base += skip_to
-                ends = ends[1:] - skip_to
+                buf, base, ends = buf[skip_to:], base + skip_to, ends[1:] - skip_to
             cut = _last_cut(buf, ends)
             if cut == 0:
-                if not self._over(len(buf), pos < end):
-                    carry = bytes(buf)
-                elif not self.skip:
-                    raise RecordTooLarge(self.path, state.next_line)
-                else:
-                    skipping, carry = True, b""
-                    if state.digest is not None:
-                        self.digests.sync()
-                        pending = state.digest.copy()
-                        pending.update(buf)
+                carry = self._unterminated(buf, pos < end)
                 continue
             carry = bytes(buf[cut:])
             lines = buf if cut == len(buf) else buf[:cut]
@@ -252,9 +266,9 @@ class _Scan:
             if state.digest is not None:
                 self.digests.update(state.digest, lines)
             state.offset, state.next_line = base + cut, state.next_line + count
-        if not skipping and not self.skip and self._over(len(carry), False):
+        if not self.skipping and not self.skip and self._over(len(carry), False):
             raise RecordTooLarge(self.path, state.next_line)
-        if tail and carry and not skipping:
+        if tail and carry and not self.skipping:
             tail_ends = self.newlines(carry) if self.newlines is not None else None
             yield Chunk(carry, state.offset, state.next_line, tail=True, ends=tail_ends)
 
