@@ -37,7 +37,7 @@ from .publish import (
     resolve_output,
 )
 from .sharepool import HelperPool, copy_part, helper_count, part_path, settle_in_order
-from .sharework import ChunkDone, ChunkJob, ChunkOut, process_chunk
+from .sharework import ProcessedChunk, SpanDone, SpanJob, process_chunk
 
 __all__ = ["ShareOptions", "ShareRefused", "ShareResult", "export_share", "share_md"]
 
@@ -177,7 +177,7 @@ class _Sweep:
     syncer: _Syncer = field(default_factory=_Syncer)
 
 
-def _account(item: StoreFile, out: ChunkOut | ChunkDone, sweep: _Sweep) -> bool:
+def _account(item: StoreFile, out: ProcessedChunk | SpanDone, sweep: _Sweep) -> bool:
     """Count a processed chunk's records and notes and record its flagged lines; True when flagged."""
     for line, detectors in out.flagged:
         sweep.flagged.append(FlaggedLine(sweep.canon_store / item.relpath, sweep.file_records + line,
@@ -221,17 +221,17 @@ def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _
     flagged = False
     line = 1
 
-    def jobs() -> Iterator[ChunkJob]:
+    def jobs() -> Iterator[SpanJob]:
         for offset, length, tail in spans(fd, item.path, size, window=SHARE_SPAN_BYTES,
                                           limit=MAX_RECORD_BYTES):
             index = helpers.next_index
             helpers.next_index += 1
-            yield ChunkJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
+            yield SpanJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
                            ino=st.st_ino, offset=offset, length=length, tail=tail,
                            annotation=item.is_annotations, drop_note=drop_note,
                            part=part_path(helpers.parts, index))
 
-    def settle(done: ChunkDone, job: ChunkJob) -> None:
+    def settle(done: SpanDone, job: SpanJob) -> None:
         nonlocal flagged, line
         if done.error is not None:  # re-run here to name the line as the in-process export does
             data = os.pread(fd, job.length, job.offset)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from .sharework import ChunkDone, ChunkJob, init_helper, run_job
+from .sharework import SpanDone, SpanJob, init_helper, run_job
 
 __all__ = ["PARALLEL_MIN_BYTES", "HelperPool", "copy_part", "helper_count", "part_path", "settle_in_order"]
 
@@ -113,7 +113,7 @@ class HelperPool:
             for future in ready:
                 future.result()
 
-    def submit(self, job: ChunkJob) -> Future[ChunkDone]:
+    def submit(self, job: SpanJob) -> Future[SpanDone]:
         """Queue one chunk."""
         return self._executor.submit(run_job, job)
 
@@ -155,7 +155,7 @@ def copy_part(part: str, out_fd: int) -> None:
     os.unlink(part)
 
 
-def settle_in_order(pool: HelperPool, jobs: Iterator[ChunkJob], settle: Callable[[ChunkDone, ChunkJob], None]
+def settle_in_order(pool: HelperPool, jobs: Iterator[SpanJob], settle: Callable[[SpanDone, SpanJob], None]
                     ) -> None:
     """Run ``jobs`` on ``pool`` and call ``settle`` for each result in chunk order.
 
@@ -167,7 +167,7 @@ def settle_in_order(pool: HelperPool, jobs: Iterator[ChunkJob], settle: Callable
     Raises:
         Whatever ``settle`` raises for the first failing chunk, else the producer's error.
     """
-    pending: deque[tuple[Future[ChunkDone], ChunkJob]] = deque()
+    pending: deque[tuple[Future[SpanDone], SpanJob]] = deque()
     produced = iter(jobs)
     while True:
         try:
