@@ -7,6 +7,11 @@ exact rule must look at; annotation files get the exact rule on every line (thei
 counted).  An unterminated final line is checked too.  Symlinks, special or unreadable entries, invalid
 UTF-8 and over-long lines stop the check with an error naming the path and line: such a store never
 passes.  The report holds paths, line numbers, detector ids and counts, never matched text.
+
+The review's reading of the store is defined here once for doctor and share: ``store_files`` (the
+symlink-proof walk of ``journal.walk`` raising ``ReviewError``), ``snapshot_chunks`` (the one snapshot
+reader, ``journal.snapshot.iter_chunks``, with the tail chunk and a shrinking file refused) and
+``check_utf8``.
 """
 
 from __future__ import annotations
