@@ -29,7 +29,8 @@ def remap(enc: pa.DictionaryArray, mapped: list[str | None]) -> pa.DictionaryArr
 
 def _map_unique(column: pa.Array, rule: ReadRule) -> pa.Array:
     enc = column.dictionary_encode()
-    return remap(enc, [None if v is None else rule(v) for v in enc.dictionary.to_pylist()])
+    clean = rule.apply  # nulls stay null here, so the rule's own None handling is not needed
+    return remap(enc, [None if v is None else clean(v) for v in enc.dictionary.to_pylist()])
 
 
 def sanitise_columns(*, ts: pa.Array, seq: pa.Array, latency_ms: pa.Array, shim_self_us: pa.Array,
