@@ -2,7 +2,8 @@
 
 ``snapshot`` owns how any journal is read: open without following a symlink, size under a shared lock,
 bounded chunks of whole lines, the tolerant tail.  ``read`` turns its lines into records, ``walk`` finds
-the store's journals without following symlinks; ``tables`` and ``review`` read through both.
+the store's journals without following symlinks; ``tables`` reads through ``snapshot``, ``review``
+through both.
 """
 
 from __future__ import annotations
