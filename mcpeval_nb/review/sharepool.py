@@ -4,7 +4,7 @@ The parent keeps everything that decides what is exported and in which order (th
 shared-lock snapshot, the chunk boundaries (``journal.snapshot.spans``), the flagged list, assembling
 each staged journal from its part files); helpers (``sharework.run_job``) do the CPU-bound part.
 Helpers start from a fork server (never a plain fork of a possibly threaded process) and die with the
-export.  At most ``2 * workers`` chunks are in flight, so memory stays bounded whatever the store
+export.  At most ``4 * workers`` chunks are in flight, so memory stays bounded whatever the store
 size.  Results are consumed strictly in chunk order: an error in chunk k is raised before anything
 after it, and a reading error the parent meets (an over-long line) is raised only after every earlier
 chunk has been settled.
