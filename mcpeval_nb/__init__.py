@@ -70,8 +70,6 @@ if typing.TYPE_CHECKING:
         wilson_interval as wilson_interval,
     )
     from .capture.annotate import annotate as annotate
-    from .capture.correlate import Correlator as Correlator
-    from .capture.correlate import classify_frame as classify_frame
     from .capture.shim import ShimOptions as ShimOptions
     from .capture.shim import run_shim as run_shim
     from .capture.shim_http import (
@@ -293,21 +291,43 @@ if typing.TYPE_CHECKING:
     from .probe.history import (
         trends_text as trends_text,
     )
-    from .probe.readiness.battery import BatteryOptions as BatteryOptions
-    from .probe.readiness.battery import run_battery as run_battery
-    from .probe.readiness.battery import score_server as score_server
+    from .probe.readiness.battery import (
+        BatteryOptions as BatteryOptions,
+    )
+    from .probe.readiness.battery import (
+        run_battery as run_battery,
+    )
+    from .probe.readiness.battery import (
+        score_server as score_server,
+    )
     from .probe.readiness.model import Readiness as Readiness
     from .probe.readiness.model import measurement_profile as measurement_profile
-    from .probe.readiness.observations import BatteryObservations as BatteryObservations
-    from .probe.readiness.observations import CallObservation as CallObservation
-    from .probe.readiness.observations import HonestyObservation as HonestyObservation
-    from .probe.readiness.observations import ToolFacts as ToolFacts
-    from .probe.readiness.observations import ToolRun as ToolRun
+    from .probe.readiness.observations import (
+        BatteryObservations as BatteryObservations,
+    )
+    from .probe.readiness.observations import (
+        CallObservation as CallObservation,
+    )
+    from .probe.readiness.observations import (
+        HonestyObservation as HonestyObservation,
+    )
+    from .probe.readiness.observations import (
+        ToolFacts as ToolFacts,
+    )
+    from .probe.readiness.observations import (
+        ToolRun as ToolRun,
+    )
     from .probe.readiness.parse import parse_readiness as parse_readiness
     from .probe.readiness.score import score_readiness as score_readiness
-    from .probe.readiness.synth import Synthesis as Synthesis
-    from .probe.readiness.synth import invalid_arguments as invalid_arguments
-    from .probe.readiness.synth import synthesize as synthesize
+    from .probe.readiness.synth import (
+        Synthesis as Synthesis,
+    )
+    from .probe.readiness.synth import (
+        invalid_arguments as invalid_arguments,
+    )
+    from .probe.readiness.synth import (
+        synthesize as synthesize,
+    )
     from .probe.readiness.text import readiness_lines as readiness_lines
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
@@ -345,7 +365,7 @@ if typing.TYPE_CHECKING:
         CALLS_SCHEMA as CALLS_SCHEMA,
     )
     from .tables import (
-        REPORT_SCHEMA as REPORT_SCHEMA,
+        LOAD_REPORT_SCHEMA as LOAD_REPORT_SCHEMA,
     )
     from .tables import (
         TRENDS_SCHEMA as TRENDS_SCHEMA,
@@ -356,30 +376,9 @@ if typing.TYPE_CHECKING:
     from .tables import (
         open_store as open_store,
     )
-    from .transport import (
-        Budget as Budget,
-    )
-    from .transport import (
-        Catalog as Catalog,
-    )
-    from .transport import (
-        HttpTarget as HttpTarget,
-    )
-    from .transport import (
-        McpSession as McpSession,
-    )
-    from .transport import (
-        Response as Response,
-    )
-    from .transport import (
-        RpcError as RpcError,
-    )
-    from .transport import (
-        StdioTarget as StdioTarget,
-    )
-    from .transport import (
-        ToolOutcome as ToolOutcome,
-    )
+    from .transport import Budget as Budget
+    from .transport import HttpTarget as HttpTarget
+    from .transport import StdioTarget as StdioTarget
     from .transport.policy import Endpoint as Endpoint
     from .transport.policy import check_endpoint as check_endpoint
 
@@ -391,7 +390,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
     ),
     ".capture.annotate": ("annotate",),
-    ".capture.correlate": ("Correlator", "classify_frame",),
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
@@ -408,10 +406,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "valid_identifier", "valid_method", "valid_server", "valid_tool",
     ),
     ".probe": (
-        "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent",
-        "RunContext", "hint_for", "load_manifest", "make_target", "manifest_schema",
-        "manifest_schema_text", "parse_manifest", "parse_report", "probe_kinds", "reason_hints",
-        "run_probes", "select_cases",
+        "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent", "RunContext",
+        "hint_for", "load_manifest", "make_target", "manifest_schema", "manifest_schema_text",
+        "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
@@ -435,11 +432,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
     ".tables": (
-        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
+        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),
-    ".transport": (
-        "Budget", "Catalog", "HttpTarget", "McpSession", "Response", "RpcError", "StdioTarget", "ToolOutcome",
-    ),
+    ".transport": ("Budget", "HttpTarget", "StdioTarget",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }
 

@@ -40,5 +40,15 @@ SYNTH_MAX_STRING_BYTES = 16 * 1024
 SYNTH_MAX_DEPTH = 8
 #: Journal locks wait at most this long before LockTimeout.
 LOCK_TIMEOUT_S = 10.0
+#: Bytes read per chunk of a journal snapshot (``journal.snapshot``): the loader's reads and the writer's
+#: batched appends.  Large enough to amortise per-chunk overhead, bounded for memory.
+CHUNK_BYTES = 8 * 1024 * 1024
+#: Smaller reads where each byte costs more work than the loader's: the line reader (``read_records``),
+#: the redaction check, the in-process share export (parsed records take several times their text) and
+#: the span a share helper process normalises (at most the record bound).
+LINE_READ_BYTES = 1024 * 1024
+DOCTOR_READ_BYTES = 4 * 1024 * 1024
+SHARE_READ_BYTES = 1024 * 1024
+SHARE_SPAN_BYTES = 1024 * 1024
 #: Annotation notes (SPEC 5).
 MAX_NOTE_CHARS = 240

@@ -20,6 +20,7 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb import charts
+from mcpeval_nb.capture import Correlator
 from mcpeval_nb.cli import main as cli_main
 from mcpeval_nb.testing import server_command
 
@@ -28,7 +29,7 @@ EXCHANGES = Path(__file__).resolve().parent.parent / "data" / "demo" / "exchange
 
 
 def _replay(root: Path) -> int:
-    correlator = me.Correlator(server="demo", session="CANARY-session-value", salt=me.load_salt(root))
+    correlator = Correlator(server="demo", session="CANARY-session-value", salt=me.load_salt(root))
     written = 0
     for line in EXCHANGES.read_text(encoding="utf-8").splitlines():
         exchange = json.loads(line)

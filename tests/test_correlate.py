@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcpeval_nb import CallRecord, Correlator, append_record, classify_frame, opaque_session, read_records
+from mcpeval_nb import CallRecord, append_record, opaque_session, read_records
+from mcpeval_nb.capture import Correlator, classify_frame
 from mcpeval_nb.privacy import template_id
 
 SALT = bytes(range(32))

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpeval_nb import RecordTooLarge
+from mcpeval_nb.journal.snapshot import iter_chunks
 from mcpeval_nb.review.detectors import candidate_lines, is_shape_token, line_detectors, text_detectors
 from mcpeval_nb.review.doctor import scan_chunk
-from mcpeval_nb.review.scan import iter_chunks
 
 _PIECES = st.sampled_from(["a", "@", "b", "é", "/home/", "/Users/", "TOKEN=", "PassWord", '"', "\\", " ",
                            "x" * 60, "€" * 30, "enum:", "num:", "url:", "str<8", "\u2028", "_", "1e5"])
@@ -103,7 +103,7 @@ def test_chunks_split_only_at_newlines_and_number_lines_across_boundaries(tmp_pa
     data = b"\n".join(lines) + b"\n" + b'{"tail":1}'
     fd, path = _write(tmp_path, data)
     try:
-        chunks = list(iter_chunks(fd, path, len(data), chunk_bytes=97, limit=200))
+        chunks = list(iter_chunks(fd, path, len(data), chunk_bytes=97, limit=200, tail=True))
     finally:
         os.close(fd)
     assert b"".join(c.data for c in chunks) == data
@@ -121,12 +121,13 @@ def test_the_line_bound_includes_the_newline_at_any_chunk_offset(tmp_path: Path,
     fd, path = _write(tmp_path, data)
     try:
         with pytest.raises(RecordTooLarge) as info:
-            list(iter_chunks(fd, path, len(data), chunk_bytes=64, limit=20))
+            list(iter_chunks(fd, path, len(data), chunk_bytes=64, limit=20, tail=True))
         assert info.value.line == long_at + 1
     finally:
         os.close(fd)
     fd2, path2 = _write(tmp_path, b"\n".join([b"a" * 19] * 60) + b"\n")
     try:
-        assert sum(c.data.count(b"\n") for c in iter_chunks(fd2, path2, 1200, chunk_bytes=64, limit=20)) == 60
+        chunks = iter_chunks(fd2, path2, 1200, chunk_bytes=64, limit=20, tail=True)
+        assert sum(bytes(c.data).count(b"\n") for c in chunks) == 60
     finally:
         os.close(fd2)

@@ -29,6 +29,7 @@ from mcpeval_nb import (
 )
 from mcpeval_nb.home import annotations_path, calls_path, history_path, salt_path, store_dir
 from mcpeval_nb.journal import encode_line, iter_lines, snapshot_size
+from mcpeval_nb.journal.read import _read_raw_records
 from mcpeval_nb.limits import MAX_RECORD_BYTES
 
 TS = "2026-08-04T12:00:00.250Z"
@@ -217,10 +218,12 @@ def test_snapshot_size_and_iter_lines_bound_the_read(root: Path) -> None:
     assert [r.data for r in iter_lines(path)] == [_line(i)[:-1] for i in (1, 2, 3)]
 
 
-def test_read_records_can_return_records_unsanitised(root: Path) -> None:
+def test_read_records_always_sanitises_and_the_raw_reader_is_private(root: Path) -> None:
     path = _journal(root, _line(1).replace(b'"outcome":"ok"', b'"outcome":"notification"'))
-    assert next(iter(read_records(path, sanitize=False))).record.outcome == "notification"
+    assert next(iter(_read_raw_records(path))).record.outcome == "notification"
     assert next(iter(read_records(path))).record.outcome == "unknown"
+    with pytest.raises(TypeError):
+        read_records(path, sanitize=False)  # type: ignore[call-arg]
 
 
 def test_a_missing_journal_is_a_journal_error(root: Path) -> None:

@@ -97,6 +97,24 @@ def test_the_version_comes_from_the_distribution_metadata() -> None:
     assert mcpeval_nb.__version__ == metadata.version("mcpeval-nb")
 
 
+#: Types that carry raw protocol content: importable from their own package, never from `mcpeval_nb`.
+RAW_CONTENT = {
+    "mcpeval_nb.transport": ("McpSession", "Response", "RpcError", "ToolOutcome", "Catalog"),
+    "mcpeval_nb.capture": ("Correlator", "classify_frame"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(RAW_CONTENT))
+def test_raw_content_types_stay_out_of_the_payload_free_surface(module: str) -> None:
+    package = importlib.import_module(module)
+    for name in RAW_CONTENT[module]:
+        assert name not in mcpeval_nb.__all__, name
+        assert name in package.__all__ and getattr(package, name) is not None
+        with pytest.raises(AttributeError):
+            getattr(mcpeval_nb, name)
+    assert "raw protocol content" in (package.__doc__ or "").replace("\n", " ")
+
+
 def _documented(obj: object) -> bool:
     return bool(inspect.getdoc(obj))
 

@@ -1,10 +1,10 @@
 """Faults with real processes: SIGKILLed exports and a writer appending during an export.
 
 Exports run in forked child processes (the parent already imported the package, so a child starts in
-milliseconds) and are killed with SIGKILL, either at a named pause point (the ``MCPEVAL_NB_SHARE_PAUSE``
-hook, inert unless set) or at varied delays.  The envelope must then be byte-identical to the previous
-one, or to the complete new one when the kill came after the publish point, and the next export must
-remove the staging directory the killed one left.
+milliseconds) and are killed with SIGKILL, either at a named step (the export's private ``_checkpoint``
+hook: here it announces the step on stderr and sleeps) or at varied delays.  The envelope must then be
+byte-identical to the previous one, or to the complete new one when the kill came after the publish
+point, and the next export must remove the staging directory the killed one left.
 """
 
 from __future__ import annotations
@@ -24,19 +24,29 @@ import pytest
 
 from mcpeval_nb import ShareOptions, append_record, append_records, export_share
 from mcpeval_nb.jsonfmt import dumps, loads
+from mcpeval_nb.review.share import Checkpoint
 from tests.review_support import DAY, call, clean_store, tree_bytes
 
 FORCE = ShareOptions(force=True)
 WAIT_S = 60.0
 
 
-def _child(target: Callable[[], object], log: Path, env: dict[str, str]) -> int:
+def pause_at(point: str, seconds: float) -> Checkpoint:
+    """A checkpoint that prints ``share paused at <point>`` on stderr and sleeps when the export reaches
+    ``point``."""
+    def checkpoint(name: str) -> None:
+        if name == point:
+            print(f"share paused at {name}", file=sys.stderr, flush=True)
+            time.sleep(seconds)
+    return checkpoint
+
+
+def _child(target: Callable[[], object], log: Path) -> int:
     pid = os.fork()
     if pid:
         return pid
     code = 0
     try:
-        os.environ.update(env)
         sys.stderr = open(log, "w", buffering=1)  # noqa: SIM115 - the child exits right after
         target()
     except BaseException:
@@ -80,8 +90,8 @@ class _Child:
 
 
 @contextlib.contextmanager
-def _running(target: Callable[[], object], log: Path, env: dict[str, str]) -> Iterator[_Child]:
-    child = _Child(_child(target, log, env))
+def _running(target: Callable[[], object], log: Path) -> Iterator[_Child]:
+    child = _Child(_child(target, log))
     try:
         yield child
     finally:
@@ -115,8 +125,7 @@ def test_an_export_killed_at_a_named_point_leaves_the_previous_envelope_intact(
         point: str) -> None:
     dest, old, new = envelopes
     log = tmp_path / f"{point}.log"
-    with _running(lambda: export_share(root, dest=dest, options=FORCE), log,
-                  {"MCPEVAL_NB_SHARE_PAUSE": f"{point}:30"}):
+    with _running(lambda: export_share(root, dest=dest, options=FORCE, _checkpoint=pause_at(point, 30)), log):
         _wait_for(lambda: log.exists() and f"share paused at {point}" in log.read_text(), point)
     assert tree_bytes(dest) == (new if point == "after-publish" else old)
     assert len(_stages(dest.parent)) == 1  # the killed export's staging directory is left behind
@@ -132,8 +141,8 @@ def test_an_export_killed_at_varied_delays_leaves_old_or_complete_new_envelope(
         delay: float) -> None:
     dest, old, new = envelopes
     log = tmp_path / "run.log"
-    with _running(lambda: export_share(root, dest=dest, options=FORCE), log,
-                  {"MCPEVAL_NB_SHARE_PAUSE": "staging-created:0"}):
+    with _running(lambda: export_share(root, dest=dest, options=FORCE,
+                                       _checkpoint=pause_at("staging-created", 0)), log):
         _wait_for(lambda: log.exists() and "share paused" in log.read_text(), "staging")
         time.sleep(delay)
     after = tree_bytes(dest)
@@ -146,8 +155,8 @@ def test_a_live_export_staging_directory_is_not_removed_by_another_export(
         root: Path, tmp_path: Path, envelopes: tuple[Path, dict[str, bytes], dict[str, bytes]]) -> None:
     dest, _old, new = envelopes
     log = tmp_path / "live.log"
-    with _running(lambda: export_share(root, dest=dest, options=FORCE), log,
-                  {"MCPEVAL_NB_SHARE_PAUSE": "before-publish:30"}):
+    with _running(lambda: export_share(root, dest=dest, options=FORCE,
+                                       _checkpoint=pause_at("before-publish", 30)), log):
         _wait_for(lambda: log.exists() and "share paused" in log.read_text(), "pause")
         live = _stages(dest.parent)
         result = export_share(root, dest=tmp_path / "share" / "other")
@@ -186,8 +195,8 @@ def test_an_export_with_helpers_killed_mid_way_leaves_the_envelope_intact_and_no
     export_share(root, dest=expected, options=ShareOptions(workers=0))
     log = tmp_path / "helpers.log"
     helpers = ShareOptions(force=True, workers=2)
-    with _running(lambda: export_share(root, dest=dest, options=helpers), log,
-                  {"MCPEVAL_NB_SHARE_PAUSE": "chunk-written:30"}) as child:
+    with _running(lambda: export_share(root, dest=dest, options=helpers,
+                                       _checkpoint=pause_at("chunk-written", 30)), log) as child:
         _wait_for(lambda: log.exists() and "share paused at chunk-written" in log.read_text(), "a chunk")
         below = _descendants(child.pid)
         assert len(below) >= 3  # the fork server and two helpers
@@ -222,18 +231,18 @@ def _slow_writer(root: Path, stop: Path) -> None:
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_writer_appending_during_exports_never_puts_a_partial_record_in_the_envelope(
-        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+        root: Path, tmp_path: Path, workers: int) -> None:
     clean_store(root, calls=2000 if workers == 0 else 9000)
     source = root / "store" / f"calls-{DAY}.jsonl"
     stop = tmp_path / "stop"
-    monkeypatch.setenv("MCPEVAL_NB_SHARE_PAUSE", "chunk-written:0.2")
-    with _running(lambda: _slow_writer(root, stop), tmp_path / "writer.log", {}) as writer:
+    with _running(lambda: _slow_writer(root, stop), tmp_path / "writer.log") as writer:
         start_lines = source.read_bytes().count(b"\n")
         _wait_for(lambda: source.read_bytes().count(b"\n") > start_lines + 20, "the writer")
         sizes = []
         for attempt in range(3):
             dest = tmp_path / f"env{attempt}"
-            export_share(root, dest=dest, options=ShareOptions(workers=workers))
+            export_share(root, dest=dest, options=ShareOptions(workers=workers),
+                         _checkpoint=pause_at("chunk-written", 0.2))
             sizes.append((dest / f"store/calls-{DAY}.jsonl").read_bytes())
         stop.touch()
         assert writer.join(kill=False) == 0  # let it finish its record: no torn tail in the source

@@ -23,7 +23,7 @@ from mcpeval_nb import (
     export_share,
 )
 from mcpeval_nb.errors import RecordTooLarge
-from mcpeval_nb.review.sharework import ChunkJob, run_job
+from mcpeval_nb.review.sharework import SpanJob, run_job
 from tests.review_support import TS, append_raw, call, tree_bytes
 
 CANARY = "zq7helper"
@@ -149,13 +149,13 @@ def test_helpers_call_progress_up_to_the_bytes_read(root: Path, tmp_path: Path) 
     assert seen[-1] == (result.bytes_read, result.bytes_read)
 
 
-def _job(journal: Path, **changes: object) -> ChunkJob:
+def _job(journal: Path, **changes: object) -> SpanJob:
     st = journal.stat()
     fields: dict[str, object] = dict(index=0, path=str(journal), relpath=journal.name, dev=st.st_dev,
                                      ino=st.st_ino, offset=0, length=st.st_size, tail=False,
                                      annotation=False, drop_note=False, part=str(journal) + ".part")
     fields.update(changes)
-    return ChunkJob(**fields)  # type: ignore[arg-type]
+    return SpanJob(**fields)  # type: ignore[arg-type]
 
 
 def test_a_helper_refuses_a_journal_that_is_not_the_one_the_parent_locked(tmp_path: Path) -> None:

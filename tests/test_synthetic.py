@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb import UsageError, open_store, outcome_rates
-from mcpeval_nb.journal import read_records
+from mcpeval_nb.journal.read import _read_raw_records
 from mcpeval_nb.testing import canary_store, synthetic_store
 
 
@@ -21,7 +21,7 @@ def test_synthetic_store_is_deterministic_and_valid(tmp_path: Path) -> None:
     assert _bytes(a.root) == _bytes(b.root)
     assert _bytes(a.root) != _bytes(synthetic_store(tmp_path / "c", calls=400, seed=8).root)
     for path in (a.root / "store").rglob("*.jsonl"):
-        entries = list(read_records(path, sanitize=False))
+        entries = list(_read_raw_records(path))
         assert all(e.record == e.record.sanitized() for e in entries)  # the writer stored sanitised records
     store = open_store(a.root)
     assert store.calls.num_rows == 400 and store.annotations.num_rows == a.annotations > 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,8 +20,8 @@ from mcpeval_nb import CallRecord, InvalidRecord, RecordTooLarge
 from mcpeval_nb.journal import iter_lines
 from mcpeval_nb.journal.read import parse_line
 from mcpeval_nb.tables import fastpath, open_store
+from mcpeval_nb.tables.load import digest_cursor, read_chunks
 from mcpeval_nb.tables.rows import call_batch
-from mcpeval_nb.tables.scan import ScanState, scan_chunks
 
 SESSION = "session:" + "0123456789abcdef" * 4
 text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
@@ -160,14 +162,20 @@ def test_chunked_scan_applies_the_line_bound_exactly_like_the_reader(lengths: li
         except RecordTooLarge as exc:
             want = str(exc)
         got: list[tuple[int, bytes]] = []
-        state = ScanState()
+        state = digest_cursor()
+        fd = os.open(path, os.O_RDONLY)
         try:
-            for c in scan_chunks(path, state, len(data), limit=limit, chunk_bytes=chunk):
+            for c in read_chunks(fd, path, state, len(data), limit=limit, chunk_bytes=chunk):
+                assert c.ends is not None
                 starts = np.concatenate([[0], c.ends[:-1] + 1])
                 pairs = zip(starts, c.ends, strict=True)
                 got += [(c.first_line + i, bytes(c.data[s:e])) for i, (s, e) in enumerate(pairs)]
         except RecordTooLarge as exc:
             assert want == str(exc)
             return
+        finally:
+            os.close(fd)
         assert got == want
         assert state.offset == len(data) - (5 if tail else 0)
+        assert state.digest is not None
+        assert state.digest.digest() == hashlib.sha256(data[:state.offset]).digest()

@@ -1,4 +1,11 @@
-"""Capture: the correlator and the recording shims (stdio and Streamable HTTP)."""
+"""Capture: the correlator and the recording shims (stdio and Streamable HTTP).
+
+Raw content: ``Correlator`` and ``classify_frame`` take raw protocol content (JSON-RPC frames with
+their arguments, results and error prose) and turn it into journal records through ``privacy``.  They
+are not part of the payload-free public surface (``mcpeval_nb.__all__``); import them from
+``mcpeval_nb.capture``.  The shims (``run_shim``, ``run_shim_http``) and ``annotate`` are public:
+they write only sanitised records.
+"""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcpeval_nb import McpSession, StdioTarget, TransportError, annotate, open_store
+from mcpeval_nb import StdioTarget, TransportError, annotate, open_store
+from mcpeval_nb.transport import McpSession
 
 __all__ = ["CaptureSummary", "capture_sessions"]
 

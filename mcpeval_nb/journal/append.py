@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import JournalError, RecordTooLarge
 from ..home import annotations_path, calls_path, history_path
-from ..limits import LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .locks import flocked
 
@@ -119,7 +119,7 @@ def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIM
 
 
 def append_records(root: Path | str, records: Iterable[Record], *, timeout: float = LOCK_TIMEOUT_S,
-                   chunk_bytes: int = 8 * 1024 * 1024) -> int:
+                   chunk_bytes: int = CHUNK_BYTES) -> int:
     """Append many records, grouped per journal, a chunk of whole lines per locked write.
 
     Every record is encoded and checked before anything is written, so one oversized record refuses the

@@ -1,10 +1,10 @@
-"""The journal reader (SPEC 6.1-6.2).
+"""The journal reader (SPEC 6.1-6.2): records and physical lines of a journal snapshot.
 
-A shared ``flock`` is held only while the file's size is taken: writers append whole lines under an
-exclusive lock, so the bytes before that size form a consistent snapshot that later appends never
-change.  Physical lines are bounded at 4 MiB including the newline (never buffered beyond), an
-unterminated final line (an active writer's tail) is not consumed, whitespace-only lines are skipped,
-and any other complete line must be a valid record or the read fails naming the file and line.
+Lines come from the one snapshot reader (``journal.snapshot``): the size is taken under a shared
+``flock``, physical lines are bounded at 4 MiB including the newline (never buffered beyond) and an
+unterminated final line (an active writer's tail) is not consumed.  Here whitespace-only lines are
+skipped, and any other complete line must be a valid record or the read fails naming the file and line.
+Records are re-sanitised on the way out (SPEC 2.2) by their ``sanitized()`` read rules.
 """
 
 from __future__ import annotations
@@ -15,16 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidRecord, JournalError, ProfileError, RecordTooLarge
+from ..errors import InvalidRecord, ProfileError
 from ..jsonfmt import JSONFormatError, loads
-from ..limits import LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..limits import LINE_READ_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from .locks import flocked
+from .snapshot import Chunk, Cursor, iter_chunks, open_journal, snapshot_size
 
-__all__ = ["JournalEntry", "RawLine", "iter_lines", "parser_for", "read_records", "snapshot_size"]
-
-_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
-_CHUNK = 1 << 20
+__all__ = ["JournalEntry", "RawLine", "iter_lines", "parse_line", "parser_for", "read_records"]
 
 
 @dataclass(frozen=True)
@@ -43,25 +40,6 @@ class JournalEntry:
     line: int
     offset: int
     record: Any
-
-
-def open_journal(path: Path) -> int:
-    """Open a journal read-only without following a final symlink."""
-    try:
-        return os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
-
-
-def snapshot_size(path: Path | str, *, timeout: float = LOCK_TIMEOUT_S) -> int:
-    """Size of the journal taken under a shared lock: a boundary no writer is inside of."""
-    path = Path(path)
-    fd = open_journal(path)
-    try:
-        with flocked(fd, path, exclusive=False, timeout=timeout):
-            return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
 
 
 def iter_lines(path: Path | str, *, start: int = 0, end: int | None = None, first_line: int = 1,
@@ -84,40 +62,28 @@ def iter_lines(path: Path | str, *, start: int = 0, end: int | None = None, firs
     if end is None:
         end = snapshot_size(path, timeout=timeout)
     fd = open_journal(path)
+    # Reads of at most the bound: a line over it is then the first of its read, so every line before
+    # it is yielded before the error.
     try:
-        yield from _scan(fd, path, start, end, first_line, limit, include_tail)
+        for chunk in iter_chunks(fd, path, end, cursor=Cursor(start, first_line),
+                                 chunk_bytes=max(1, min(LINE_READ_BYTES, limit)), limit=limit,
+                                 tail=include_tail, strict_tail=False):
+            yield from _split(chunk)
     finally:
         os.close(fd)
 
 
-def _scan(fd: int, path: Path, pos: int, end: int, line_no: int, limit: int,
-          include_tail: bool) -> Iterator[RawLine]:
-    pending = b""
-    pending_at = pos
-    while pos < end:
-        chunk = os.pread(fd, min(_CHUNK, end - pos), pos)
-        if not chunk:
-            break
-        pos += len(chunk)
-        buf = pending + chunk if pending else chunk
-        cut = 0
-        while True:
-            nl = buf.find(b"\n", cut)
-            if nl < 0:
-                break
-            if nl + 1 - cut > limit:
-                raise RecordTooLarge(path, line_no)
-            yield RawLine(line_no, pending_at + cut, buf[cut:nl])
-            line_no += 1
-            cut = nl + 1
-        pending_at += cut
-        pending = buf[cut:]
-        # A line of `limit` bytes with no newline yet can only end over the bound; at the snapshot's end it
-        # is an unterminated tail and is judged only when longer than the bound.
-        if len(pending) > limit or (len(pending) == limit and pos < end):
-            raise RecordTooLarge(path, line_no)
-    if include_tail and pending:
-        yield RawLine(line_no, pending_at, pending)
+def _split(chunk: Chunk) -> Iterator[RawLine]:
+    data = bytes(chunk.data)
+    if chunk.tail:
+        yield RawLine(chunk.first_line, chunk.offset, data)
+        return
+    cut, line = 0, chunk.first_line
+    while cut < len(data):
+        nl = data.index(b"\n", cut)
+        yield RawLine(line, chunk.offset + cut, data[cut:nl])
+        line += 1
+        cut = nl + 1
 
 
 def parser_for(path: Path | str) -> Callable[[Any], Any]:
@@ -148,18 +114,35 @@ def parse_line(raw: RawLine, path: Path, parse: Callable[[Any], Any], sanitize: 
         raise InvalidRecord(path, raw.line) from None
 
 
-def read_records(path: Path | str, *, start: int = 0, first_line: int = 1, sanitize: bool = True,
+def read_records(path: Path | str, *, start: int = 0, first_line: int = 1,
                  timeout: float = LOCK_TIMEOUT_S) -> Iterator[JournalEntry]:
-    """Yield every record of a journal with its line number and byte offset.
+    """Yield every record of a journal, re-sanitised (SPEC 2.2), with its line number and byte offset.
 
-    Records are re-sanitised (SPEC 2.2) unless ``sanitize=False``.
+    Args:
+        path: the journal (its name tells the record type: calls, annotations or trend history).
+        start: byte offset of a line start to resume from.
+        first_line: the line number of the line at ``start``.
+        timeout: seconds to wait for the shared lock.
+
+    Returns:
+        An iterator of entries in line order.
 
     Raises:
         RecordTooLarge: a physical line over 4 MiB.
         InvalidRecord: a complete line that is not a valid record (file and line named).
         LockTimeout: the shared lock was not acquired in time.
     """
-    path = Path(path)
+    return _entries(Path(path), start, first_line, timeout, sanitize=True)
+
+
+def _read_raw_records(path: Path | str, *, start: int = 0, first_line: int = 1,
+                      timeout: float = LOCK_TIMEOUT_S) -> Iterator[JournalEntry]:
+    """``read_records`` without the re-sanitisation: records exactly as parsed (tests of the writer)."""
+    return _entries(Path(path), start, first_line, timeout, sanitize=False)
+
+
+def _entries(path: Path, start: int, first_line: int, timeout: float, *,
+             sanitize: bool) -> Iterator[JournalEntry]:
     parse = parser_for(path)
     for raw in iter_lines(path, start=start, first_line=first_line, timeout=timeout):
         record = parse_line(raw, path, parse, sanitize)

@@ -1,14 +1,13 @@
 """Journal record types and their byte-exact encoders (SPEC 2, 5, 7.1-7.2).
 
-Every record type has ``sanitized()`` (the store-side rules, idempotent), ``to_dict()`` (struct
-declaration order, as serde's derived ``Serialize`` writes it) and ``encode()`` (compact serde_json text,
-no newline).  ``from_dict`` reads both the legacy form and the newer identity form and refuses wrong
-JSON types the way serde's derived ``Deserialize`` does.
+Every record type has ``sanitized()`` (its chain of store-side read rules from ``read_rules``,
+idempotent), ``to_dict()`` (struct declaration order, as serde's derived ``Serialize`` writes it) and
+``encode()`` (compact serde_json text, no newline).  ``from_dict`` reads both the legacy form and the
+newer identity form and refuses wrong JSON types the way serde's derived ``Deserialize`` does.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -17,9 +16,17 @@ from typing import Any
 from ..errors import ProfileError
 from ..jsonfmt import dumps
 from .errorinfo import sanitize_error
-from .grammar import opaque_session, valid_method, valid_server, valid_tool
-from .shape import sanitize_shape
-from .timestamps import day_of, valid_rfc3339
+from .grammar import valid_tool
+from .read_rules import (
+    ANNOTATION_KINDS,
+    ANNOTATION_RULES,
+    CALL_RULES,
+    TREND_RULES,
+    UUID_RE,
+    apply_rules,
+    sort_keys,
+)
+from .timestamps import day_of
 
 __all__ = [
     "ANNOTATION_KINDS",
@@ -29,14 +36,6 @@ __all__ = [
     "MeasurementProfile",
     "TrendPoint",
 ]
-
-OUTCOMES = ("ok", "error", "unparsed", "unknown")
-KINDS = ("real", "synthetic", "unparsed")
-ANNOTATION_KINDS = ("blocked-optimal-path", "undocumented-behavior", "false-success",
-                    "instruction-divergence", "workaround")
-_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_HEX64_RE = re.compile(r"[0-9a-f]{64}")
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _u64(d: dict[str, Any], key: str, *, required: bool = True) -> int | None:
@@ -66,14 +65,6 @@ def _bool(d: dict[str, Any], key: str) -> bool:
     return bool(d[key])
 
 
-def _sorted(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(v) for v in value]
-    return value
-
-
 @dataclass(frozen=True)
 class Identity:
     """Newer records' event identity: the capture (process or probe run) and the event."""
@@ -93,7 +84,7 @@ class Identity:
             raise ValueError("field `identity` must be an object")
         cap, evt = src.get("capture_id"), src.get("event_id")
         if not (isinstance(cap, str) and isinstance(evt, str)
-                and _UUID_RE.fullmatch(cap.lower()) and _UUID_RE.fullmatch(evt.lower())):
+                and UUID_RE.fullmatch(cap.lower()) and UUID_RE.fullmatch(evt.lower())):
             raise ValueError("identity must hold two UUIDs")
         return cls(cap.lower(), evt.lower())
 
@@ -120,19 +111,10 @@ class CallRecord:
     identity: Identity | None = None
 
     def sanitized(self) -> CallRecord:
-        """Apply SPEC 2.2 in order: ts, session, server, method, tool, args, outcome, kind, error."""
-        return dataclasses.replace(
-            self,
-            ts=self.ts if valid_rfc3339(self.ts) else "unknown",
-            session=opaque_session(self.session),
-            server=self.server if valid_server(self.server) else "invalid",
-            method=self.method if valid_method(self.method) else "unparsed/metadata",
-            tool=self.tool if self.tool is not None and valid_tool(self.tool) else None,
-            args=None if self.args is None else _sorted(sanitize_shape(self.args)),
-            outcome=self.outcome if self.outcome in OUTCOMES else "unknown",
-            kind=self.kind if self.kind in KINDS else "unparsed",
-            error=None if self.error is None else sanitize_error(self.error),
-        )
+        """Apply SPEC 2.2 in order (``read_rules.CALL_RULES``): ts, session, server, method, tool, args,
+        outcome, kind, error."""
+        clean: CallRecord = apply_rules(CALL_RULES, self)
+        return clean
 
     @property
     def day(self) -> str:
@@ -148,7 +130,7 @@ class CallRecord:
         if self.tool is not None:
             d["tool"] = self.tool
         if self.args is not None:
-            d["args"] = _sorted(self.args)
+            d["args"] = sort_keys(self.args)
         if self.latency_ms is not None:
             d["latency_ms"] = self.latency_ms
         d["outcome"] = self.outcome
@@ -203,12 +185,10 @@ class AnnotationRecord:
     event_id: str | None = None
 
     def sanitized(self) -> AnnotationRecord:
-        """Hash the session, coerce an unknown kind to ``invalid``, strip controls, cap the note."""
-        note = _CONTROL_RE.sub("", self.note)[:240]
-        event = self.event_id.lower() if self.event_id and _UUID_RE.fullmatch(self.event_id.lower()) else None
-        return dataclasses.replace(
-            self, ts=self.ts if valid_rfc3339(self.ts) else "unknown", session=opaque_session(self.session),
-            kind=self.kind if self.kind in ANNOTATION_KINDS else "invalid", note=note, event_id=event)
+        """Hash the session, coerce an unknown kind, strip controls, cap the note, check the event id
+        (``read_rules.ANNOTATION_RULES``)."""
+        clean: AnnotationRecord = apply_rules(ANNOTATION_RULES, self)
+        return clean
 
     @property
     def day(self) -> str:
@@ -328,15 +308,10 @@ class TrendPoint:
     measurement_profile: MeasurementProfile | None = field(default=None)
 
     def sanitized(self) -> TrendPoint:
-        """Normalise the label, timestamp and hash; validate the profile (raises ProfileError)."""
-        if self.measurement_profile is not None:
-            self.measurement_profile.validate()
-        sha = self.manifest_sha256
-        return dataclasses.replace(
-            self, ts=self.ts if valid_rfc3339(self.ts) else "unknown",
-            server=self.server if valid_server(self.server) else "invalid",
-            manifest_sha256=sha if sha is not None and _HEX64_RE.fullmatch(sha) else None,
-            standard=self.standard if self.standard is None or valid_method(self.standard) else None)
+        """Validate the profile (raises ProfileError), normalise the timestamp, label, hash and standard
+        (``read_rules.TREND_RULES``)."""
+        clean: TrendPoint = apply_rules(TREND_RULES, self)
+        return clean
 
     def to_dict(self) -> dict[str, Any]:
         """Struct order of SPEC 7.1, the three optional fields omitted when absent."""

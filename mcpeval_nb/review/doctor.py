@@ -7,25 +7,89 @@ exact rule must look at; annotation files get the exact rule on every line (thei
 counted).  An unterminated final line is checked too.  Symlinks, special or unreadable entries, invalid
 UTF-8 and over-long lines stop the check with an error naming the path and line: such a store never
 passes.  The report holds paths, line numbers, detector ids and counts, never matched text.
+
+The review's reading of the store is defined here once for doctor and share: ``store_files`` (the
+symlink-proof walk of ``journal.walk`` raising ``ReviewError``), ``snapshot_chunks`` (the one snapshot
+reader, ``journal.snapshot.iter_chunks``, with the tail chunk and a shrinking file refused) and
+``check_utf8``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import ReviewError
 from ..home import resolve_root, salt_path, store_dir
+from ..journal.snapshot import Chunk, iter_chunks, locked_size
+from ..journal.walk import StoreFile, walk_store
+from ..limits import DOCTOR_READ_BYTES
 from .detectors import LineVerdict, candidate_lines, has_note, line_detectors
-from .scan import StoreFile, check_utf8, iter_chunks, snapshot, walk_store
 
-__all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "scan_chunk"]
+__all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "check_utf8", "scan_chunk", "snapshot_chunks",
+           "store_files"]
 
 #: ``progress(done_bytes, total_bytes)``, called after every chunk.
 Progress = Callable[[int, int], None]
-#: Bytes read per doctor chunk (plus at most one carried partial line of under 4 MiB).
-DOCTOR_CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def store_files(store: Path, *, what: str, skip_probes: bool = False) -> Iterator[tuple[StoreFile, int]]:
+    """The store walk of ``journal.walk`` with review errors (``ReviewError`` naming ``what``).
+
+    Returns:
+        Every journal under ``store`` with an open descriptor the caller closes.
+
+    Raises:
+        ReviewError: a missing or symlinked store, a symlink, special file or unreadable entry.
+    """
+    return walk_store(store, what=what, skip_probes=skip_probes, error=ReviewError)
+
+
+def _shrunk(path: Path) -> ReviewError:
+    return ReviewError(f"{path} shrank while it was read")
+
+
+def snapshot_chunks(fd: int, path: Path, size: int, *, chunk_bytes: int) -> Iterator[Chunk]:
+    """The review's reading of a snapshot (``journal.snapshot.iter_chunks``): chunks of whole, bounded
+    lines, then an unterminated final line alone as a ``tail`` chunk.
+
+    Args:
+        fd: the open journal.
+        path: its path, for messages.
+        size: the snapshot size (``locked_size``).
+        chunk_bytes: bytes per read (at most the line bound, so no chunk hides a line before a bad one).
+
+    Returns:
+        An iterator of chunks whose ``data`` is ``bytes``.
+
+    Raises:
+        RecordTooLarge: a line (newline included) over 4 MiB, named by file and line.
+        ReviewError: the file shrank below the snapshot while it was read.
+    """
+    return iter_chunks(fd, path, size, chunk_bytes=chunk_bytes, tail=True, shrunk=_shrunk)
+
+
+def check_utf8(data: bytes, path: Path, first_line: int, what: str = "store snapshot") -> None:
+    """Raise naming the line when ``data`` is not UTF-8 (``store snapshot is not UTF-8``).
+
+    Args:
+        data: whole lines.
+        path: the journal, for the message.
+        first_line: the number of the first line in ``data``.
+        what: the message's subject.
+
+    Raises:
+        ReviewError: invalid UTF-8, named by path and line.
+    """
+    if data.isascii():
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        raise ReviewError(f"{what} is not UTF-8: {path} line {line}") from None
 
 
 @dataclass(frozen=True)
@@ -130,14 +194,15 @@ def scan_chunk(data: bytes, first_line: int, *, annotation: bool) -> list[tuple[
 
 def _scan_file(item: StoreFile, fd: int, tally: _Tally, done: int, total: int,
                progress: Progress | None) -> int:
-    size = snapshot(fd, item.path)
-    for chunk in iter_chunks(fd, item.path, size, chunk_bytes=DOCTOR_CHUNK_BYTES):
-        check_utf8(chunk.data, item.path, chunk.first_line)
-        for line, verdict in scan_chunk(chunk.data, chunk.first_line, annotation=item.is_annotations):
+    size = locked_size(fd, item.path)
+    for chunk in snapshot_chunks(fd, item.path, size, chunk_bytes=DOCTOR_READ_BYTES):
+        data = bytes(chunk.data)
+        check_utf8(data, item.path, chunk.first_line)
+        for line, verdict in scan_chunk(data, chunk.first_line, annotation=item.is_annotations):
             tally.notes += verdict.has_note
             if verdict.detectors:
                 tally.flagged.append(FlaggedLine(item.path, line, verdict.detectors))
-        done += len(chunk.data)
+        done += len(data)
         if progress is not None:
             progress(done, max(total, done))
     return size
@@ -145,7 +210,7 @@ def _scan_file(item: StoreFile, fd: int, tally: _Tally, done: int, total: int,
 
 def _total_bytes(store: Path) -> int:
     total = 0
-    for _item, fd in walk_store(store, what="doctor"):
+    for _item, fd in store_files(store, what="doctor"):
         try:
             total += os.fstat(fd).st_size
         finally:
@@ -178,7 +243,7 @@ def check_redaction(root: str | os.PathLike[str] | None = None, *,
     done = 0
     if os.path.lexists(store):
         total = _total_bytes(store) if progress is not None else 0
-        for item, fd in walk_store(store, what="doctor"):
+        for item, fd in store_files(store, what="doctor"):
             try:
                 done += _scan_file(item, fd, tally, done, total, progress)
             finally:

@@ -21,38 +21,20 @@ import os
 import re
 import shutil
 import stat
-import sys
-import time
 import uuid
 from pathlib import Path
 
 from ..errors import ReviewError, ShareOutputError
 
-__all__ = ["Staging", "pause_point", "publish", "remove_stale_staging", "resolve_output"]
+__all__ = ["Staging", "publish", "remove_stale_staging", "resolve_output"]
 
 STAGE_PREFIX = ".mcpeval-share-"
 _STAGE_RE = re.compile(r"\.mcpeval-share-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
-#: Test hook: ``<point>[:<seconds>]`` pauses the export at a named point (see ``pause_point``).
-PAUSE_ENV = "MCPEVAL_NB_SHARE_PAUSE"
 
 
-def pause_point(name: str) -> None:
-    """Test hook, inert unless ``$MCPEVAL_NB_SHARE_PAUSE`` names this point.
-
-    When it does, prints ``share paused at <name>`` on stderr and sleeps (default 30 s, at most 60 s),
-    so a test can kill the export at a known step.
-    """
-    spec = os.environ.get(PAUSE_ENV)
-    if not spec:
-        return
-    point, _, seconds = spec.partition(":")
-    if point != name:
-        return
-    print(f"share paused at {name}", file=sys.stderr, flush=True)
-    time.sleep(min(float(seconds or 30.0), 60.0))
 
 
 def _inside(child: Path, parent: Path) -> bool:

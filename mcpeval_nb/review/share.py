@@ -24,31 +24,31 @@ from pathlib import Path
 
 from ..errors import ReviewError, ShareRefused
 from ..home import resolve_root, store_dir
-from ..limits import MAX_RECORD_BYTES
-from .doctor import FlaggedLine
+from ..journal.snapshot import locked_size, spans
+from ..journal.walk import StoreFile
+from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
+from .doctor import FlaggedLine, snapshot_chunks, store_files
 from .publish import (
     Staging,
     check_output,
     discard,
-    pause_point,
     publish,
     remove_stale_staging,
     resolve_output,
 )
-from .scan import StoreFile, iter_chunks, snapshot, walk_store
-from .sharepool import HelperPool, chunk_bounds, copy_part, helper_count, part_path, settle_in_order
-from .sharework import ChunkDone, ChunkJob, ChunkOut, process_chunk
+from .sharepool import HelperPool, copy_part, helper_count, part_path, settle_in_order
+from .sharework import ProcessedChunk, SpanDone, SpanJob, process_chunk
 
 __all__ = ["ShareOptions", "ShareResult", "export_share", "share_md"]
 
 Progress = Callable[[int, int], None]
-#: Bytes read per share chunk: parsed records take several times their text, so chunks stay small.
-SHARE_CHUNK_BYTES = 1024 * 1024
+#: Called with the name of each step an export reaches (``staging-created``, ``snapshot-taken``,
+#: ``chunk-written``, ``before-publish``, ``after-publish``); only tests pass one (``_checkpoint``), to
+#: stop an export at a known step.  Production code never sets it.
+Checkpoint = Callable[[str], None]
 HELPERS_BROKE = ("share helper processes stopped unexpectedly; nothing was published (a script that "
                  "exports at import time needs an `if __name__ == \"__main__\":` guard; "
                  "ShareOptions(workers=0) exports in process)")
-#: Bytes per helper chunk (at most the record bound): fewer, larger tasks keep the parent's share small.
-HELPER_CHUNK_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,10 +142,15 @@ class _Syncer:
             raise ReviewError(f"cannot write the staged envelope: {self._errors[0].strerror}")
 
 
+def _no_checkpoint(_name: str) -> None:
+    return None
+
+
 @dataclass
 class _Sweep:
     canon_store: Path
     options: ShareOptions
+    checkpoint: Checkpoint = _no_checkpoint
     flagged: list[FlaggedLine] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     files_flagged: int = 0
@@ -156,7 +161,7 @@ class _Sweep:
     syncer: _Syncer = field(default_factory=_Syncer)
 
 
-def _account(item: StoreFile, out: ChunkOut | ChunkDone, sweep: _Sweep) -> bool:
+def _account(item: StoreFile, out: ProcessedChunk | SpanDone, sweep: _Sweep) -> bool:
     """Count a processed chunk's records and notes and record its flagged lines; True when flagged."""
     for line, detectors in out.flagged:
         sweep.flagged.append(FlaggedLine(sweep.canon_store / item.relpath, sweep.file_records + line,
@@ -171,14 +176,15 @@ def _chunk_done(sweep: _Sweep, length: int, progress: Progress | None, total: in
     sweep.done += length
     if progress is not None:
         progress(sweep.done, max(total, sweep.done))
-    pause_point("chunk-written")
+    sweep.checkpoint("chunk-written")
 
 
 def _export_in_process(item: StoreFile, fd: int, size: int, out: int, sweep: _Sweep, drop_note: bool,
                        progress: Progress | None, total: int) -> bool:
     flagged = False
-    for chunk in iter_chunks(fd, item.path, size, chunk_bytes=SHARE_CHUNK_BYTES):
-        done = process_chunk(chunk.data, path=item.path, relpath=item.relpath, first_line=chunk.first_line,
+    for chunk in snapshot_chunks(fd, item.path, size, chunk_bytes=SHARE_READ_BYTES):
+        done = process_chunk(bytes(chunk.data), path=item.path, relpath=item.relpath,
+                             first_line=chunk.first_line,
                              tail=chunk.tail, annotation=item.is_annotations, drop_note=drop_note)
         flagged = _account(item, done, sweep) or flagged
         _write_all(out, done.body)
@@ -199,17 +205,17 @@ def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _
     flagged = False
     line = 1
 
-    def jobs() -> Iterator[ChunkJob]:
-        for offset, length, tail in chunk_bounds(fd, item.path, size, window=HELPER_CHUNK_BYTES,
-                                                 limit=MAX_RECORD_BYTES):
+    def jobs() -> Iterator[SpanJob]:
+        for offset, length, tail in spans(fd, item.path, size, window=SHARE_SPAN_BYTES,
+                                          limit=MAX_RECORD_BYTES):
             index = helpers.next_index
             helpers.next_index += 1
-            yield ChunkJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
+            yield SpanJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
                            ino=st.st_ino, offset=offset, length=length, tail=tail,
                            annotation=item.is_annotations, drop_note=drop_note,
                            part=part_path(helpers.parts, index))
 
-    def settle(done: ChunkDone, job: ChunkJob) -> None:
+    def settle(done: SpanDone, job: SpanJob) -> None:
         nonlocal flagged, line
         if done.error is not None:  # re-run here to name the line as the in-process export does
             data = os.pread(fd, job.length, job.offset)
@@ -228,8 +234,8 @@ def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _
 
 def _export_file(item: StoreFile, fd: int, stage_store: Path, sweep: _Sweep, helpers: _Helpers | None,
                  progress: Progress | None, total: int) -> None:
-    size = snapshot(fd, item.path)
-    pause_point("snapshot-taken")
+    size = locked_size(fd, item.path)
+    sweep.checkpoint("snapshot-taken")
     target = stage_store / item.relpath
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     drop_note = item.is_annotations and not sweep.options.include_annotation_notes
@@ -254,7 +260,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _inventory(store: Path, options: ShareOptions) -> tuple[list[str], int]:
     names, total = [], 0
-    for item, fd in walk_store(store, what="share", skip_probes=not options.include_probe_history):
+    for item, fd in store_files(store, what="share", skip_probes=not options.include_probe_history):
         try:
             total += os.fstat(fd).st_size
         finally:
@@ -282,7 +288,7 @@ def _fsync_dir(path: Path) -> None:
 
 def _fill_files(store: Path, stage_store: Path, sweep: _Sweep, helpers: _Helpers | None,
                 progress: Progress | None, total: int) -> None:
-    for item, fd in walk_store(store, what="share", skip_probes=not sweep.options.include_probe_history):
+    for item, fd in store_files(store, what="share", skip_probes=not sweep.options.include_probe_history):
         try:
             sweep.file_records = 0
             _export_file(item, fd, stage_store, sweep, helpers, progress, total)
@@ -292,12 +298,13 @@ def _fill_files(store: Path, stage_store: Path, sweep: _Sweep, helpers: _Helpers
 
 
 def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
-                progress: Progress | None) -> _Sweep:
+                progress: Progress | None, checkpoint: Checkpoint) -> _Sweep:
     stage_store = stage / "store"
     workers = helper_count(options.workers, total)
     if workers:
         try:
-            return _fill_with_helpers(stage, store, canon_store, options, total, progress, workers)
+            return _fill_with_helpers(stage, store, _Sweep(canon_store, options, checkpoint), total, progress,
+                                      workers)
         except BrokenProcessPool:
             if options.workers is not None:
                 raise ReviewError(HELPERS_BROKE) from None
@@ -305,7 +312,7 @@ def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptio
             # multiprocessing helper re-imports): start over in process; nothing was published.
             shutil.rmtree(stage_store, ignore_errors=True)
             shutil.rmtree(stage / "parts", ignore_errors=True)
-    sweep = _Sweep(canon_store, options)
+    sweep = _Sweep(canon_store, options, checkpoint)
     stage_store.mkdir(mode=0o700)
     try:
         _fill_files(store, stage_store, sweep, None, progress, total)
@@ -315,9 +322,8 @@ def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptio
     return sweep
 
 
-def _fill_with_helpers(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
-                       progress: Progress | None, workers: int) -> _Sweep:
-    sweep = _Sweep(canon_store, options)
+def _fill_with_helpers(stage: Path, store: Path, sweep: _Sweep, total: int, progress: Progress | None,
+                       workers: int) -> _Sweep:
     stage_store = stage / "store"
     stage_store.mkdir(mode=0o700)
     parts = stage / "parts"
@@ -338,7 +344,8 @@ def _fsync_tree(stage_store: Path) -> None:
 
 
 def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
-                 options: ShareOptions = ShareOptions(), progress: Progress | None = None) -> ShareResult:
+                 options: ShareOptions = ShareOptions(), progress: Progress | None = None,
+                 _checkpoint: Checkpoint = _no_checkpoint) -> ShareResult:
     """Export a checked share envelope of ``<root>/store`` to ``dest`` (SPEC 11).
 
     Args:
@@ -346,6 +353,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         dest: the envelope directory (created; must be empty unless ``options.force``).
         options: probe history, annotation notes, force.
         progress: called with ``(bytes done, bytes total)`` after every chunk.
+        _checkpoint: private, for tests only: called with the name of each step reached (``Checkpoint``).
 
     Returns:
         What was published.
@@ -378,18 +386,18 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
     stale = remove_stale_staging(out.parent)
     staging = Staging(out.parent)
     try:
-        pause_point("staging-created")
-        sweep = _fill_stage(staging.path, store, canon_store, options, total, progress)
+        _checkpoint("staging-created")
+        sweep = _fill_stage(staging.path, store, canon_store, options, total, progress, _checkpoint)
         if sweep.files_flagged:
             raise ShareRefused(tuple(sweep.flagged), sweep.files_flagged)
         notes = sweep.notes if options.include_annotation_notes else None
         _write_file(staging.path / "SHARE.md", share_md(len(sweep.files), notes).encode("utf-8"))
         _fsync_dir(staging.path)
-        pause_point("before-publish")
+        _checkpoint("before-publish")
         check_output(out, force=options.force)
         replaced = publish(staging.path, out)
         _fsync_dir(out.parent)
-        pause_point("after-publish")
+        _checkpoint("after-publish")
         discard(replaced)
     finally:
         if staging.path.exists():

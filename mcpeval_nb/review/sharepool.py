@@ -1,12 +1,13 @@
 """Helper processes for large share exports: chunks spread over the cores, results taken in order.
 
 The parent keeps everything that decides what is exported and in which order (the walk, the
-shared-lock snapshot, the chunk boundaries, the flagged list, assembling each staged journal from its
-part files); helpers (``sharework.run_job``) do the CPU-bound part.  Helpers start from a fork server
-(never a plain fork of a possibly threaded process) and die with the export.  At most ``2 * workers``
-chunks are in flight, so memory stays bounded whatever the store size.  Results are consumed strictly
-in chunk order: an error in chunk k is raised before anything after it, and a reading error the parent
-meets (an over-long line) is raised only after every earlier chunk has been settled.
+shared-lock snapshot, the chunk boundaries (``journal.snapshot.spans``), the flagged list, assembling
+each staged journal from its part files); helpers (``sharework.run_job``) do the CPU-bound part.
+Helpers start from a fork server (never a plain fork of a possibly threaded process) and die with the
+export.  At most ``4 * workers`` chunks are in flight, so memory stays bounded whatever the store
+size.  Results are consumed strictly in chunk order: an error in chunk k is raised before anything
+after it, and a reading error the parent meets (an over-long line) is raised only after every earlier
+chunk has been settled.
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from ..errors import RecordTooLarge
-from .sharework import ChunkDone, ChunkJob, init_helper, run_job
+from .sharework import SpanDone, SpanJob, init_helper, run_job
 
-__all__ = ["PARALLEL_MIN_BYTES", "HelperPool", "chunk_bounds", "copy_part", "helper_count", "part_path",
-           "settle_in_order"]
+__all__ = ["PARALLEL_MIN_BYTES", "HelperPool", "copy_part", "helper_count", "part_path", "settle_in_order"]
 
 #: Stores smaller than this are exported in process (starting helpers costs more than it saves).
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024
@@ -114,7 +113,7 @@ class HelperPool:
             for future in ready:
                 future.result()
 
-    def submit(self, job: ChunkJob) -> Future[ChunkDone]:
+    def submit(self, job: SpanJob) -> Future[SpanDone]:
         """Queue one chunk."""
         return self._executor.submit(run_job, job)
 
@@ -156,7 +155,7 @@ def copy_part(part: str, out_fd: int) -> None:
     os.unlink(part)
 
 
-def settle_in_order(pool: HelperPool, jobs: Iterator[ChunkJob], settle: Callable[[ChunkDone, ChunkJob], None]
+def settle_in_order(pool: HelperPool, jobs: Iterator[SpanJob], settle: Callable[[SpanDone, SpanJob], None]
                     ) -> None:
     """Run ``jobs`` on ``pool`` and call ``settle`` for each result in chunk order.
 
@@ -168,7 +167,7 @@ def settle_in_order(pool: HelperPool, jobs: Iterator[ChunkJob], settle: Callable
     Raises:
         Whatever ``settle`` raises for the first failing chunk, else the producer's error.
     """
-    pending: deque[tuple[Future[ChunkDone], ChunkJob]] = deque()
+    pending: deque[tuple[Future[SpanDone], SpanJob]] = deque()
     produced = iter(jobs)
     while True:
         try:
@@ -187,87 +186,6 @@ def settle_in_order(pool: HelperPool, jobs: Iterator[ChunkJob], settle: Callable
     while pending:
         future, done_job = pending.popleft()
         settle(future.result(), done_job)
-
-
-_PROBE = 64 * 1024
-
-
-def _last_newline(fd: int, lo: int, hi: int) -> int:
-    """Offset of the last newline in ``[lo, hi)`` of ``fd``, or -1 (read backwards in small blocks)."""
-    end = hi
-    while end > lo:
-        start = max(lo, end - _PROBE)
-        found = os.pread(fd, end - start, start).rfind(b"\n")
-        if found >= 0:
-            return start + found
-        end = start
-    return -1
-
-
-def _first_newline(fd: int, lo: int, hi: int) -> int:
-    """Offset of the first newline in ``[lo, hi)`` of ``fd``, or -1."""
-    start = lo
-    while start < hi:
-        block = os.pread(fd, min(_PROBE, hi - start), start)
-        if not block:
-            return -1
-        found = block.find(b"\n")
-        if found >= 0:
-            return start + found
-        start += len(block)
-    return -1
-
-
-def _line_at(fd: int, pos: int) -> int:
-    """The 1-based number of the line starting at ``pos`` (only for error messages)."""
-    count, start = 1, 0
-    while start < pos:
-        block = os.pread(fd, min(1 << 20, pos - start), start)
-        if not block:
-            break
-        count += block.count(b"\n")
-        start += len(block)
-    return count
-
-
-def chunk_bounds(fd: int, path: Path, size: int, *, window: int,
-                 limit: int) -> Iterator[tuple[int, int, bool]]:
-    """Cut the snapshot ``[0, size)`` into chunks of whole lines without reading most of it.
-
-    Each chunk ends at the last newline of a ``window``-byte span (``window <= limit``, so a line inside
-    a span is within the bound); a line longer than the span is followed to its newline, which must
-    come within ``limit`` bytes of its start (newline included).  A final unterminated line comes
-    alone, as ``iter_chunks`` gives it.
-
-    Args:
-        fd: the open journal.
-        path: its path, for messages.
-        size: the snapshot size.
-        window: bytes per chunk (at most ``limit``).
-        limit: the line bound, newline included.
-
-    Returns:
-        ``(offset, length, tail)`` for each chunk, in order.
-
-    Raises:
-        RecordTooLarge: a line over ``limit``, named by file and line.
-    """
-    pos = 0
-    while pos < size:
-        hi = min(pos + window, size)
-        nl = _last_newline(fd, pos, hi)
-        if nl < 0:
-            nl = _first_newline(fd, hi, min(pos + limit, size))
-            if nl < 0:
-                if pos + limit <= size:
-                    raise RecordTooLarge(path, _line_at(fd, pos))
-                yield pos, size - pos, True
-                return
-        yield pos, nl + 1 - pos, False
-        pos = nl + 1
-        if hi == size and pos < size:  # what follows the window's last newline is unterminated
-            yield pos, size - pos, True
-            return
 
 
 def part_path(parts: Path, index: int) -> str:

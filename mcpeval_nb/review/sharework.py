@@ -6,7 +6,7 @@ over the exact normalised bytes, and the flagged records removed.  The in-proces
 directly; helper processes (``run_job``) ``pread`` the snapshot bytes themselves, after re-opening the
 journal with ``O_NOFOLLOW`` and checking it is the file the parent locked (same device and inode), and
 write the chunk's output as a part file in the owner-only staging directory, so only a small
-``ChunkDone`` crosses the pipe.  Helpers die with the export: ``PR_SET_PDEATHSIG`` ties them to their
+``SpanDone`` crosses the pipe.  Helpers die with the export: ``PR_SET_PDEATHSIG`` ties them to their
 parent and a thread watching a pidfd of the exporting process kills them when it goes.
 """
 
@@ -24,11 +24,10 @@ from pathlib import Path
 from ..errors import ReviewError
 from ..jsonfmt import JSONFormatError
 from ..limits import MAX_RECORD_BYTES
-from .doctor import scan_chunk
+from .doctor import check_utf8, scan_chunk
 from .normalize import NotAnObject, normalize_chunk, normalize_record
-from .scan import check_utf8
 
-__all__ = ["ChunkDone", "ChunkJob", "ChunkOut", "init_helper", "process_chunk", "run_job"]
+__all__ = ["ProcessedChunk", "SpanDone", "SpanJob", "init_helper", "process_chunk", "run_job"]
 
 _PR_SET_PDEATHSIG = 1
 _M_TRIM_THRESHOLD = -1
@@ -39,7 +38,7 @@ _PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXE
 
 
 @dataclass(frozen=True)
-class ChunkOut:
+class ProcessedChunk:
     """A processed chunk: clean normalised records, their count (flagged ones included), the newlines
     read, flagged records as ``(1-based record number within the chunk, detector ids)``, notes seen."""
 
@@ -51,8 +50,9 @@ class ChunkOut:
 
 
 @dataclass(frozen=True)
-class ChunkJob:
-    """What a helper needs for one chunk: where to read, what rules apply, where to write.
+class SpanJob:
+    """What a helper needs for one span of a snapshot (``journal.snapshot.spans``): where to read, what
+    rules apply, where to write.
 
     Attributes:
         index: the chunk's position in the export (results are consumed in this order).
@@ -82,9 +82,9 @@ class ChunkJob:
 
 
 @dataclass(frozen=True)
-class ChunkDone:
-    """A helper's answer: the chunk's counts (``lines``: newlines read) and flagged records, or the
-    refusal message (its line numbers are relative to the chunk: the parent re-runs a refused chunk
+class SpanDone:
+    """A helper's answer for one span: its counts (``lines``: newlines read) and flagged records, or
+    the refusal message (its line numbers are relative to the span: the parent re-runs a refused span
     in process to name the line exactly)."""
 
     index: int
@@ -116,7 +116,7 @@ def _normalize_slow(data: bytes, first_line: int, tail: bool, relpath: str, drop
 
 
 def process_chunk(data: bytes, *, path: Path, relpath: str, first_line: int, tail: bool,
-                  annotation: bool, drop_note: bool) -> ChunkOut:
+                  annotation: bool, drop_note: bool) -> ProcessedChunk:
     """Normalise and sweep one chunk of whole lines.
 
     Args:
@@ -149,7 +149,7 @@ def process_chunk(data: bytes, *, path: Path, relpath: str, first_line: int, tai
     if flagged:
         bad = {line for line, _ids in flagged}
         body = b"".join(r + b"\n" for i, r in enumerate(body.split(b"\n")[:-1], 1) if i not in bad)
-    return ChunkOut(body, records, lines, flagged, notes)
+    return ProcessedChunk(body, records, lines, flagged, notes)
 
 
 def _watch(pidfd: int) -> None:
@@ -179,7 +179,7 @@ def init_helper(export_pid: int) -> None:
     threading.Thread(target=_watch, args=(pidfd,), name="share-parent-watch", daemon=True).start()
 
 
-def _read(job: ChunkJob) -> bytes:
+def _read(job: SpanJob) -> bytes:
     try:
         fd = os.open(job.path, _READ_FLAGS)
     except OSError:
@@ -196,7 +196,7 @@ def _read(job: ChunkJob) -> bytes:
     return data
 
 
-def run_job(job: ChunkJob) -> ChunkDone:
+def run_job(job: SpanJob) -> SpanDone:
     """Helper side: read, process and write one chunk as a part file (mode 0600).
 
     Args:
@@ -210,7 +210,7 @@ def run_job(job: ChunkJob) -> ChunkDone:
         out = process_chunk(data, path=Path(job.path), relpath=job.relpath, first_line=1,
                             tail=job.tail, annotation=job.annotation, drop_note=job.drop_note)
     except ReviewError as exc:
-        return ChunkDone(job.index, 0, 0, (), 0, str(exc))
+        return SpanDone(job.index, 0, 0, (), 0, str(exc))
     fd = os.open(job.part, _PART_FLAGS, 0o600)
     try:
         view = memoryview(out.body)
@@ -218,4 +218,4 @@ def run_job(job: ChunkJob) -> ChunkDone:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-    return ChunkDone(job.index, out.lines, out.records, out.flagged, out.notes)
+    return SpanDone(job.index, out.lines, out.records, out.flagged, out.notes)

@@ -22,6 +22,7 @@ import pyarrow.json as pj
 
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.errorinfo import sanitize_error
+from ..privacy.read_rules import KINDS, OUTCOMES
 from ..privacy.shape import sanitize_shape
 from . import canon
 from .canon import ByteData
@@ -42,14 +43,15 @@ _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _U64 = r"(?:0|[1-9][0-9]{0,18})"
 _TS = (r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)-[0-9]{2}-[0-9]{2}"
        r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z")
-_TAIL = r'"outcome":"(?:ok|error|unparsed|unknown)",(?:"error":\{(?:[^{}\\\n]|\{[^{}\\\n]*\})*\},)?'
+_TAIL = (r'"outcome":"(?:' + "|".join(OUTCOMES) + r')",'
+         r'(?:"error":\{(?:[^{}\\\n]|\{[^{}\\\n]*\})*\},)?')
 #: The canonical form of a sanitised call record line (newline included).
 CANONICAL = (
     r'^\{(?:"identity":\{"capture_id":"' + _UUID + r'","event_id":"' + _UUID + r'"\},)?'
     r'"ts":"' + _TS + r'","session":"session:[0-9a-f]{64}","seq":' + _U64 + r','
     r'"server":"' + _S + r'{1,128}","method":"' + _S + r'+(?:/' + _S + r'+)*",'
     r'(?:"tool":"' + _S + r'{1,128}",)?(?:"args":[^\\\n]*?,)?(?:"latency_ms":' + _U64 + r',)?'
-    + _TAIL + r'"shim_self_us":' + _U64 + r',"kind":"(?:real|synthetic|unparsed)"\}\n$'
+    + _TAIL + r'"shim_self_us":' + _U64 + r',"kind":"(?:' + "|".join(KINDS) + r')"\}\n$'
 )
 _HAS_ARGS = (r'^\{(?:"identity":\{[^{}]*\},)?"ts":"[^"]*","session":"[^"]*","seq":[0-9]+,'
              r'"server":"[^"]*","method":"[^"]*",(?:"tool":"[^"]*",)?"args":')

@@ -7,8 +7,10 @@ line, never content), like the journal reader.  ``errors="report"`` skips the li
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -18,13 +20,15 @@ import pyarrow as pa
 
 from ..errors import InvalidRecord, UsageError
 from ..journal.read import RawLine, parse_line
+from ..journal.snapshot import Chunk, Cursor, iter_chunks, open_journal
+from ..limits import CHUNK_BYTES, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from .canon import newline_positions
 from .fastpath import FastResult, fast_calls
 from .rows import annotation_batch, call_batch, trend_batch
-from .scan import CHUNK_BYTES, Chunk, ScanState, scan_chunks
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, REPORT_SCHEMA, TRENDS_SCHEMA
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, LOAD_REPORT_SCHEMA, TRENDS_SCHEMA
 
-__all__ = ["Errors", "LoadReport", "load_file"]
+__all__ = ["Errors", "LoadReport", "digest_cursor", "load_file", "read_chunks"]
 
 Errors = Literal["raise", "report"]
 TOO_LARGE = "journal record exceeds 4 MiB"
@@ -49,8 +53,8 @@ class LoadReport:
         self.rows.append({"file": str(path), "line": line, "reason": reason})
 
     def table(self) -> pa.Table:
-        """The report as a ``REPORT_SCHEMA`` table."""
-        return pa.Table.from_pylist(self.rows, schema=REPORT_SCHEMA)
+        """The report as a ``LOAD_REPORT_SCHEMA`` table."""
+        return pa.Table.from_pylist(self.rows, schema=LOAD_REPORT_SCHEMA)
 
 
 def check_errors(errors: str) -> Errors:
@@ -64,11 +68,57 @@ def check_errors(errors: str) -> Errors:
     return "raise" if errors == "raise" else "report"
 
 
+def digest_cursor() -> Cursor:
+    """A cursor at the start of a journal that keeps the SHA-256 of the prefix it consumes."""
+    return Cursor(digest=hashlib.sha256())
+
+
+def _pool_buffer(size: int) -> memoryview:
+    """A fresh buffer from Arrow's pool (not zero-filled; returned to the pool, not stuck in the C heap,
+    once the chunk is done)."""
+    return memoryview(pa.allocate_buffer(size)).cast("B")
+
+
+def read_chunks(fd: int, path: Path, cursor: Cursor, end: int, *, limit: int = MAX_RECORD_BYTES,
+                chunk_bytes: int = CHUNK_BYTES, skip_oversized: bool = False,
+                on_bytes: Callable[[int], None] | None = None) -> Generator[Chunk, None, None]:
+    """The loader's reading of a snapshot: ``journal.snapshot.iter_chunks`` with its fast strategy.
+
+    Newline positions come from the compiled ``memchr`` scan and ride on each chunk (the scanner cuts
+    lines with them), reads go into buffers from Arrow's pool, and at least ``limit + 1`` bytes are read
+    per chunk.  No tail is yielded: an unterminated final line is never loaded.
+
+    Args:
+        fd: the open journal.
+        path: its path, for messages.
+        cursor: resume point, advanced past each chunk once the next one is asked for.
+        end: the snapshot size taken under a shared lock.
+        limit: the line bound, newline included.
+        chunk_bytes: bytes per read.
+        skip_oversized: list over-long lines in ``Chunk.too_long`` instead of raising.
+        on_bytes: progress callback with the bytes read so far.
+
+    Returns:
+        An iterator of chunks carrying their newline positions.
+
+    Raises:
+        RecordTooLarge: a line over the bound (file and line named), unless ``skip_oversized``.
+    """
+    return iter_chunks(fd, path, end, cursor=cursor, chunk_bytes=max(chunk_bytes, limit + 1), limit=limit,
+                       skip_oversized=skip_oversized, newlines=newline_positions, allocate=_pool_buffer,
+                       on_bytes=on_bytes)
+
+
+def _ends(chunk: Chunk) -> np.ndarray:
+    assert chunk.ends is not None  # read_chunks always carries them
+    return chunk.ends
+
+
 def _slow(chunk: Chunk, indices: np.ndarray, path: Path, parse: Callable[[Any], Any], errors: Errors,
           report: LoadReport) -> tuple[list[Any], list[int]]:
     records: list[Any] = []
     kept: list[int] = []
-    data, ends = chunk.data, chunk.ends
+    data, ends = chunk.data, _ends(chunk)
     for i in indices.tolist():
         start = 0 if i == 0 else int(ends[i - 1]) + 1
         raw = RawLine(chunk.first_line + i, chunk.offset + start, bytes(data[start:int(ends[i])]))
@@ -96,11 +146,11 @@ def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: Lo
     for line in chunk.too_long:
         report.add(path, line, TOO_LARGE)
     if kind != "calls":
-        indices = np.setdiff1d(np.arange(len(chunk.ends)), np.array(skip, dtype=np.int64))
+        indices = np.setdiff1d(np.arange(len(_ends(chunk))), np.array(skip, dtype=np.int64))
         records, _ = _slow(chunk, indices, path, parse, errors, report)
         return build(records)
     if fast is None:
-        fast = fast_calls(chunk.data, chunk.ends, exclude=skip)
+        fast = fast_calls(chunk.data, _ends(chunk), exclude=skip)
     slow_idx = np.setdiff1d(fast.slow, np.array(skip, dtype=np.int64))
     if len(slow_idx) == 0:
         return fast.batch
@@ -112,7 +162,7 @@ def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: Lo
     return table.take(pa.array(order)).combine_chunks().to_batches()[0]
 
 
-def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Errors, report: LoadReport,
+def load_file(kind: str, path: Path, state: Cursor, end: int, *, errors: Errors, report: LoadReport,
               chunk_bytes: int = CHUNK_BYTES,
               on_bytes: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
     """Yield the batches of one journal from ``state.offset`` to ``end``, advancing ``state``.
@@ -120,7 +170,7 @@ def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Erro
     Args:
         kind: ``calls``, ``annotations`` or ``trends``.
         path: the journal file.
-        state: resume point (offset, next line number, digest of the consumed prefix).
+        state: resume point (offset, next line number and, when kept, digest of the consumed prefix).
         end: snapshot size taken under a shared lock.
         errors: ``raise`` or ``report``.
         report: receives skipped lines in report mode.
@@ -133,8 +183,18 @@ def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Erro
     Raises:
         RecordTooLarge, InvalidRecord: in raise mode, at the first bad line.
     """
-    chunks = scan_chunks(path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
+    fd = open_journal(path)
+    chunks = read_chunks(fd, path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
                          on_bytes=on_bytes)
+    try:
+        yield from _batches(kind, chunks, path, errors, report)
+    finally:
+        chunks.close()
+        os.close(fd)
+
+
+def _batches(kind: str, chunks: Iterator[Chunk], path: Path, errors: Errors,
+             report: LoadReport) -> Iterator[pa.RecordBatch]:
     if kind != "calls":
         for chunk in chunks:
             batch = _chunk_batch(kind, chunk, path, errors, report)
@@ -146,7 +206,8 @@ def load_file(kind: str, path: Path, state: ScanState, end: int, *, errors: Erro
     with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
         pending: deque[tuple[Chunk, Future[FastResult]]] = deque()
         for chunk in chunks:
-            pending.append((chunk, pool.submit(fast_calls, chunk.data, chunk.ends, exclude=_skipped(chunk))))
+            future = pool.submit(fast_calls, chunk.data, _ends(chunk), exclude=_skipped(chunk))
+            pending.append((chunk, future))
             if len(pending) >= _WORKERS:
                 yield from _finished(pending.popleft(), path, errors, report)
         while pending:

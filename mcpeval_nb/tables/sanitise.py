@@ -1,20 +1,22 @@
-"""Sanitising proven columns: every distinct value once, through the reference functions.
+"""Sanitising proven columns: every distinct value once, through the privacy boundary's read rules.
 
 The fast strategies (``canon``, ``rebuild``) prove that a line parses to the values they cut out; what
-``CallRecord.sanitized()`` would make of those values is decided here, per distinct value, by the same
-grammar checks the reference path applies record by record.
+``CallRecord.sanitized()`` would make of those values is decided here by the very rule objects it
+applies record by record (``privacy.read_rules.CALL_RULES``), mapped over each distinct value of a
+column instead of over each row.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
-from ..privacy.grammar import opaque_session, valid_method, valid_server, valid_tool
-from ..privacy.records import KINDS, OUTCOMES
+from ..privacy.read_rules import CALL_RULES, ReadRule, rule_for
 
 __all__ = ["remap", "sanitise_columns"]
+
+#: The read rule of each scalar text column the loader maps.
+_RULES: dict[str, ReadRule] = {name: rule_for(CALL_RULES, name)
+                               for name in ("session", "server", "method", "tool", "outcome", "kind")}
 
 
 def remap(enc: pa.DictionaryArray, mapped: list[str | None]) -> pa.DictionaryArray:
@@ -25,26 +27,25 @@ def remap(enc: pa.DictionaryArray, mapped: list[str | None]) -> pa.DictionaryArr
     return pa.DictionaryArray.from_arrays(indices, pa.array(list(unique), type=pa.string()))
 
 
-def _map_unique(column: pa.Array, fn: Any) -> pa.Array:
+def _map_unique(column: pa.Array, rule: ReadRule) -> pa.Array:
     enc = column.dictionary_encode()
-    return remap(enc, [None if v is None else fn(v) for v in enc.dictionary.to_pylist()])
+    clean = rule.apply  # nulls stay null here, so the rule's own None handling is not needed
+    return remap(enc, [None if v is None else clean(v) for v in enc.dictionary.to_pylist()])
 
 
 def sanitise_columns(*, ts: pa.Array, seq: pa.Array, latency_ms: pa.Array, shim_self_us: pa.Array,
                      session: pa.Array, server: pa.Array, method: pa.Array, tool: pa.Array, outcome: pa.Array,
                      kind: pa.Array, capture_id: pa.Array, event_id: pa.Array) -> dict[str, pa.Array]:
-    """The scalar columns of proven lines, sanitised once per distinct value by the reference functions.
+    """The scalar columns of proven lines, sanitised once per distinct value by the read rules.
 
     ``ts`` must already be the timestamp column; the numbers and identity ids pass through unchanged.
     """
+    text = {"session": session, "server": server, "method": method, "tool": tool, "outcome": outcome,
+            "kind": kind}
+    mapped = {name: _map_unique(column, _RULES[name]) for name, column in text.items()}
     return {
-        "ts": ts, "session": _map_unique(session, opaque_session), "seq": seq,
-        "server": _map_unique(server, lambda v: v if valid_server(v) else "invalid"),
-        "method": _map_unique(method, lambda v: v if valid_method(v) else "unparsed/metadata"),
-        "tool": _map_unique(tool, lambda v: v if valid_tool(v) else None),
-        "latency_ms": latency_ms,
-        "outcome": _map_unique(outcome, lambda v: v if v in OUTCOMES else "unknown"),
-        "shim_self_us": shim_self_us,
-        "kind": _map_unique(kind, lambda v: v if v in KINDS else "unparsed"),
+        "ts": ts, "session": mapped["session"], "seq": seq, "server": mapped["server"],
+        "method": mapped["method"], "tool": mapped["tool"], "latency_ms": latency_ms,
+        "outcome": mapped["outcome"], "shim_self_us": shim_self_us, "kind": mapped["kind"],
         "capture_id": capture_id, "event_id": event_id,
     }

@@ -14,7 +14,7 @@ import pyarrow as pa
 __all__ = [
     "ANNOTATIONS_SCHEMA",
     "CALLS_SCHEMA",
-    "REPORT_SCHEMA",
+    "LOAD_REPORT_SCHEMA",
     "SCHEMA_VERSION",
     "TRENDS_SCHEMA",
 ]
@@ -78,8 +78,9 @@ TRENDS_SCHEMA = _schema("trends", [
     pa.field("measurement_profile", pa.string()),
 ])
 
-#: Lines skipped by ``errors="report"``: where and why, never what.
-REPORT_SCHEMA = _schema("load-report", [
+#: The load report (``Store.report``): lines skipped by ``errors="report"``, where and why, never what.
+#: (Not the probe report: that is a JSON document, see ``report_schema()``.)
+LOAD_REPORT_SCHEMA = _schema("load-report", [
     pa.field("file", pa.string(), nullable=False),
     pa.field("line", pa.uint64(), nullable=False),
     pa.field("reason", pa.string(), nullable=False),

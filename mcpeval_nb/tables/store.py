@@ -21,10 +21,10 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from ..home import resolve_root, store_dir
-from ..journal.read import open_journal, snapshot_size
-from .load import Errors, LoadReport, check_errors, load_file
+from ..journal.snapshot import Cursor, open_journal, snapshot_size
+from ..limits import CHUNK_BYTES
+from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
-from .scan import CHUNK_BYTES, ScanState
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["Store", "journal_files", "open_store"]
@@ -46,10 +46,15 @@ def journal_files(root: Path) -> list[tuple[str, Path]]:
 
 @dataclass
 class _FileState:
-    scan: ScanState = field(default_factory=ScanState)
+    scan: Cursor = field(default_factory=digest_cursor)
     dev: int = 0
     ino: int = 0
     window: bytes = b""
+
+    def prefix_digest(self) -> bytes:
+        """SHA-256 of the prefix read so far."""
+        assert self.scan.digest is not None  # digest_cursor keeps one
+        return self.scan.digest.digest()
 
 
 def _window_digest(path: Path, offset: int) -> bytes:
@@ -114,7 +119,8 @@ class Store:
 
     @property
     def report(self) -> pa.Table:
-        """Lines skipped under ``errors="report"`` (``REPORT_SCHEMA``): file, line, reason (all tables)."""
+        """Lines skipped under ``errors="report"`` (``LOAD_REPORT_SCHEMA``): file, line, reason (all
+        tables)."""
         missing = tuple(k for k in _SCHEMAS if k not in self._tables)
         if missing:
             self._load(missing)
@@ -193,7 +199,7 @@ class Store:
         if (st.st_dev, st.st_ino) != (state.dev, state.ino) or end < state.scan.offset:
             return False
         if verify == "full":
-            return _full_digest(path, state.scan.offset) == state.scan.digest.digest()
+            return _full_digest(path, state.scan.offset) == state.prefix_digest()
         return _window_digest(path, state.scan.offset) == state.window
 
     def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
@@ -233,9 +239,16 @@ class Store:
         return rows
 
     def to_parquet(self, dest: Path | str) -> Path:
-        """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``."""
+        """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``.
+
+        The calls stream from the journals (``iter_batches``), one chunk at a time.
+
+        Raises:
+            RecordTooLarge, InvalidRecord: a bad line in raise mode.
+            JournalError: the destination cannot be written.
+        """
         from .parquet import to_parquet
-        return to_parquet(self, dest)
+        return to_parquet(self.iter_batches("calls"), dest)
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
@@ -251,7 +264,7 @@ class Store:
         report = LoadReport()
         for kind, path in journal_files(self.root):
             if kind == table:
-                yield from load_file(kind, path, ScanState(), snapshot_size(path), errors=self.errors,
+                yield from load_file(kind, path, Cursor(), snapshot_size(path), errors=self.errors,
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 

@@ -7,6 +7,12 @@ The bounded clients (SPEC 8.2, 14): ``McpSession.connect(StdioTarget(...) | Http
 ``StdioChannel`` (child process, 4 MiB frames, 16 queued frames) or an ``HttpChannel`` (Streamable HTTP,
 8 MiB bodies, 5 s I/O timeouts, no redirects); the session adds fixed deadlines, the notification
 buffer, server-request handling and the shared ``Budget``.
+
+Raw content: ``McpSession`` and the values it hands up (``Response``, ``RpcError``, ``ToolOutcome``,
+``Catalog``) carry raw protocol content (results, error messages, tool descriptions and schemas) from
+the server.  They live only here, for the probe and for users driving a server directly; they are not
+part of the payload-free public surface (``mcpeval_nb.__all__``), and nothing they hold reaches a
+journal except through ``privacy``.  Import them from ``mcpeval_nb.transport``.
 """
 
 from __future__ import annotations
