@@ -170,6 +170,6 @@ def test_an_unwritable_capture_root_exits_3(tmp_path: Path, capsys: pytest.Captu
     blocker.write_text("keep")
     code, _, err = _in_process([*_annotate_argv(note="CANARY"), "--root", str(blocker / "root")], capsys)
     assert code == 3
-    assert err.startswith("mcpeval-nb: cannot open journal ")
+    assert err.startswith("mcpeval-nb: cannot use capture root ") and "Not a directory" in err
     assert "CANARY" not in err and "Traceback" not in err
     assert blocker.read_text() == "keep"

@@ -24,6 +24,7 @@ RANKS: dict[str, float] = {
     "jsonfmt": 0,
     "privacy": 1,
     "home": 2,
+    "staging": 2,
     "journal": 2,
     "tables": 3,
     "analysis": 3,

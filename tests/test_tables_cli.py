@@ -67,7 +67,7 @@ def test_export_parquet_writes_a_partitioned_dataset(root: Path, tmp_path: Path,
     synthetic_store(root, calls=300, servers=2, days=2, seed=6)
     dest = tmp_path / "dataset"
     assert main(["export-parquet", "--root", str(root), "--dest", str(dest)]) == 0
-    assert capsys.readouterr().out.startswith("wrote 4 Parquet file(s) under ")
+    assert capsys.readouterr().out.startswith("wrote 4 Parquet file(s) (300 calls) under ")
     assert ds.dataset(dest, partitioning="hive").count_rows() == 300
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from mcpeval_nb import CallRecord, UsageError, append_records
-from mcpeval_nb.tables import CALLS_SCHEMA, open_store
+from mcpeval_nb import CallRecord, RecordTooLarge, UsageError, append_records
+from mcpeval_nb.tables import CALLS_SCHEMA, open_store, to_parquet
 from mcpeval_nb.testing.synthetic import synthetic_store
 
 SESSION = "session:" + "cd" * 32
@@ -72,7 +73,9 @@ def test_parquet_dataset_is_partitioned_by_day_and_server_and_holds_every_row(ro
                                                                              tmp_path: Path) -> None:
     synthetic_store(root, calls=500, servers=2, days=2, seed=4)
     store = open_store(root)
-    dest = store.to_parquet(tmp_path / "pq")
+    export = store.to_parquet(tmp_path / "pq")
+    dest = export.dest
+    assert (export.rows, export.files) == (store.calls.num_rows, 4)
     dirs = sorted(p.relative_to(dest).as_posix() for p in dest.glob("day=*/server=*"))
     assert dirs == ["day=2026-08-01/server=server-0", "day=2026-08-01/server=server-1",
                     "day=2026-08-02/server=server-0", "day=2026-08-02/server=server-1"]
@@ -109,3 +112,47 @@ def test_text_progress_prints_ten_percent_steps_for_large_loads_only() -> None:
     quiet = io.StringIO()
     text_progress(quiet, min_bytes=100)(50, 99)
     assert quiet.getvalue() == ""
+
+
+def test_a_planted_symlink_in_the_parquet_destination_is_refused_and_nothing_is_touched(
+        root: Path, tmp_path: Path) -> None:
+    synthetic_store(root, calls=200, servers=1, days=1, seed=6)
+    store = open_store(root)
+    dest = tmp_path / "pq"
+    first = store.to_parquet(dest)
+    victim = tmp_path / "victim"
+    (victim / "server=server-0").mkdir(parents=True)
+    (victim / "server=server-0" / "keep.txt").write_text("keep")
+    planted = dest / "day=2026-08-02"
+    planted.symlink_to(victim, target_is_directory=True)
+    before = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if not p.is_symlink())
+    with pytest.raises(UsageError, match="holds a symlink: .*day=2026-08-02"):
+        store.to_parquet(dest)
+    assert (victim / "server=server-0" / "keep.txt").read_text() == "keep"
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if not p.is_symlink()) == before
+    planted.unlink()
+    link = tmp_path / "link"
+    link.symlink_to(victim, target_is_directory=True)
+    with pytest.raises(UsageError, match="refuses a symlinked destination"):
+        store.to_parquet(link)
+    assert list(victim.rglob("*.parquet")) == [] and first.files == 1
+
+
+def test_a_failed_export_keeps_the_previous_dataset_and_a_new_one_replaces_it_whole(
+        root: Path, tmp_path: Path) -> None:
+    synthetic_store(root, calls=100, servers=2, days=2, seed=7)
+    dest = tmp_path / "pq"
+    open_store(root).to_parquet(dest)
+    (dest / "day=1999-01-01").mkdir()  # a partition the store no longer has
+    names = sorted(p.name for p in dest.rglob("*.parquet"))
+
+    def broken() -> Iterator[pa.RecordBatch]:
+        yield from open_store(root).iter_batches("calls")
+        raise RecordTooLarge(dest, 9)
+
+    with pytest.raises(RecordTooLarge):
+        to_parquet(broken(), dest)
+    assert sorted(p.name for p in dest.rglob("*.parquet")) == names and (dest / "day=1999-01-01").is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".mcpeval-parquet-")]
+    export = open_store(root).to_parquet(dest)
+    assert not (dest / "day=1999-01-01").exists() and export.rows == 100

@@ -53,9 +53,8 @@ def summary_cmd(root: str | None, errors: str, top: int) -> int:
 def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
     """Write the calls as a hive-partitioned (day, server) Parquet dataset."""
     store = mcpeval_nb.open_store(root, errors=errors)
-    path = store.to_parquet(dest)
-    files = sum(1 for _ in path.rglob("*.parquet"))
-    click.echo(f"wrote {files} Parquet file(s) under {path}")
+    export = store.to_parquet(dest)
+    click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}")
     return 0
 
 

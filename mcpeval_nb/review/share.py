@@ -27,15 +27,9 @@ from ..home import resolve_root, store_dir
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
 from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
+from ..staging import Staging, discard, publish, remove_stale_staging
 from .doctor import FlaggedLine, snapshot_chunks, store_files
-from .publish import (
-    Staging,
-    check_output,
-    discard,
-    publish,
-    remove_stale_staging,
-    resolve_output,
-)
+from .publish import check_output, resolve_output
 from .sharepool import HelperPool, copy_part, helper_count, part_path, settle_in_order
 from .sharework import ProcessedChunk, SpanDone, SpanJob, process_chunk
 
@@ -383,8 +377,8 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         raise ReviewError("the store contains no records to share")
     canon_store = Path(os.path.realpath(store))
     out.parent.mkdir(parents=True, exist_ok=True)
-    stale = remove_stale_staging(out.parent)
-    staging = Staging(out.parent)
+    stale = remove_stale_staging(out.parent, kind="share")
+    staging = Staging(out.parent, kind="share", error=ReviewError)
     try:
         _checkpoint("staging-created")
         sweep = _fill_stage(staging.path, store, canon_store, options, total, progress, _checkpoint)
@@ -395,7 +389,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         _fsync_dir(staging.path)
         _checkpoint("before-publish")
         check_output(out, force=options.force)
-        replaced = publish(staging.path, out)
+        replaced = publish(staging.path, out, what="the share envelope", error=ReviewError)
         _fsync_dir(out.parent)
         _checkpoint("after-publish")
         discard(replaced)

@@ -5,10 +5,17 @@ passes ``Store.iter_batches("calls")``, which holds one chunk at a time), zstd-c
 ``day=<YYYY-MM-DD|unknown>/server=<label>``.  Read it back with ``pyarrow.dataset.dataset(dest,
 partitioning="hive")``, DuckDB ``read_parquet('<dest>/**/*.parquet', hive_partitioning=true)`` or Polars
 ``scan_parquet``.  Server labels pass the label grammar, so partition directory names are safe.
+
+The dataset is written into a private staging directory beside the destination and swapped into place
+atomically (``mcpeval_nb.staging``, the share envelope's way): readers see the complete previous dataset
+or the complete new one, a failed or killed export leaves the previous one as it was, and the dataset
+holds exactly the store's calls (no partition of an earlier export survives).  A destination that is a
+symlink, or that holds a symlink anywhere inside, is refused before anything is written.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -16,12 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from ..errors import JournalError
+from ..errors import JournalError, UsageError
 from ..privacy.read_rules import CALL_RULES, rule_for
 from ..privacy.timestamps import day_of
+from ..staging import Staging, discard, publish, remove_stale_staging
 from .schemas import CALLS_SCHEMA
 
-__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "to_parquet"]
+__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "to_parquet"]
 
 #: The calls schema plus the ``day`` partition column (UTC day of ``ts`` or ``UNKNOWN_DAY``).
 PARQUET_SCHEMA = CALLS_SCHEMA.append(pa.field("day", pa.string(), nullable=False))
@@ -41,30 +49,93 @@ def _days(calls: Iterable[pa.RecordBatch | pa.Table]) -> Iterator[pa.RecordBatch
             yield _with_day(batch.cast(CALLS_SCHEMA))
 
 
-def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> Path:
-    """Write calls as a hive-partitioned (day, server) Parquet dataset.
+class ParquetExport(os.PathLike[str]):
+    """Where the dataset went and what it holds: ``dest``, the Parquet ``files`` and ``rows`` written.
+
+    It is path-like (``os.fspath(export)`` is the dataset directory), so it can be used as ``dest``.
+    """
+
+    def __init__(self, dest: Path, files: int, rows: int) -> None:
+        self.dest, self.files, self.rows = dest, files, rows
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.dest)
+
+    def __repr__(self) -> str:
+        return f"ParquetExport({str(self.dest)!r}, files={self.files}, rows={self.rows})"
+
+
+def _check_dest(dest: Path) -> None:
+    if os.path.islink(dest):
+        raise UsageError(f"export-parquet refuses a symlinked destination: {dest}")
+    if not os.path.lexists(dest):
+        return
+    if not dest.is_dir():
+        raise UsageError(f"export-parquet needs a directory at {dest}")
+    for top, dirs, files in os.walk(dest, followlinks=False):
+        for name in (*dirs, *files):
+            if os.path.islink(os.path.join(top, name)):
+                raise UsageError("export-parquet refuses a destination that holds a symlink: "
+                                 f"{os.path.join(top, name)}")
+
+
+def _count(stage: Path) -> int:
+    walk = os.walk(stage, followlinks=False)
+    return sum(name.endswith(".parquet") for _, _, names in walk for name in names)
+
+
+def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> ParquetExport:
+    """Write calls as a hive-partitioned (day, server) Parquet dataset, replacing ``dest`` atomically.
 
     Args:
         calls: batches or tables of ``CALLS_SCHEMA`` rows, consumed one at a time (e.g.
             ``store.iter_batches("calls")``; ``store.to_parquet(dest)`` does exactly that).
-        dest: the dataset directory; partitions written now replace earlier ones with the same keys.
+        dest: the dataset directory (created, or replaced whole by the new dataset).
 
     Returns:
-        The dataset directory.
+        The export: its directory, the files and the rows written.
 
     Raises:
-        JournalError: the destination cannot be written.
-        Exception: whatever iterating ``calls`` raises (a store's RecordTooLarge, InvalidRecord).
+        UsageError: ``dest`` is a symlink, not a directory, or holds a symlink; nothing was written.
+        JournalError: the destination cannot be written; the previous dataset is untouched.
+        Exception: whatever iterating ``calls`` raises (a store's RecordTooLarge, InvalidRecord); the
+            previous dataset is untouched.
     """
     dest = Path(dest)
-    reader = pa.RecordBatchReader.from_batches(PARQUET_SCHEMA, _days(calls))
+    _check_dest(dest)
     try:
-        ds.write_dataset(reader, dest, format="parquet",
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
+    remove_stale_staging(dest.parent, kind="parquet")
+    staging = Staging(dest.parent, kind="parquet", error=JournalError)
+    rows = [0]
+
+    def counted() -> Iterator[pa.RecordBatch]:
+        for batch in _days(calls):
+            rows[0] += batch.num_rows
+            yield batch
+
+    try:
+        _write(counted(), staging.path, dest)
+        files = _count(staging.path)
+        _check_dest(dest)  # nothing planted while we wrote
+        discard(publish(staging.path, dest, what="the Parquet dataset", error=JournalError))
+    finally:
+        if staging.path.exists():
+            staging.remove()
+        staging.release()
+    return ParquetExport(dest, files, rows[0])
+
+
+def _write(batches: Iterator[pa.RecordBatch], stage: Path, dest: Path) -> None:
+    reader = pa.RecordBatchReader.from_batches(PARQUET_SCHEMA, batches)
+    try:
+        ds.write_dataset(reader, stage, format="parquet",
                          partitioning=ds.partitioning(pa.schema([("day", pa.string()),
                                                                  ("server", pa.string())]), flavor="hive"),
-                         existing_data_behavior="delete_matching",
+                         existing_data_behavior="overwrite_or_ignore",
                          file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"))
     except OSError as exc:
         reason = exc.strerror or "I/O error"
         raise JournalError(f"cannot write Parquet dataset under {dest}: {reason}") from None
-    return dest

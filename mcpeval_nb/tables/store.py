@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
@@ -26,6 +26,9 @@ from ..limits import CHUNK_BYTES
 from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+
+if TYPE_CHECKING:
+    from .parquet import ParquetExport
 
 __all__ = ["Store", "journal_files", "open_store"]
 
@@ -238,13 +241,18 @@ class Store:
                 self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
         return rows
 
-    def to_parquet(self, dest: Path | str) -> Path:
+    def to_parquet(self, dest: Path | str) -> ParquetExport:
         """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``.
 
-        The calls stream from the journals (``iter_batches``), one chunk at a time.
+        The calls stream from the journals (``iter_batches``), one chunk at a time; the dataset replaces
+        ``dest`` atomically.
+
+        Returns:
+            The export (path-like): ``dest``, the Parquet files and the rows written.
 
         Raises:
             RecordTooLarge, InvalidRecord: a bad line in raise mode.
+            UsageError: a symlinked destination, or one holding a symlink.
             JournalError: the destination cannot be written.
         """
         from .parquet import to_parquet

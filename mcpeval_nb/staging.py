@@ -1,0 +1,184 @@
+"""Owner-only staging and atomic publishing of a directory: the share envelope's way, for every export.
+
+An export is written into ``.mcpeval-<kind>-<uuid4>`` beside its output (mode 0700), created
+non-recursively and held under an exclusive ``flock`` for the whole export, so a later export can tell a
+stale staging directory (left by a killed export: the lock died with it) from a live one and remove only
+the stale ones; they are never published.  Publishing swaps the staging directory and an existing output
+in one ``renameat2(RENAME_EXCHANGE)`` (a fresh output uses ``RENAME_NOREPLACE``), so at every instant the
+output is either the complete previous export or the complete new one; a failed or refused export never
+replaces it.  Where the kernel or filesystem lacks ``renameat2`` the backup-rename-restore sequence of
+SPEC 11 is used.  Users: ``share`` (``.mcpeval-share-``), ``export-parquet`` (``.mcpeval-parquet-``),
+and the findings and phase exports.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+from .errors import MCPEvalError
+
+__all__ = ["Staging", "discard", "publish", "remove_stale_staging", "stage_prefix"]
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def stage_prefix(kind: str) -> str:
+    """The staging name prefix of one export kind: ``.mcpeval-<kind>-``."""
+    return f".mcpeval-{kind}-"
+
+
+def _lock_dir(path: Path) -> int | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale_staging(parent: Path, *, kind: str = "share") -> int:
+    """Remove staging directories of ``kind`` in ``parent`` whose export died (their lock is free).
+
+    Args:
+        parent: the output's parent directory.
+        kind: the export kind (``share``, ``parquet``, ...).
+
+    Returns:
+        How many were removed (live exports hold their lock and are left alone).
+    """
+    removed = 0
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return 0
+    pattern = re.compile(re.escape(stage_prefix(kind)) + _UUID)
+    for name in names:
+        if not pattern.fullmatch(name):
+            continue
+        path = parent / name
+        fd = _lock_dir(path)
+        if fd is None:
+            continue
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed += 1
+        finally:
+            os.close(fd)
+    return removed
+
+
+class Staging:
+    """An owner-only staging directory beside the output, locked while it lives.
+
+    Args:
+        parent: the directory to create ``.mcpeval-<kind>-<uuid4>`` in.
+        kind: the export kind (names the directory; ``remove_stale_staging`` matches it).
+        error: the error class raised (the exporting phase's, e.g. ``ReviewError``).
+
+    Raises:
+        MCPEvalError: (``error``) the directory cannot be created or locked.
+    """
+
+    def __init__(self, parent: Path, *, kind: str = "share",
+                 error: type[MCPEvalError] = MCPEvalError) -> None:
+        self.path = parent / f"{stage_prefix(kind)}{uuid.uuid4()}"
+        self.kind = kind
+        try:
+            os.mkdir(self.path, 0o700)
+        except OSError as exc:
+            raise error(f"cannot create staging directory in {parent}: {exc.strerror}") from None
+        os.chmod(self.path, 0o700)
+        fd = _lock_dir(self.path)
+        if fd is None:
+            raise error(f"cannot lock staging directory in {parent}")
+        self._fd = fd
+
+    def remove(self) -> None:
+        """Delete the staging directory (whatever it holds now) and release its lock."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.release()
+
+    def release(self) -> None:
+        """Release the lock (idempotent)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def _renameat2(src: Path, dst: Path, flags: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    func = libc.renameat2  # AttributeError where libc lacks it
+    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if func(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _publish_fallback(stage: Path, out: Path) -> Path | None:
+    backup = None
+    if os.path.lexists(out):
+        backup = out.parent / f"{stage.name.rsplit('-', 5)[0]}-backup-{uuid.uuid4()}"
+        os.rename(out, backup)
+    try:
+        os.rename(stage, out)
+    except OSError:
+        if backup is not None:
+            os.rename(backup, out)
+        raise
+    return backup
+
+
+def publish(stage: Path, out: Path, *, what: str = "the share envelope",
+            error: type[MCPEvalError] = MCPEvalError) -> Path | None:
+    """Move the staged export to ``out`` atomically.
+
+    Args:
+        stage: the complete staging directory.
+        out: the output path (absent, or a directory to replace).
+        what: how messages name the export. error: the error class raised.
+
+    Returns:
+        Where the previous export now lives (to delete), or None when there was none.
+
+    Raises:
+        MCPEvalError: (``error``) the rename failed; the previous export is untouched.
+    """
+    exists = os.path.lexists(out)
+    try:
+        _renameat2(stage, out, _RENAME_EXCHANGE if exists else _RENAME_NOREPLACE)
+        return stage if exists else None
+    except AttributeError:
+        pass
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise error(f"cannot publish {what} at {out}: {exc.strerror}") from None
+    try:
+        return _publish_fallback(stage, out)
+    except OSError as exc:
+        raise error(f"cannot publish {what} at {out}: {exc.strerror}") from None
+
+
+def discard(path: Path | None) -> None:
+    """Delete a replaced export after a successful publish (errors ignored: it is never published).
+
+    Args:
+        path: what ``publish`` returned.
+    """
+    if path is not None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(path)
