@@ -154,3 +154,19 @@ def _call(outcome: list[BaseException | None], fn: object, *args: object) -> Non
         outcome.append(None)
     except BaseException as exc:
         outcome.append(exc)
+
+
+@pytest.mark.parametrize(("journal", "command"), [("store/calls-2026-08-04.jsonl", "summary"),
+                                                   ("store/probes/history.jsonl", "trends")])
+def test_a_fifo_where_a_journal_belongs_is_named_by_every_reader_without_hanging(
+        root: Path, journal: str, command: str) -> None:
+    append_record(root, _record(1))
+    fifo = root / journal
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    assert run.stderr == f"mcpeval-nb: journal {fifo} is not a regular file; refusing to read it\n"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ __all__ = [
     "spans",
 ]
 
-_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 #: Chunk bytes: ``bytes`` from plain reads, a ``memoryview`` of an ``allocate``d buffer otherwise.
 Buffer = bytes | memoryview
 
@@ -87,15 +88,23 @@ class Cursor:
 
 
 def open_journal(path: Path | str) -> int:
-    """Open a journal read-only without following a final symlink.
+    """Open a journal read-only without following a final symlink and without blocking.
+
+    The open itself is non-blocking and the opened file is checked to be a regular file, so a FIFO or a
+    device planted where a journal belongs is refused at once (never a hang), and a file swapped in
+    between a listing and the open is judged by what was actually opened.
 
     Raises:
-        JournalError: the file cannot be opened (path and reason named).
+        JournalError: the file cannot be opened or is not a regular file (path and reason named).
     """
     try:
-        return os.open(path, _READ_FLAGS)
+        fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
         raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise JournalError(f"journal {path} is not a regular file; refusing to read it")
+    return fd
 
 
 def locked_size(fd: int, path: Path | str, *, timeout: float = LOCK_TIMEOUT_S) -> int:

@@ -42,9 +42,11 @@ def journal_files(root: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = [("calls", p) for p in sorted(store.glob("calls-*.jsonl"))]
     out += [("annotations", p) for p in sorted(store.glob("annotations-*.jsonl"))]
     history = store / "probes" / "history.jsonl"
-    if history.exists():
+    if os.path.lexists(history):
         out.append(("trends", history))
-    return [(k, p) for k, p in out if p.is_file()]
+    # Anything but a directory is kept: opening it (journal.snapshot.open_journal) refuses a symlink, a
+    # FIFO or a device by name instead of silently skipping or blocking on it.
+    return [(k, p) for k, p in out if not p.is_dir() or p.is_symlink()]
 
 
 @dataclass
