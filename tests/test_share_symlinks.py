@@ -113,7 +113,9 @@ def test_the_salt_and_derived_databases_never_enter_the_envelope(root: Path, tmp
     assert names == {"SHARE.md", "store/", f"store/calls-{DAY}.jsonl", f"store/annotations-{DAY}.jsonl"}
 
 
-def test_an_output_beside_the_store_inside_the_root_is_allowed(root: Path) -> None:
+def test_an_output_beside_the_store_inside_the_root_is_refused(root: Path) -> None:
+    # docs/review.md: an envelope beside .salt invites sharing the whole root (issue 19 item 4)
     clean_store(root, calls=1)
-    export_share(root, dest=root / "envelopes" / "one")
-    assert (root / "envelopes" / "one" / "SHARE.md").exists()
+    with pytest.raises(ShareOutputError, match="must be outside the capture root"):
+        export_share(root, dest=root / "envelopes" / "one")
+    assert not (root / "envelopes").exists()

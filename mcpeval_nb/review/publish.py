@@ -28,14 +28,17 @@ def _inside(child: Path, parent: Path) -> bool:
 def resolve_output(dest: str | os.PathLike[str], *, root: Path, force: bool) -> Path:
     """Resolve and validate the output directory (SPEC 11 steps 2-3); nothing is created.
 
-    The output may not be inside the store, and the capture root may not be inside the output.
+    The output may not be inside the capture root at all (an envelope beside ``.salt`` invites sharing
+    the whole root), and the capture root may not be inside the output.  The nearest existing ancestor
+    must be a directory.
 
     Returns:
         The absolute output path with its existing part canonicalised.
 
     Raises:
-        ShareOutputError: a symlinked output, an overlap with the capture root, an output that is not a
-            directory, or a non-empty one without ``force``.
+        ShareOutputError: a symlinked output, an overlap with the capture root, an output (or the
+            nearest existing part of its path) that is not a directory, or a non-empty one without
+            ``force``.
     """
     out = Path(os.path.abspath(os.fspath(dest)))
     if out.is_symlink():
@@ -45,11 +48,16 @@ def resolve_output(dest: str | os.PathLike[str], *, root: Path, force: bool) -> 
     while not os.path.lexists(anchor) and anchor != anchor.parent:
         missing.append(anchor.name)
         anchor = anchor.parent
+    if missing and not os.path.isdir(anchor):
+        raise ShareOutputError(f"share output's parent {anchor} is not a directory: {out}")
     resolved = Path(os.path.realpath(anchor)).joinpath(*reversed(missing))
     canon_root = Path(os.path.realpath(root))
     canon_store = Path(os.path.realpath(root / "store"))
     if _inside(resolved, canon_store) or _inside(canon_root, resolved):
         raise ShareOutputError(f"share output overlaps the capture store: {out}")
+    if _inside(resolved, canon_root):
+        raise ShareOutputError(f"share output must be outside the capture root (beside the salt it "
+                               f"invites sharing the whole root): {out}")
     check_output(resolved, force=force)
     return resolved
 

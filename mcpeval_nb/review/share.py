@@ -393,6 +393,9 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
         _fsync_dir(out.parent)
         _checkpoint("after-publish")
         discard(replaced)
+    except OSError as exc:  # a full disk, a file-size limit, an I/O error while staging
+        raise ReviewError(f"cannot write the share envelope beside {out}: {exc.strerror or 'I/O error'}; "
+                          "nothing was published (a previous envelope is untouched)") from None
     finally:
         if staging.path.exists():
             staging.remove()
