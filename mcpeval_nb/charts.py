@@ -57,7 +57,7 @@ def _empty(ax: Axes, what: str) -> None:
 
 def _date_axis(ax: Axes) -> None:
     """Concise date ticks on the x axis (no overlapping full dates), on this axes only."""
-    locator = mdates.AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
+    locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
 
