@@ -20,18 +20,35 @@ from tests.ci_support import cli, golden, junit, outcomes
 SALT = bytes(range(32))
 
 
-def write_calls(root: Path, server: str, tool: str, latencies: list[int], *, errors: int = 0,
-                message: str = "upstream refused after 12 ms", day: str = "2026-08-04",
-                kind: str = "real") -> None:
+def write_calls(
+    root: Path,
+    server: str,
+    tool: str,
+    latencies: list[int],
+    *,
+    errors: int = 0,
+    message: str = "upstream refused after 12 ms",
+    day: str = "2026-08-04",
+    kind: str = "real",
+) -> None:
     """One ``tools/call`` record per latency; the first ``errors`` of them failed with ``message``."""
     records = []
     for i, latency in enumerate(latencies):
         failed = i < errors
-        records.append(CallRecord(
-            ts=f"{day}T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z", session=f"s-{server}-{tool}", seq=i + 1,
-            server=server, method="tools/call", tool=tool, latency_ms=latency,
-            outcome="error" if failed else "ok", kind=kind,
-            error=error_info({"code": -32000, "message": message}, SALT) if failed else None))
+        records.append(
+            CallRecord(
+                ts=f"{day}T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
+                session=f"s-{server}-{tool}",
+                seq=i + 1,
+                server=server,
+                method="tools/call",
+                tool=tool,
+                latency_ms=latency,
+                outcome="error" if failed else "ok",
+                kind=kind,
+                error=error_info({"code": -32000, "message": message}, SALT) if failed else None,
+            )
+        )
     append_records(root, records)
 
 
@@ -76,21 +93,32 @@ def test_the_error_rate_is_judged_on_its_wilson_interval(store: Path) -> None:
 def test_a_small_sample_warns_instead_of_failing_and_min_calls_leaves_it_unjudged(store: Path) -> None:
     report = gate(store, budgets({"server": "docs", "tool": "tiny", "max_error_rate": 0.05}))
     assert statuses(report) == {("docs", "tiny", "max_error_rate"): "warn"} and report.exit_code == 0
-    report = gate(store, budgets({"server": "docs", "tool": "tiny", "max_error_rate": 0.05, "p95_ms": 1,
-                                  "min_calls": 4}))
+    report = gate(
+        store,
+        budgets({"server": "docs", "tool": "tiny", "max_error_rate": 0.05, "p95_ms": 1, "min_calls": 4}),
+    )
     assert set(statuses(report).values()) == {"not-judged"}
     assert [c.reason for c in report.checks] == ["gate-too-few-calls"] * 2 and report.exit_code == 0
 
 
 def test_the_most_specific_entry_wins_and_an_unseen_named_tool_is_not_judged(store: Path) -> None:
-    report = gate(store, budgets({"server": "*", "tool": "*", "p95_ms": 1},
-                                 {"server": "docs", "p95_ms": 100},
-                                 {"server": "*", "tool": "search", "p95_ms": 2},
-                                 {"server": "docs", "tool": "search", "p95_ms": 50},
-                                 {"server": "docs", "tool": "absent", "p95_ms": 50}))
+    report = gate(
+        store,
+        budgets(
+            {"server": "*", "tool": "*", "p95_ms": 1},
+            {"server": "docs", "p95_ms": 100},
+            {"server": "*", "tool": "search", "p95_ms": 2},
+            {"server": "docs", "tool": "search", "p95_ms": 50},
+            {"server": "docs", "tool": "absent", "p95_ms": 50},
+        ),
+    )
     limits = {(c.tool, c.limit_name): (c.limit, c.budget, c.status) for c in report.checks}
-    assert limits == {("absent", "p95_ms"): (50, 4, "not-judged"), ("fetch", "p95_ms"): (100, 1, "pass"),
-                      ("search", "p95_ms"): (50, 3, "pass"), ("tiny", "p95_ms"): (100, 1, "pass")}
+    assert limits == {
+        ("absent", "p95_ms"): (50, 4, "not-judged"),
+        ("fetch", "p95_ms"): (100, 1, "pass"),
+        ("search", "p95_ms"): (50, 3, "pass"),
+        ("tiny", "p95_ms"): (100, 1, "pass"),
+    }
 
 
 def test_since_leaves_out_earlier_days(tmp_path: Path) -> None:
@@ -107,20 +135,27 @@ def test_since_leaves_out_earlier_days(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["envelope", "parquet"])
 def test_a_baseline_without_a_template_fails_no_new_templates_and_names_only_the_new_one(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     before, now = tmp_path / "before", tmp_path / "now"
     write_calls(before, "docs", "fetch", [5] * 20, errors=4, message="upstream refused after 12 ms")
     write_calls(now, "docs", "fetch", [5] * 20, errors=4, message="upstream refused after 99 ms")
     write_calls(now, "docs", "search", [5] * 20, errors=3, message="index shard 7 is missing")
     baseline = tmp_path / "baseline"
-    args = (["share", "--root", str(before), "--dir", str(baseline)] if kind == "envelope"
-            else ["export-parquet", "--root", str(before), "--dest", str(baseline)])
+    args = (
+        ["share", "--root", str(before), "--dir", str(baseline)]
+        if kind == "envelope"
+        else ["export-parquet", "--root", str(before), "--dest", str(baseline)]
+    )
     assert cli(capsys, *args)[0] == 0
     spec = budgets(no_new_templates=True)
     report = gate(now, spec, baseline=baseline)
     [check] = report.checks
-    assert (check.limit_name, check.status, check.reason) == ("no_new_templates", "fail",
-                                                              "gate-new-error-template")
+    assert (check.limit_name, check.status, check.reason) == (
+        "no_new_templates",
+        "fail",
+        "gate-new-error-template",
+    )
     assert [(t.count, t.tools) for t in check.new_templates] == [(3, ("search",))]
     assert gate(before, spec, baseline=baseline).checks[0].status == "pass"
 
@@ -144,19 +179,32 @@ def _cli_store(tmp_path: Path) -> tuple[Path, Path, Path]:
     baseline = tmp_path / "base"
     write_calls(baseline, "docs", "fetch", [5] * 10, errors=1)
     path = tmp_path / "budgets.json"
-    path.write_text(json.dumps({"version": 1, "budgets": [
-        {"server": "docs", "tool": "search", "p95_ms": 500, "p99_ms": 19.5},
-        {"server": "docs", "tool": "*", "max_error_rate": 0.12, "min_calls": 20}],
-        "no_new_templates": True}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "budgets": [
+                    {"server": "docs", "tool": "search", "p95_ms": 500, "p99_ms": 19.5},
+                    {"server": "docs", "tool": "*", "max_error_rate": 0.12, "min_calls": 20},
+                ],
+                "no_new_templates": True,
+            }
+        )
+    )
     return root, baseline, path
 
 
 def test_the_command_prints_every_format_and_exits_one_on_a_failed_check(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, baseline, path = _cli_store(tmp_path)
     common = ["gate", "--budgets", str(path), "--root", str(root), "--baseline", str(baseline)]
-    for fmt, name in (("text", "gate.txt"), ("markdown", "gate.md"), ("json", "gate.json"),
-                      ("junit", "gate.xml")):
+    for fmt, name in (
+        ("text", "gate.txt"),
+        ("markdown", "gate.md"),
+        ("json", "gate.json"),
+        ("junit", "gate.xml"),
+    ):
         code, out, err = cli(capsys, *common, "--format", fmt)
         assert (code, err) == (1, "")
         golden(name, out)
@@ -166,13 +214,16 @@ def test_the_command_prints_every_format_and_exits_one_on_a_failed_check(
     cases = outcomes(junit(cli(capsys, *common, "--format", "junit")[1]))
     assert cases == {  # the most specific entry wins whole: docs/search has no error-rate budget
         "docs fetch max_error_rate": ("passed", None),  # a warning passes (its note is system-out)
-        "docs search p95_ms": ("passed", None), "docs search p99_ms": ("failure", "gate-p99-exceeded"),
+        "docs search p95_ms": ("passed", None),
+        "docs search p99_ms": ("failure", "gate-p99-exceeded"),
         "docs tiny max_error_rate": ("skipped", "not judged: calls=3 observed=- limit=0.1200"),
-        "* * no_new_templates": ("failure", "gate-new-error-template")}
+        "* * no_new_templates": ("failure", "gate-new-error-template"),
+    }
 
 
 def test_the_command_exits_two_on_bad_input_and_zero_when_every_check_passes(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root, _, path = _cli_store(tmp_path)
     code, _, err = cli(capsys, "gate", "--budgets", str(path), "--root", str(root))
     assert code == 2 and "pass --baseline" in err
@@ -183,7 +234,10 @@ def test_the_command_exits_two_on_bad_input_and_zero_when_every_check_passes(
     ok = tmp_path / "ok.json"
     ok.write_text(json.dumps({"version": 1, "budgets": [{"p95_ms": 1000}]}))
     code, out, _ = cli(capsys, "gate", "--budgets", str(ok), "--root", str(root))
-    assert code == 0 and out.splitlines()[-1] == "gate passed passed=3 failed=0 warned=0 not_judged=0 (123 calls)"
+    assert (
+        code == 0
+        and out.splitlines()[-1] == "gate passed passed=3 failed=0 warned=0 not_judged=0 (123 calls)"
+    )
 
 
 def test_schema_budgets_prints_the_published_schema(capsys: pytest.CaptureFixture[str]) -> None:

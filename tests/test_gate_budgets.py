@@ -14,9 +14,20 @@ from mcpeval_nb import DocumentError, parse_budgets
 from tests.ci_support import cli
 
 CANARY = "CANARY-budget-value"
-GOOD: dict[str, Any] = {"version": 1, "budgets": [{"server": "docs", "tool": "search", "p95_ms": 500,
-                                                   "p99_ms": 2000, "max_error_rate": 0.05, "min_calls": 20}],
-                        "no_new_templates": False}
+GOOD: dict[str, Any] = {
+    "version": 1,
+    "budgets": [
+        {
+            "server": "docs",
+            "tool": "search",
+            "p95_ms": 500,
+            "p99_ms": 2000,
+            "max_error_rate": 0.05,
+            "min_calls": 20,
+        }
+    ],
+    "no_new_templates": False,
+}
 
 
 def entry(**fields: Any) -> dict[str, Any]:
@@ -41,8 +52,14 @@ BAD: list[tuple[Any, str]] = [
     (entry(max_error_rate=-0.1), "budgets: /budgets/0/max_error_rate must be at least 0"),
     (entry(min_calls=2.5), "budgets: /budgets/0/min_calls must be an integer"),
     (entry(min_calls=-3), "budgets: /budgets/0/min_calls must be at least 0"),
-    ({"version": 1, "budgets": [], "no_new_templates": CANARY}, "budgets: /no_new_templates must be a boolean"),
-    ({"version": 1, "budgets": [{"p95_ms": -1}, {"tool": 5}]}, "budgets: /budgets/0/p95_ms must be at least 0"),
+    (
+        {"version": 1, "budgets": [], "no_new_templates": CANARY},
+        "budgets: /no_new_templates must be a boolean",
+    ),
+    (
+        {"version": 1, "budgets": [{"p95_ms": -1}, {"tool": 5}]},
+        "budgets: /budgets/0/p95_ms must be at least 0",
+    ),
 ]
 
 
@@ -58,7 +75,7 @@ def test_a_bad_budgets_file_is_refused_with_the_json_path_of_the_problem(doc: An
 
 
 def test_text_that_is_not_json_and_repeated_selectors_are_refused() -> None:
-    with pytest.raises(DocumentError, match="^b.json: not valid JSON$"):
+    with pytest.raises(DocumentError, match=r"^b\.json: not valid JSON$"):
         parse_budgets(b'{"version": 1, "budgets": [' + CANARY.encode(), source="b.json")
     doc = {"version": 1, "budgets": [{"server": "docs"}, {"tool": "x"}, {"server": "docs", "tool": "*"}]}
     with pytest.raises(DocumentError, match="/budgets/2 has the same server and tool as /budgets/0"):
@@ -69,13 +86,24 @@ def test_the_issue_layout_parses_with_every_limit() -> None:
     assert jsonschema.Draft202012Validator(mcpeval_nb.budgets_schema()).is_valid(GOOD)
     [b] = parse_budgets(json.dumps(GOOD)).budgets
     assert (b.server, b.tool, b.p95_ms, b.p99_ms, b.max_error_rate, b.min_calls) == (
-        "docs", "search", 500, 2000, 0.05, 20)
+        "docs",
+        "search",
+        500,
+        2000,
+        0.05,
+        20,
+    )
     defaults = parse_budgets({"version": 1, "budgets": [{}]})
-    assert (defaults.budgets[0].server, defaults.budgets[0].tool, defaults.no_new_templates) == ("*", "*", False)
+    assert (defaults.budgets[0].server, defaults.budgets[0].tool, defaults.no_new_templates) == (
+        "*",
+        "*",
+        False,
+    )
 
 
-def test_the_command_exits_two_naming_the_file_and_the_path(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_exits_two_naming_the_file_and_the_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "budgets.json"
     path.write_text(json.dumps(entry(p95_ms=CANARY)))
     code, out, err = cli(capsys, "gate", "--budgets", str(path), "--root", str(tmp_path / "root"))
