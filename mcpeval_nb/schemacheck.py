@@ -12,12 +12,15 @@ are never checked here: they may use anything, and go to ``jsonschema``.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KEYWORDS", "SchemaChecker", "Violation"]
+__all__ = ["KEYWORDS", "SchemaChecker", "Violation", "packaged_checker", "packaged_schema", "packaged_text"]
 
 #: Keywords that constrain (each implemented below).
 _ASSERTIONS = frozenset({
@@ -238,3 +241,23 @@ def _array_fails(key: str, value: Any, instance: list[Any]) -> bool:
     if key == "uniqueItems":
         return bool(value) and any(_equal(a, b) for i, a in enumerate(instance) for b in instance[i + 1:])
     return False
+
+
+@functools.cache
+def packaged_text(name: str) -> str:
+    """The text of ``mcpeval_nb/schemas/<name>.schema.json``, exactly as shipped (what ``mcpeval-nb
+    schema <name>`` prints)."""
+    return (importlib.resources.files("mcpeval_nb") / "schemas" / f"{name}.schema.json").read_text("utf-8")
+
+
+def packaged_schema(name: str) -> dict[str, Any]:
+    """A shipped schema as a fresh dict."""
+    value = json.loads(packaged_text(name))
+    assert isinstance(value, dict)
+    return value
+
+
+@functools.cache
+def packaged_checker(name: str) -> SchemaChecker:
+    """The (cached) checker of a shipped schema."""
+    return SchemaChecker(packaged_schema(name))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -13,17 +12,13 @@ import pytest
 from lxml import etree
 
 from mcpeval_nb.cli import main
-from mcpeval_nb.testing import servers
+from tests.probe_support import fixture
+
+__all__ = ["GOLDEN", "cli", "fixture", "golden", "junit", "mask", "outcomes"]
 
 HERE = Path(__file__).resolve().parent
-SERVERS = Path(servers.__file__).resolve().parent
 GOLDEN = HERE / "golden"
 _XSD = etree.XMLSchema(etree.parse(str(HERE / "data" / "junit.xsd")))
-
-
-def fixture(name: str, *args: str) -> list[str]:
-    """argv that starts fixture server ``name`` by path (quick start)."""
-    return [sys.executable, str(SERVERS / f"{name}.py"), *args]
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

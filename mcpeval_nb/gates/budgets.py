@@ -14,8 +14,6 @@ must be a number at least 0``), never a value from the file.
 
 from __future__ import annotations
 
-import functools
-import importlib.resources
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
-from ..schemacheck import SchemaChecker, Violation
+from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text
 
 __all__ = ["ANY", "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets",
            "parse_budgets"]
@@ -77,22 +75,14 @@ class Budgets:
         return max(found, key=lambda b: b.specificity) if found else None
 
 
-@functools.cache
 def budgets_schema_text() -> str:
     """The published budgets JSON Schema, exactly as shipped (``mcpeval-nb schema budgets``)."""
-    return (importlib.resources.files("mcpeval_nb") / "schemas" / "budgets.schema.json").read_text("utf-8")
+    return packaged_text("budgets")
 
 
 def budgets_schema() -> dict[str, Any]:
     """The budgets JSON Schema as a fresh dict."""
-    value = loads(budgets_schema_text())
-    assert isinstance(value, dict)
-    return value
-
-
-@functools.cache
-def _checker() -> SchemaChecker:
-    return SchemaChecker(budgets_schema())
+    return packaged_schema("budgets")
 
 
 def _pointer(path: tuple[str | int, ...]) -> str:
@@ -155,7 +145,7 @@ def parse_budgets(data: bytes | str | Mapping[str, Any], *, source: str = "budge
             doc = loads(data)
         except JSONFormatError:
             raise DocumentError(f"{source}: not valid JSON") from None
-    violations = list(_checker().iter_errors(doc))
+    violations = list(packaged_checker("budgets").iter_errors(doc))
     if violations:
         raise DocumentError(f"{source}: {_message(min(violations, key=_order))}")
     entries = tuple(_entry(raw, i) for i, raw in enumerate(doc["budgets"]))

@@ -15,9 +15,7 @@ the rule and the JSON path, never a value from the manifest.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.resources
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +24,7 @@ from typing import Any
 from ..errors import ManifestError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier
-from ..schemacheck import SchemaChecker, Violation
+from ..schemacheck import SchemaChecker, Violation, packaged_checker, packaged_schema, packaged_text
 from .cases import ProbeCase
 from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_error
 
@@ -62,22 +60,18 @@ class Manifest:
     version: int = 1
 
 
-@functools.cache
 def manifest_schema_text() -> str:
     """The published manifest JSON Schema, exactly as shipped (what ``mcpeval-nb schema manifest`` prints)."""
-    return (importlib.resources.files("mcpeval_nb") / "schemas" / "manifest.schema.json").read_text("utf-8")
+    return packaged_text("manifest")
 
 
 def manifest_schema() -> dict[str, Any]:
     """The manifest JSON Schema as a fresh dict."""
-    value = loads(manifest_schema_text())
-    assert isinstance(value, dict)
-    return value
+    return packaged_schema("manifest")
 
 
-@functools.cache
 def _validator() -> SchemaChecker:
-    return SchemaChecker(manifest_schema())
+    return packaged_checker("manifest")
 
 
 def _document_order(item: tuple[list[str | int], str | None]) -> list[tuple[int, str | int]]:
