@@ -138,6 +138,27 @@ if typing.TYPE_CHECKING:
     from .errors import (
         describe as describe,
     )
+    from .gates.budgets import (
+        BudgetEntry as BudgetEntry,
+    )
+    from .gates.budgets import (
+        Budgets as Budgets,
+    )
+    from .gates.budgets import (
+        budgets_schema as budgets_schema,
+    )
+    from .gates.budgets import (
+        budgets_schema_text as budgets_schema_text,
+    )
+    from .gates.budgets import (
+        load_budgets as load_budgets,
+    )
+    from .gates.budgets import (
+        parse_budgets as parse_budgets,
+    )
+    from .gates.evaluate import gate as gate
+    from .gates.report import GateCheck as GateCheck
+    from .gates.report import GateReport as GateReport
     from .home import load_salt as load_salt
     from .home import resolve_root as resolve_root
     from .journal import (
@@ -152,6 +173,9 @@ if typing.TYPE_CHECKING:
     from .journal import (
         read_records as read_records,
     )
+    from .junit import JUnitCase as JUnitCase
+    from .junit import JUnitSuite as JUnitSuite
+    from .junit import render_junit as render_junit
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -398,8 +422,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SaltError", "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt",
         "UsageError", "describe",
     ),
+    ".gates.budgets": (
+        "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets", "parse_budgets",
+    ),
+    ".gates.evaluate": ("gate",),
+    ".gates.report": ("GateCheck", "GateReport",),
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
+    ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",

@@ -22,6 +22,8 @@ RANKS: dict[str, float] = {
     "errors": 0,
     "limits": 0,
     "jsonfmt": 0,
+    "junit": 0,
+    "schemacheck": 0,
     "privacy": 1,
     "home": 2,
     "staging": 2,
@@ -33,6 +35,7 @@ RANKS: dict[str, float] = {
     "capture": 4,
     "review": 4,
     "findings": 4,
+    "gates": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,

@@ -1,8 +1,10 @@
-"""Annotations: typed remarks about a recorded call, joined to it by ``(session, seq)`` (SPEC 5)."""
+"""Annotations: typed remarks about a recorded call, joined to it by ``(session, seq)`` or, in the newer
+record form, by the call's ``event_id`` (SPEC 2.5, 5)."""
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from pathlib import Path
 
@@ -15,12 +17,15 @@ from ..privacy.timestamps import now_ts
 
 __all__ = ["annotate", "validate_annotation"]
 
+_UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
-def validate_annotation(kind: str, note: str, seq: int) -> None:
+
+def validate_annotation(kind: str, note: str, seq: int | None, event_id: str | None = None) -> None:
     """Check an annotation the way ``mcpeval annotate`` does; messages never quote the note.
 
     Raises:
-        UsageError: unknown kind, an over-long note, control characters, or a negative seq.
+        UsageError: unknown kind, an over-long note, control characters, a negative seq, an event id
+            that is not a UUID, or neither a seq nor an event id.
     """
     if kind not in ANNOTATION_KINDS:
         raise UsageError(f'unknown annotation kind "{_safe(kind)}"; valid kinds are: '
@@ -30,8 +35,12 @@ def validate_annotation(kind: str, note: str, seq: int) -> None:
         raise UsageError(f"note exceeds {MAX_NOTE_CHARS} characters (got {count})")
     if any(unicodedata.category(c) == "Cc" for c in note):
         raise UsageError("note must not contain control characters or newlines")
-    if seq < 0 or seq >= 2**64:
+    if seq is None and event_id is None:
+        raise UsageError("an annotation needs --seq or --event-id")
+    if seq is not None and (seq < 0 or seq >= 2**64):
         raise UsageError("seq must be an unsigned 64-bit integer")
+    if event_id is not None and not _UUID_RE.fullmatch(event_id.lower()):
+        raise UsageError("event id must be a UUID (8-4-4-4-12 hexadecimal digits)")
 
 
 def _safe(kind: str) -> str:
@@ -40,25 +49,27 @@ def _safe(kind: str) -> str:
     return printable
 
 
-def annotate(session: str, seq: int, kind: str, note: str, *,
-             root: str | os.PathLike[str] | None = None) -> AnnotationRecord:
+def annotate(session: str, seq: int | None, kind: str, note: str, *,
+             root: str | os.PathLike[str] | None = None, event_id: str | None = None) -> AnnotationRecord:
     """Validate and append an annotation to ``annotations-<day>.jsonl``.
 
     Args:
         session: the raw session value or a stored ``session:<hex>`` token (hashed either way).
-        seq: the call's sequence number in that session.
+        seq: the call's sequence number in that session (None when ``event_id`` targets the call).
         kind: one of ``ANNOTATION_KINDS``.
         note: free text, at most 240 characters, no control characters.
         root: capture root (default: ``MCPEVAL_HOME`` or ``~/.mcp-eval``).
+        event_id: the call record's event id (a UUID, stored lowercase), the newer target form.
 
     Returns:
         The stored (sanitised) annotation.
 
     Raises:
-        UsageError: invalid kind, note or seq; nothing written.
+        UsageError: invalid kind, note, seq or event id, or neither target; nothing written.
         JournalError: the store could not be written.
     """
-    validate_annotation(kind, note, seq)
-    record = AnnotationRecord(ts=now_ts(), session=session, seq=seq, kind=kind, note=note).sanitized()
+    validate_annotation(kind, note, seq, event_id)
+    record = AnnotationRecord(ts=now_ts(), session=session, seq=seq, kind=kind, note=note,
+                              event_id=event_id).sanitized()
     append_record(Path(resolve_root(root)), record)
     return record

@@ -6,6 +6,7 @@ flag's name, type and help text are the same everywhere (docs/cli.md documents e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,11 +16,14 @@ import mcpeval_nb
 
 __all__ = [
     "LABEL_HELP",
+    "allow_mutation",
     "allow_open_world",
     "allow_remote_http",
     "command_argument",
     "confirm_read_only",
     "example",
+    "output_format",
+    "price_per_mtok",
     "root",
     "server",
     "skip_tool",
@@ -55,6 +59,19 @@ allow_open_world = _doc(click.option("--allow-open-world", is_flag=True,
 skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
                               help="A tool the battery must not call."),
                  "``--skip-tool NAME`` (repeatable): a tool the readiness battery must not call.")
+def _positive_price(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise click.BadParameter("must be a positive number of USD", ctx=ctx, param=param)
+    return value
+
+
+price_per_mtok = _doc(click.option("--price-per-mtok", type=float, default=None, metavar="USD",
+                                   callback=_positive_price,
+                                   help="USD per million tokens: text and markdown add the session cost."),
+                      "``--price-per-mtok USD``: price the catalog's tokens per session (text, markdown).")
+allow_mutation = _doc(click.option("--allow-mutation", is_flag=True,
+                                   help="Authorise mutating cases that name a declared sandbox."),
+                      "``--allow-mutation``: the operator's half of the mutation double gate.")
 command_argument = _doc(click.argument("command", nargs=-1, type=click.UNPROCESSED),
                         "``-- CMD...``: the stdio server command (everything after ``--``).")
 
@@ -76,6 +93,12 @@ def target_of(url: str | None, command: tuple[str, ...], *, allow_remote_http: b
         raise mcpeval_nb.UsageError("an HTTP endpoint or stdio command is required")
     return mcpeval_nb.make_target(url if url is not None else list(command),
                                   allow_remote_http=allow_remote_http)
+
+
+def output_format(*choices: str) -> Callable[[F], F]:
+    """``--format`` with these choices, the first the default (every command names the same option)."""
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), default=choices[0],
+                        show_default=True, help="Output format.")
 
 
 def example(*lines: str) -> str:

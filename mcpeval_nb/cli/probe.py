@@ -35,10 +35,10 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
               help="Manifest file (default mcp-eval.manifest.json).")
 @click.option("--probe", "kind", default=None, help="Run only the cases of this probe kind.")
 @click.option("--case", "case_id", default=None, help="Run only the case with this id.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True)
-@click.option("--brief", is_flag=True, help="Text output without hint lines.")
-@click.option("--allow-mutation", is_flag=True, help="Authorise mutating cases that name a declared sandbox.")
+@opt.output_format("text", "json", "markdown", "sarif", "junit")
+@click.option("--brief", is_flag=True, help="Text and markdown without hints or the per-area breakdown.")
+@opt.price_per_mtok
+@opt.allow_mutation
 @opt.allow_remote_http
 @click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
 @opt.confirm_read_only
@@ -50,7 +50,8 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
 @opt.url
 @opt.command_argument
 def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id: str | None, fmt: str,
-              brief: bool, allow_mutation: bool, allow_remote_http: bool, gate_only: bool,
+              brief: bool, price_per_mtok: float | None, allow_mutation: bool, allow_remote_http: bool,
+              gate_only: bool,
               confirm_read_only: bool, allow_open_world: bool, skip_tools: tuple[str, ...],
               no_journal: bool, no_history: bool,
               root: str | None, url: str | None, command: tuple[str, ...]) -> int:
@@ -66,9 +67,9 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
         battery=None if gate_only else "standard", history=not no_history,
         confirm_read_only=confirm_read_only, allow_open_world=allow_open_world, skip_tools=skip_tools)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    report = mcpeval_nb.run_probes(target, manifest=manifest_path or "mcp-eval.manifest.json",
-                                   options=options, progress=_progress)
-    click.echo(report.render(fmt, brief=brief), nl=False)
+    manifest = manifest_path or "mcp-eval.manifest.json"
+    report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
+    click.echo(report.render(fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok), nl=False)
     return report.exit_code
 
 

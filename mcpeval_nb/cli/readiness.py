@@ -40,8 +40,8 @@ def _load_report(path: str) -> Any:
 
 @click.command("score", epilog=opt.example("mcpeval-nb score --server time -- python -m mcp_server_time"))
 @click.option("--server", required=True, help="Server label for the report and the trend history.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True)
+@opt.output_format("text", "json", "markdown", "junit")
+@click.option("--brief", is_flag=True, help="Only the readiness and surface lines.")
 @click.option("--no-history", is_flag=True, help="Do not append a trend point.")
 @opt.root
 @opt.confirm_read_only
@@ -50,7 +50,7 @@ def _load_report(path: str) -> Any:
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
-def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm_read_only: bool,
+def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | None, confirm_read_only: bool,
               allow_open_world: bool, skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
               command: tuple[str, ...]) -> int:
     """Run the standard readiness battery alone: `score --server L -- CMD...` or `--url URL`.
@@ -62,7 +62,7 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
                                         history=not no_history, root=root)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
-    click.echo(report.render(fmt), nl=False)
+    click.echo(report.render(fmt, brief=brief), nl=False)
     return int(report.exit_code)
 
 
@@ -74,59 +74,58 @@ def score_cmd(server: str, fmt: str, no_history: bool, root: str | None, confirm
 @click.option("--force", is_flag=True, help="Overwrite an existing manifest.")
 @click.option("--dry-run", is_flag=True, help="Print the per-tool decisions only.")
 @click.option("--tool", "tools", multiple=True, help="Scaffold cases only for these tools.")
+@click.option("--server", default=None, help="The server's label (as probe takes it), named in the summary.")
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
-def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], confirm_read_only: bool,
-             allow_open_world: bool, allow_remote_http: bool, url: str | None,
+def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], server: str | None,
+             confirm_read_only: bool, allow_open_world: bool, allow_remote_http: bool, url: str | None,
              command: tuple[str, ...]) -> int:
     """Scaffold a read-only probe manifest from a live server."""
     if not dry_run and not force and Path(output).exists():
         raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
-                                            dry_run=dry_run, allow_open_world=allow_open_world)
+                                            dry_run=dry_run, allow_open_world=allow_open_world,
+                                            server=server)
     click.echo(scaffold.decision_lines(), nl=False)
     if dry_run:
         return 0
     path = mcpeval_nb.write_manifest(scaffold, output, force=force)
-    click.echo(f"wrote {path} with {len(scaffold.cases)} cases")
+    click.echo(scaffold.summary_line(path), nl=False)
     return 0
 
 
 @click.command("report", epilog=opt.example("mcpeval-nb report report.json --format markdown"))
 @click.argument("doc")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown", "sarif", "json"]), default="text",
-              show_default=True)
+@opt.output_format("text", "markdown", "sarif", "json", "junit")
 @click.option("--manifest", default=None, type=click.Path(dir_okay=False),
               help="The manifest the cases came from (locates SARIF results).")
-@click.option("--brief", is_flag=True, help="Text output without hint lines.")
-def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool) -> int:
+@click.option("--brief", is_flag=True, help="Text and markdown without hints or the per-area breakdown.")
+@opt.price_per_mtok
+def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_mtok: float | None) -> int:
     """Re-render a saved v1 or v2 probe report (DOC or - for stdin).
 
     Exit 0 when the document passed, 1 when a case failed, 2 for an invalid document, 3 when it
     records a case or battery that could not complete.
     """
     report = _load_report(doc)
-    if fmt == "sarif":
-        click.echo(mcpeval_nb.report_sarif_text(report, manifest=manifest), nl=False)
-    else:
-        click.echo(report.render(fmt, brief=brief), nl=False)
+    click.echo(report.render(fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok), nl=False)
     return int(report.exit_code)
 
 
 @click.command("diff", epilog=opt.example("mcpeval-nb diff before.json after.json --fail-on-regression"))
 @click.argument("base")
 @click.argument("current")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@opt.output_format("text", "json", "markdown", "junit")
 @click.option("--fail-on-regression", is_flag=True, help="Exit 1 when a case regressed or readiness dropped.")
 @click.option("--fail-on-change", is_flag=True, help="Exit 1 when anything changed.")
 def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_on_change: bool) -> int:
     """Compare two probe reports of the same server (mcpeval.probe-diff/v2)."""
     diff = mcpeval_nb.diff_reports(_load_report(base), _load_report(current))
-    click.echo(diff.dumps() if fmt == "json" else diff.render_text(), nl=False)
+    click.echo(diff.render(fmt, fail_on_change=fail_on_change), nl=False)
     if (fail_on_regression and diff.regressed) or (fail_on_change and diff.changed):
         return 1
     return 0
@@ -136,17 +135,23 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
                epilog=opt.example(
                    "mcpeval-nb compare --endpoint a=http://127.0.0.1:3001/mcp --endpoint b=http://127.0.0.1:3002/mcp"))
 @click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
-@click.option("--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@opt.output_format("text", "markdown", "json")
+@click.option("--manifest", default=None, type=click.Path(dir_okay=False),
+              help="Also run this manifest's cases against every target.")
+@click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
+@opt.allow_mutation
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
 @opt.allow_remote_http
 @opt.command_argument
-def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, allow_open_world: bool,
+def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate_only: bool,
+                allow_mutation: bool, confirm_read_only: bool, allow_open_world: bool,
                 skip_tools: tuple[str, ...], allow_remote_http: bool, command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
 
-    Never gates: exit 0, or 3 when a target could not be scored.
+    With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  Never
+    gates: exit 0, or 3 when a target could not be scored or a case could not complete.
     """
     targets: list[tuple[str, Any]] = []
     for i, spec in enumerate(endpoints, start=1):
@@ -158,8 +163,9 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, confirm_read_only: bool, a
         targets.append(("stdio", mcpeval_nb.make_target(list(command))))
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
                                         allow_open_world=allow_open_world, progress=_progress)
-    comparison = mcpeval_nb.compare_servers(targets, options=options)
-    click.echo(comparison.render_markdown() if fmt == "markdown" else comparison.render_text(), nl=False)
+    comparison = mcpeval_nb.compare_servers(targets, options=options, manifest=manifest, gate_only=gate_only,
+                                            allow_mutation=allow_mutation)
+    click.echo(comparison.render(fmt), nl=False)
     return int(comparison.exit_code)
 
 

@@ -95,25 +95,69 @@ class ProbeDiff:
         """Pretty, key-sorted JSON with a trailing newline."""
         return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
 
-    def render_text(self) -> str:
-        """One line per case that moved, the readiness line, and the summary line."""
-        lines = []
-        for c in self.cases:
-            if c.verdict == "unchanged":
-                continue
-            b = "absent" if c.base is None else (c.base.reason or "pass")
-            n = "absent" if c.current is None else (c.current.reason or "pass")
-            lines.append(f"{c.id} {c.probe} {c.verdict} {b} -> {n}")
+    def render(self, fmt: str = "text", *, fail_on_change: bool = False) -> str:
+        """Render as ``text``, ``json``, ``markdown`` or ``junit`` (``fail_on_change``: changed cases
+        are JUnit failures too; regressions always are).
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        if fmt == "json":
+            return self.dumps()
+        if fmt == "markdown":
+            return self.render_markdown()
+        if fmt == "junit":
+            from ..junit import render_junit
+            from .diff_junit import diff_junit_suites
+            return render_junit(diff_junit_suites(self, fail_on_change=fail_on_change),
+                                name=f"mcpeval-nb diff {self.server}")
+        if fmt != "text":
+            raise UsageError("unknown diff format; use text, json, markdown or junit")
+        return self.render_text()
+
+    def moved(self) -> list[tuple[CaseDiff, str, str]]:
+        """Each case that did not stay unchanged, with its base and current states as words."""
+        return [(c, "absent" if c.base is None else (c.base.reason or "pass"),
+                 "absent" if c.current is None else (c.current.reason or "pass"))
+                for c in self.cases if c.verdict != "unchanged"]
+
+    def readiness_words(self) -> str | None:
+        """``80 -> 75 (-5) regressed``, ``not comparable: <why>``, or None when neither had readiness."""
         r = self.readiness
         if r["comparable"]:
-            lines.append(f"{self.server} readiness {r['base_score']} -> {r['current_score']} "
-                         f"({r['delta']:+d}) {r['verdict']}")
-        elif r["base_score"] is not None or r["current_score"] is not None:
-            lines.append(f"{self.server} readiness not comparable: {r['not_comparable']}")
+            return f"{r['base_score']} -> {r['current_score']} ({r['delta']:+d}) {r['verdict']}"
+        if r["base_score"] is not None or r["current_score"] is not None:
+            return f"not comparable: {r['not_comparable']}"
+        return None
+
+    def render_text(self) -> str:
+        """One line per case that moved, the readiness line, and the summary line."""
+        lines = [f"{c.id} {c.probe} {c.verdict} {b} -> {n}" for c, b, n in self.moved()]
+        words = self.readiness_words()
+        if words is not None:
+            lines.append(f"{self.server} readiness {words}")
         s = self.summary
         lines.append(f"{self.server} diff regressed={s['regressed']} fixed={s['fixed']} "
                      f"changed={s['changed']} unchanged={s['unchanged']}")
         return "".join(line + "\n" for line in lines)
+
+    def render_markdown(self) -> str:
+        """The text output's content in its order: a table of the cases that moved, readiness, summary."""
+        out = [f"# Probe diff: {self.server}", ""]
+        moved = self.moved()
+        if moved:
+            out += ["| case | probe | verdict | base | current |", "| --- | --- | --- | --- | --- |"]
+            out += [f"| {c.id} | {c.probe} | {c.verdict} | {b} | {n} |" for c, b, n in moved]
+        else:
+            out.append("No case moved.")
+        out.append("")
+        words = self.readiness_words()
+        if words is not None:
+            out += [f"**Readiness:** {words}", ""]
+        s = self.summary
+        out.append(f"**Summary:** {s['regressed']} regressed, {s['fixed']} fixed, {s['changed']} changed, "
+                   f"{s['unchanged']} unchanged")
+        return "\n".join(out) + "\n"
 
 
 def _compare_readiness(base: ProbeReport, current: ProbeReport) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.readiness import trend_delta as _analysis_delta
 from ..errors import InvalidRecord, ProfileError, RecordTooLarge, TrendHistoryCorrupt
 from ..home import history_path, resolve_root
 from ..journal import append_record, read_records
@@ -141,7 +140,9 @@ def trend_delta(previous: TrendPoint | None, current: TrendPoint) -> str:
         ``""`` for the first point; else `` standard changed``, `` measurement profile unavailable``,
         `` measurement profile changed``, `` +N``/`` -N``/`` +0``, or `` manifest changed``.
     """
-    text = _analysis_delta(previous, current)
+    from ..analysis.readiness import trend_delta as analysis_delta  # pandas: loaded only to print deltas
+
+    text = analysis_delta(previous, current)
     return f" {text}" if text else ""
 
 

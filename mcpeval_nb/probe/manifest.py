@@ -2,8 +2,9 @@
 
 Validation runs in two passes, the way the reference tool's serde parse and ``validate()`` do:
 
-1. structure (jsonschema against ``schemas/manifest.schema.json``): unknown fields, missing fields, wrong
-   JSON types and unknown probe kinds, reported in document order;
+1. structure (``schemacheck`` against ``schemas/manifest.schema.json``: the package's own exact draft
+   2020-12 checker, so that no command pays ``jsonschema``'s start-up before it starts a server): unknown
+   fields, missing fields, wrong JSON types and unknown probe kinds, the first in document order;
 2. the semantic rules of SPEC 8.1 in SPEC's order with SPEC's messages (ranges, grammars, access and
    sandbox rules, expectations).
 
@@ -14,19 +15,16 @@ the rule and the JSON path, never a value from the manifest.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.resources
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from ..errors import ManifestError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier
+from ..schemacheck import SchemaChecker, Violation, packaged_checker, packaged_schema, packaged_text
 from .cases import ProbeCase
 from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_error
 
@@ -62,25 +60,22 @@ class Manifest:
     version: int = 1
 
 
-@functools.cache
 def manifest_schema_text() -> str:
     """The published manifest JSON Schema, exactly as shipped (what ``mcpeval-nb schema manifest`` prints)."""
-    return (importlib.resources.files("mcpeval_nb") / "schemas" / "manifest.schema.json").read_text("utf-8")
+    return packaged_text("manifest")
 
 
 def manifest_schema() -> dict[str, Any]:
     """The manifest JSON Schema as a fresh dict."""
-    value = loads(manifest_schema_text())
-    assert isinstance(value, dict)
-    return value
+    return packaged_schema("manifest")
 
 
-@functools.cache
-def _validator() -> jsonschema.protocols.Validator:
-    schema = manifest_schema()
-    cls = jsonschema.validators.validator_for(schema)
-    validator: jsonschema.protocols.Validator = cls(schema)
-    return validator
+def _validator() -> SchemaChecker:
+    return packaged_checker("manifest")
+
+
+def _document_order(item: tuple[list[str | int], str | None]) -> list[tuple[int, str | int]]:
+    return [(0, p) if isinstance(p, int) else (1, p) for p in item[0]]
 
 
 def _case_label(doc: Any, path: Sequence[str | int]) -> str:
@@ -106,12 +101,12 @@ def _validate(doc: Any, source: str) -> None:
         raise ManifestError(f"{source}: manifest must be a JSON object (at /)")
     structural: list[tuple[list[str | int], str | None]] = []
     deferred: list[tuple[list[str | int], str | None]] = []
+    error: Violation
     for error in _validator().iter_errors(doc):
         message = structural_message(error)
         (structural if message is not None else deferred).append((list(error.absolute_path), message))
     if structural:
-        path, message = min(structural, key=lambda item: [(0, p) if isinstance(p, int) else (1, p)
-                                                          for p in item[0]])
+        path, message = min(structural, key=_document_order)
         raise _fail(source, doc, path, str(message))
     found = top_rule_error(doc)
     for index, case in enumerate(doc["probes"]):
@@ -121,7 +116,7 @@ def _validate(doc: Any, source: str) -> None:
     if found is not None:
         raise _fail(source, doc, found[0], found[1])
     if deferred:  # the schema refused something no semantic rule words: still refuse, generically
-        path = deferred[0][0]
+        path = min(deferred, key=_document_order)[0]
         raise _fail(source, doc, path, "value is outside the allowed range or grammar")
 
 

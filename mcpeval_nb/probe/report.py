@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import DocumentError
+from ..errors import DocumentError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
+from .cost import session_cost_line
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
 from .readiness.parse import parse_readiness
@@ -24,6 +26,7 @@ from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
 
 __all__ = [
     "GENERATOR_NAME",
+    "REPORT_FORMATS",
     "REPORT_SCHEMA_V1",
     "REPORT_SCHEMA_V2",
     "ProbeReport",
@@ -33,6 +36,8 @@ __all__ = [
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
+#: What ``ProbeReport.render`` writes.
+REPORT_FORMATS = ("text", "json", "markdown", "sarif", "junit")
 
 
 @dataclass(frozen=True)
@@ -96,13 +101,37 @@ class ProbeReport:
         """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
         return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
 
-    def render(self, fmt: str = "text", *, brief: bool = False) -> str:
-        """Render as ``text``, ``json`` or ``markdown`` (text ends with a newline)."""
+    def render(self, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
+               price_per_mtok: float | None = None) -> str:
+        """Render in one of ``REPORT_FORMATS``.
+
+        Args:
+            fmt: ``text``, ``json``, ``markdown``, ``sarif`` or ``junit``.
+            brief: text without hint lines or the per-area readiness breakdown.
+            manifest: the manifest file the cases came from (SARIF locates each case's line).
+            price_per_mtok: USD per million tokens: text and markdown add the session cost line.
+
+        Returns:
+            The document; text, markdown and JSON end with a newline.
+
+        Raises:
+            UsageError: an unknown format or a price that is not a positive finite number.
+            DocumentError: the manifest cannot be read (SARIF).
+        """
+        if fmt not in REPORT_FORMATS:
+            raise UsageError(f"unknown report format; use one of {', '.join(REPORT_FORMATS)}")
+        cost = session_cost_line(self, price_per_mtok, fmt) if price_per_mtok is not None else None
         if fmt == "json":
             return self.dumps()
+        if fmt == "sarif":
+            from .sarif import report_sarif_text
+            return report_sarif_text(self, manifest=manifest)
+        if fmt == "junit":
+            from .report_junit import report_junit
+            return report_junit(self)
         if fmt == "markdown":
-            return self.render_markdown()
-        return self.render_text(brief=brief)
+            return self.render_markdown(brief=brief) + ("" if cost is None else f"\n{cost}\n")
+        return self.render_text(brief=brief) + ("" if cost is None else f"{cost}\n")
 
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
@@ -118,11 +147,11 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
-        lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text")
+        lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text", brief=brief)
         return "".join(line + "\n" for line in lines)
 
-    def render_markdown(self) -> str:
-        """A markdown summary: a table of cases, hints, the gate and readiness."""
+    def render_markdown(self, *, brief: bool = False) -> str:
+        """A markdown summary in the text output's order: cases, hints, the gate and readiness."""
         out = [f"# Probe report: {self.server}", "",
                "| case | probe | verdict | attempts | first failure | reason |",
                "| --- | --- | --- | --- | --- | --- |"]
@@ -132,14 +161,14 @@ class ProbeReport:
             out.append(f"| {c.id} | {c.probe} | {verdict} | {c.attempts} | {first} | {c.reason or ''} |")
         out.append("")
         hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.hint is not None]
-        if hints:
+        if hints and not brief:
             out += ["## Hints", "", *hints, ""]
         gate = self.gate
         if gate is not None:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
-        out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown")
+        out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
 
 

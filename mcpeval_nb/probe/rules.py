@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jsonschema
-
 from ..privacy.grammar import valid_identifier, valid_tool
+from ..schemacheck import Violation
 from .cases import TOOL_FIELDS
 from .kinds.rules import Found
 from .kinds.table import KIND_TABLE
@@ -48,11 +47,11 @@ def _field_name(path: list[str | int]) -> str:
     return f"`{name}`" if isinstance(name, str) and name in SCHEMA_KEYS else "field"
 
 
-def structural_message(error: jsonschema.ValidationError) -> str | None:
+def structural_message(error: Violation) -> str | None:
     """Word a structural schema error, or None for errors the semantic pass words.
 
     Args:
-        error: one jsonschema error (its own message quotes values and is never used).
+        error: one schema violation (its instance is never quoted).
 
     Returns:
         A message naming the rule (and schema-defined field names), or None.

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ProbeError, TransportError, UsageError
 from ..jsonfmt import dumps
 from ..limits import BATTERY_CALL_TIMEOUT_S, BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS
-from ..privacy.grammar import valid_identifier, valid_tool
+from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from ..transport.budget import Budget
 from ..transport.messages import Target
 from ..transport.session import McpSession
@@ -72,11 +72,17 @@ class Scaffold:
 
     decisions: list[tuple[str, str]] = field(default_factory=list)
     cases: list[dict[str, Any]] = field(default_factory=list)
+    server: str | None = None
 
     @property
     def manifest(self) -> dict[str, Any]:
         """The manifest document (struct order: version, sandboxes, probes)."""
         return {"version": 1, "sandboxes": {}, "probes": self.cases}
+
+    def summary_line(self, path: str | Path) -> str:
+        """``wrote <path> with <n> cases`` (``for <server>`` when the scaffold was labelled)."""
+        label = "" if self.server is None else f" for {self.server}"
+        return f"wrote {path} with {len(self.cases)} cases{label}\n"
 
     def text(self) -> str:
         """Pretty JSON with a trailing newline."""
@@ -151,7 +157,7 @@ def _tool_cases(sc: Scaffold, session: McpSession, candidates: list[dict[str, An
 
 def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, confirm_read_only: bool = False,
                       dry_run: bool = False, timeout: float | None = None,
-                      allow_open_world: bool = False) -> Scaffold:
+                      allow_open_world: bool = False, server: str | None = None) -> Scaffold:
     """Scaffold a manifest from the live server at ``target``.
 
     Args:
@@ -159,21 +165,26 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
         confirm_read_only: attest unannotated tools are read-only. dry_run: decide only (no calls).
         allow_open_world: also check tools annotated ``openWorldHint: true`` as candidates.
         timeout: per-request timeout (default: the transport's).
+        server: the server's label (``--server``, as ``probe`` takes it): checked before connecting and
+            named in the summary line.
 
     Returns:
         The decisions and (unless ``dry_run``) the validated manifest cases.
 
     Raises:
-        UsageError: a ``--tool`` name that is missing or not callable (``--tool <name>: <reason>``).
+        UsageError: an invalid label, or a ``--tool`` name that is missing or not callable
+            (``--tool <name>: <reason>``).
         ProbeError: the server declared no tools.
         TransportError: the server could not be reached.
     """
+    if server is not None and not valid_server(server):
+        raise UsageError("server label is invalid")
     with McpSession.connect(target, timeout=timeout, budget=Budget()) as session:
         session.initialize()
         catalog = session.list_tools()
         if not catalog.tools:
             raise ProbeError("the server declared no tools; there is nothing to scaffold")
-        sc = Scaffold()
+        sc = Scaffold(server=server)
         for entry in catalog.tools:
             sc.decisions.append((str(entry["name"]), decide(entry, tools=tools,
                                                             confirm_read_only=confirm_read_only,

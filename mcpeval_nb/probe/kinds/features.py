@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema
-import referencing
-import referencing.exceptions
-
 from ...errors import TransportError
 from ...transport.budget import BUDGET_EXCEEDED
 from ..cases import CaseResult
@@ -24,6 +20,10 @@ def output_conforms(schema: Any, instance: Any) -> bool:
     """
     if not isinstance(schema, dict):
         return False
+    import jsonschema  # loaded when a case first needs it: its import costs seconds (format grammars)
+    import referencing
+    import referencing.exceptions
+
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)

@@ -13,10 +13,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import validators
-from referencing import Registry
-from referencing.exceptions import NoSuchResource
-
 __all__ = ["CACHED_SCHEMA_BYTES", "compile_validator", "conforms", "measure", "schema_test", "str_bytes"]
 
 
@@ -68,6 +64,8 @@ def measure(value: Any, *, max_nodes: int, max_bytes: int) -> tuple[int, int] | 
 
 
 def _refuse_retrieval(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
     raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
@@ -78,6 +76,10 @@ def compile_validator(schema: Any, *, check_schema: bool = False) -> Callable[[A
     ``check_schema``, unresolvable or runaway references) makes every instance non-conforming.  Build it
     once per schema and reuse it: constructing a validator costs far more than running it.
     """
+    # loaded when the battery first needs it: jsonschema's import costs seconds (format grammars)
+    from jsonschema import validators
+    from referencing import Registry
+
     try:
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         if check_schema:

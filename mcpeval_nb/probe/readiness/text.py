@@ -28,28 +28,32 @@ def lost_line(check: Check) -> str:
     return line + f" reason={check.reason}"
 
 
-def _text(server: str, r: Readiness) -> list[str]:
+def _text(server: str, r: Readiness, brief: bool) -> list[str]:
     lines = [f"{server} readiness {r.score}/100 standard={r.standard}"]
     if r.display_only:
         return lines
     s = r.surface
     lines.append(f"{server} surface tools={s.tools} read_only={s.read_only} writers={s.writers} "
                  f"exercised={s.exercised}")
+    if brief:
+        return lines
     for area in r.areas:
         lines.append(f"  area {area.name} {area.score}/100 weight={area.weight}")
         lines += [lost_line(c) for c in area.checks]
     return lines
 
 
-def _markdown(r: Readiness) -> list[str]:
+def _markdown(r: Readiness, brief: bool) -> list[str]:
     lines = [f"**Readiness:** {r.score}/100 ({r.standard})"]
     if r.display_only:
         return lines
     s = r.surface
     lines += ["", f"![mcpeval readiness]({r.badge})", "",
               f"Surface: {s.tools} tools, {s.read_only} read-only, {s.writers} writers, "
-              f"{s.exercised} exercised.", "", "| area | score | weight | lost checks |",
-              "| --- | --- | --- | --- |"]
+              f"{s.exercised} exercised."]
+    if brief:
+        return lines
+    lines += ["", "| area | score | weight | lost checks |", "| --- | --- | --- | --- |"]
     lines += [f"| {a.name} | {a.score} | {a.weight} | {len(a.checks)} |" for a in r.areas]
     lost = [c for a in r.areas for c in a.checks]
     if lost:
@@ -59,7 +63,8 @@ def _markdown(r: Readiness) -> list[str]:
     return lines
 
 
-def readiness_lines(server: str, readiness: Readiness | None, error: str | None, fmt: str) -> list[str]:
+def readiness_lines(server: str, readiness: Readiness | None, error: str | None, fmt: str, *,
+                    brief: bool = False) -> list[str]:
     """The readiness part of a rendered report.
 
     Args:
@@ -67,6 +72,7 @@ def readiness_lines(server: str, readiness: Readiness | None, error: str | None,
         readiness: the report's readiness, or None.
         error: the report's ``readiness_error`` label, or None.
         fmt: ``text`` or ``markdown``.
+        brief: only the score and surface lines (no per-area breakdown).
 
     Returns:
         Lines without newlines (none when there is neither readiness nor an error).
@@ -76,4 +82,4 @@ def readiness_lines(server: str, readiness: Readiness | None, error: str | None,
                 else f"**Readiness:** not scored ({error})"]
     if readiness is None:
         return []
-    return _text(server, readiness) if fmt == "text" else _markdown(readiness)
+    return _text(server, readiness, brief) if fmt == "text" else _markdown(readiness, brief)

@@ -1,0 +1,173 @@
+"""Benchmark: how soon each ``mcpeval-nb`` command reaches its first useful work, against ``python -c pass``.
+
+Run ``python -m bench.bench_startup [--rounds N] [--only CMD ...]``.  Each command runs as a fresh
+process (the real CLI, ``mcpeval_nb.cli.run``) with an audit hook (PEP 578) installed first, which
+writes the wall-clock time of the command's *first useful work* to a file and lets the command go on:
+
+* a command that starts a server (``probe``, ``score``, ``init``, ``shim``): the ``subprocess.Popen``
+  of the server command (a stub ``sh -c 'exit 0'``: the command then ends on a closed transport);
+* ``compare``: its first connection to the first endpoint (a refused loopback port);
+* ``shim-http``: binding its listening socket (the process is then stopped);
+* commands that read the capture root (``summary``, ``export-parquet``, ``gate``, ``doctor``,
+  ``share``, ``trends``) or write it (``annotate``): opening the first journal file;
+* ``report``, ``diff``, ``explain``, ``schema``: the whole run, start to exit (their work is printing).
+
+The baseline is ``python -c pass`` (start to exit) measured in the same run, rounds interleaved with
+the commands so machine load falls on all alike.  Printed per command: the median time to first useful
+work (s), its ratio to the baseline, the median time to exit, and whether it met the goal (issue 20:
+first useful work within 0.5 s of start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GOAL_S = 0.5
+
+# The audit hook: record the first matching event's time in $BENCH_MARK, once.  It is written to be
+# cheap (no imports beyond sys/time/os, a string test per event) so it costs the command nothing.
+_HOOK = r"""
+import os, sys, time
+_mark, _want, _done = os.environ["BENCH_MARK"], os.environ["BENCH_EVENT"], [False]
+def _hook(event, args):
+    if _done[0]:
+        return
+    hit = False
+    if _want == "spawn" and event == "subprocess.Popen":
+        hit = True
+    elif _want == "connect" and event == "socket.connect":
+        hit = True
+    elif _want == "bind" and event == "socket.bind":
+        hit = True
+    elif _want == "journal" and event == "open" and isinstance(args[0], str) and args[0].endswith(".jsonl"):
+        hit = True
+    if hit:
+        _done[0] = True
+        with open(_mark, "w") as fh:
+            fh.write(repr(time.time()))
+sys.addaudithook(_hook)
+from mcpeval_nb.cli import run
+run()
+"""
+
+
+def _scenarios(work: Path) -> dict[str, tuple[str, list[str]]]:
+    """command name -> (event, argv after ``mcpeval-nb``), over small fixture files in ``work``."""
+    stub = ["sh", "-c", "exit 0"]
+    root = str(work / "root")
+    files = _fixtures(work)
+    return {
+        "probe": ("spawn", ["probe", "--server", "b", "--manifest", files["manifest"], "--no-journal",
+                            "--no-history", "--root", root, "--", *stub]),
+        "score": ("spawn", ["score", "--server", "b", "--no-history", "--root", root, "--", *stub]),
+        "init": ("spawn", ["init", "--dry-run", "--", *stub]),
+        "compare": ("connect", ["compare", "--endpoint", "a=http://127.0.0.1:1/mcp", "--", *stub]),
+        "shim": ("spawn", ["shim", "--server", "b", "--root", root, "--", *stub]),
+        "shim-http": ("bind", ["shim-http", "--server", "b", "--listen", "127.0.0.1:0", "--upstream",
+                               "http://127.0.0.1:1/mcp", "--root", root]),
+        "annotate": ("journal", ["annotate", "--session", "s", "--seq", "1", "--kind", "workaround",
+                                 "--note", "bench", "--root", str(work / "notes")]),
+        "summary": ("journal", ["summary", "--root", root]),
+        "export-parquet": ("journal", ["export-parquet", "--root", root, "--dest", str(work / "pq")]),
+        "gate": ("journal", ["gate", "--budgets", files["budgets"], "--root", root]),
+        "doctor": ("journal", ["doctor", "--root", root]),
+        "share": ("journal", ["share", "--root", root, "--dir", str(work / "share"), "--force"]),
+        "trends": ("journal", ["trends", "--root", root]),
+        "report": ("exit", ["report", files["report"]]),
+        "diff": ("exit", ["diff", files["report"], files["report"], "--format", "markdown"]),
+        "explain": ("exit", ["explain"]),
+        "schema": ("exit", ["schema", "budgets"]),
+    }
+
+
+def _fixtures(work: Path) -> dict[str, str]:
+    from mcpeval_nb.testing import synthetic_store
+
+    synthetic_store(work / "root", calls=300, servers=1, tools=3, days=2, seed=7)
+    manifest = work / "m.json"
+    manifest.write_text(json.dumps({"version": 1, "probes": [
+        {"id": "surface", "probe": "discovery-cost", "access": "read_only", "max_tools": 10,
+         "max_schema_bytes": 10000}]}))
+    report = work / "r.json"
+    report.write_text(json.dumps({
+        "cases": [{"attempts": 1, "detail": None, "first_failure": None, "hint": None, "id": "surface",
+                   "measurements": {"tool_count": 3}, "passed": True, "probe": "discovery-cost",
+                   "reason": None, "tool": None}],
+        "gate": {"passed": 1, "total": 1}, "generator": {"name": "mcpeval-nb", "version": "0"},
+        "manifest_sha256": "ab" * 32, "passed": True, "readiness": None, "readiness_error": None,
+        "schema": "mcpeval.probe-report/v2", "server": "b"}))
+    budgets = work / "budgets.json"
+    budgets.write_text(json.dumps({"version": 1, "budgets": [{"server": "*", "tool": "*", "p95_ms": 5000}]}))
+    return {"manifest": str(manifest), "report": str(report), "budgets": str(budgets)}
+
+
+def _once(event: str, argv: list[str], mark: Path) -> tuple[float, float]:
+    """(seconds to first useful work, seconds to exit) of one run."""
+    mark.unlink(missing_ok=True)
+    env = {**os.environ, "BENCH_MARK": str(mark), "BENCH_EVENT": event, "MPLBACKEND": "Agg"}
+    start = time.time()
+    proc = subprocess.Popen([sys.executable, "-c", _HOOK, *argv], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if event == "bind":  # a server: stop it once it listens
+        deadline = start + 20
+        while not mark.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.002)
+        proc.terminate()
+    proc.wait(timeout=60)
+    end = time.time()
+    if event == "exit":
+        return end - start, end - start
+    if not mark.exists():
+        raise RuntimeError(f"no first-useful-work event ({event}) from: mcpeval-nb {' '.join(argv[:1])}")
+    return float(mark.read_text()) - start, end - start
+
+
+def _baseline() -> float:
+    start = time.time()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.time() - start
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure every command (or ``--only`` ones) ``--rounds`` times and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        work = Path(tmp)
+        scenarios = _scenarios(work)
+        names = [n for n in scenarios if args.only is None or n in args.only]
+        base: list[float] = []
+        first: dict[str, list[float]] = {n: [] for n in names}
+        total: dict[str, list[float]] = {n: [] for n in names}
+        for _ in range(args.rounds):
+            base.append(_baseline())
+            for name in names:
+                event, cmd = scenarios[name]
+                useful, done = _once(event, cmd, work / "mark")
+                first[name].append(useful)
+                total[name].append(done)
+        b = statistics.median(base)
+        print(f"python -c pass: {b:.3f} s (median of {args.rounds})")
+        print(f"{'command':<16}{'first work s':>13}{'x pass':>8}{'exit s':>8}  goal {GOAL_S} s")
+        failed = 0
+        for name in names:
+            f, t = statistics.median(first[name]), statistics.median(total[name])
+            ok = f <= GOAL_S
+            failed += not ok
+            print(f"{name:<16}{f:>13.3f}{f / b:>8.1f}{t:>8.3f}  {'met' if ok else 'MISSED'}")
+        if failed:
+            raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
