@@ -21,8 +21,9 @@ from ..privacy.timestamps import now_ts
 __all__ = ["Correlator", "classify_frame", "id_key"]
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _is_i64(v: Any) -> bool:
+    """The reference reads an error code as a signed 64-bit integer: anything else is not JSON-RPC."""
+    return isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63
 
 
 def _valid_id(v: Any) -> bool:
@@ -35,7 +36,8 @@ def classify_frame(frame: bytes | str) -> dict[str, Any] | None:
     Valid: an object with ``"jsonrpc": "2.0"`` that is either a request/notification (string method in
     the method grammar, no result/error, params absent or object/array, id absent or string/number)
     or a response (exactly one of result/error, string/number id, error an object with an integer code
-    and a string message).  Bad JSON and input nested 128 deep are unparsed.
+    and a string message; the code must fit a signed 64-bit integer).  Bad JSON and input nested 128 deep
+    are unparsed.
     """
     try:
         msg = loads(frame)
@@ -56,7 +58,7 @@ def classify_frame(frame: bytes | str) -> dict[str, Any] | None:
         return None
     if has_error:
         err = msg["error"]
-        if not (isinstance(err, dict) and _is_int(err.get("code")) and isinstance(err.get("message"), str)):
+        if not (isinstance(err, dict) and _is_i64(err.get("code")) and isinstance(err.get("message"), str)):
             return None
     return msg
 

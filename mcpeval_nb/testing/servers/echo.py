@@ -4,7 +4,7 @@ Behaviour: ``tools/list`` lists one tool ``navigate`` (input enum ``waitUntil`` 
 ``tools/call`` of ``boom`` answers error -32000 ``session 0be9b59c-af70-47b0-9169-d9de92330600 gone``;
 anything else with an id answers ``{"echo": true}``; unparseable input is echoed byte for byte; messages
 without an id are skipped.  Hidden tools for tests (never listed): ``tool_error`` (``isError: true``
-result quoting ``arguments.message``), ``rpc_error`` (error -32001 quoting ``arguments.message``),
+result quoting ``arguments.message``), ``rpc_error`` (error ``arguments.code``, default -32001, quoting ``arguments.message``),
 ``notify`` (a ``notifications/message`` quoting ``arguments.message`` before the result), ``reflect``
 (the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes), ``banner`` (a non-JSON
 line before the result), ``ask`` (a server-to-client request with the same id before the result).
@@ -59,7 +59,7 @@ def _call(out: Any, msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
     if name == "boom":
         return {"error": {"code": -32000, "message": BOOM}}
     if name == "rpc_error":
-        return {"error": {"code": -32001, "message": f"failed: {message}"}}
+        return {"error": {"code": args.get("code", -32001), "message": f"failed: {message}"}}
     if name == "tool_error":
         return {"result": _text(f"tool failed: {message}", is_error=True)}
     if name == "notify":
