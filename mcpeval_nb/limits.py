@@ -42,3 +42,7 @@ SYNTH_MAX_DEPTH = 8
 LOCK_TIMEOUT_S = 10.0
 #: Annotation notes (SPEC 5).
 MAX_NOTE_CHARS = 240
+#: Requests the capture correlator keeps awaiting an answer (count, and bytes of shaped arguments plus a
+#: fixed cost per entry); past either bound the oldest is journaled as a content-free ``unknown`` record.
+MAX_PENDING_REQUESTS = 1024
+MAX_PENDING_BYTES = 16 * 1024 * 1024

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -151,8 +152,8 @@ def test_an_unwritable_journal_is_reported_without_content_and_forwarding_contin
     assert code == 0
     assert output.count(b'"echo": true') == 8
     err = capfd.readouterr().err
-    assert "record seq 1 was not journaled" in err
-    assert "8 records in total were not journaled" in err
+    assert re.search(r"records? seq 1(-\d+)? (was|were) not journaled", err)  # batches vary with timing
+    assert "8 records were not journaled (8 calls, 0 notifications, 0 unparsed)" in err
     assert CANARY not in err
 
 

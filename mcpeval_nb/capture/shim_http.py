@@ -222,8 +222,16 @@ class HTTPShim:
             return
         scope = str(uuid.uuid4())
         sent = Frame("outbound", request.body, scope) if request.body else None
-        if sent is not None:
-            self.recorder.submit(sent)
+        if sent is None:
+            self._forward(conn, request, scope, None)
+            return
+        self.recorder.submit(sent)
+        try:
+            self._forward(conn, request, scope, sent)
+        finally:  # requests of this exchange left unanswered are journaled and forgotten
+            self.recorder.submit(Frame("end", None, scope))
+
+    def _forward(self, conn: socket.socket, request: Request, scope: str, sent: Frame | None) -> None:
         upstream = self._connect()
         try:
             try:
