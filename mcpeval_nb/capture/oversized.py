@@ -46,7 +46,7 @@ class Glimpse:
     size: int = 0
     _tail: bytearray = field(default_factory=bytearray, repr=False)
 
-    def feed(self, chunk: bytes | memoryview) -> None:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
         """Account for the next chunk of the frame (kept only at the ends)."""
         if len(self.head) < KEEP_BYTES:
             self.head += bytes(chunk[: KEEP_BYTES - len(self.head)])

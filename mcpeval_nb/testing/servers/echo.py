@@ -4,10 +4,11 @@ Behaviour: ``tools/list`` lists one tool ``navigate`` (input enum ``waitUntil`` 
 ``tools/call`` of ``boom`` answers error -32000 ``session 0be9b59c-af70-47b0-9169-d9de92330600 gone``;
 anything else with an id answers ``{"echo": true}``; unparseable input is echoed byte for byte; messages
 without an id are skipped.  Hidden tools for tests (never listed): ``tool_error`` (``isError: true``
-result quoting ``arguments.message``), ``rpc_error`` (error ``arguments.code``, default -32001, quoting ``arguments.message``),
-``notify`` (a ``notifications/message`` quoting ``arguments.message`` before the result), ``reflect``
-(the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes), ``banner`` (a non-JSON
-line before the result), ``ask`` (a server-to-client request with the same id before the result).
+result quoting ``arguments.message``), ``rpc_error`` (error ``arguments.code``, default -32001, quoting
+``arguments.message``), ``notify`` (a ``notifications/message`` quoting ``arguments.message`` before
+the result), ``reflect`` (the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes),
+``banner`` (a non-JSON line before the result), ``ask`` (a server-to-client request with the same id
+before the result).
 
 Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and exits N; ``--signal SIG``
 kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE``
