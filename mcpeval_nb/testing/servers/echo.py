@@ -7,7 +7,8 @@ without an id are skipped.  Hidden tools for tests (never listed): ``tool_error`
 result quoting ``arguments.message``), ``rpc_error`` (error ``arguments.code``, default -32001, quoting
 ``arguments.message``), ``notify`` (a ``notifications/message`` quoting ``arguments.message`` before
 the result), ``reflect`` (the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes),
-``banner`` (a non-JSON line before the result), ``ask`` (a server-to-client request with the same id
+``environ`` (the names of its ``MCPEVAL*`` environment variables), ``banner`` (a non-JSON line before
+the result), ``ask`` (a server-to-client request with the same id
 before the result).
 
 Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and exits N; ``--signal SIG``
@@ -68,6 +69,8 @@ def _call(out: Any, msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
                      "params": {"level": "info", "data": message}})
     if name == "reflect":
         return {"result": _text(json.dumps(args))}
+    if name == "environ":
+        return {"result": _text(json.dumps(sorted(k for k in os.environ if k.startswith("MCPEVAL"))))}
     if name == "big":
         return {"result": _text("x" * int(args.get("bytes", 0)))}
     if name == "banner":
