@@ -46,3 +46,5 @@ MAX_NOTE_CHARS = 240
 #: fixed cost per entry); past either bound the oldest is journaled as a content-free ``unknown`` record.
 MAX_PENDING_REQUESTS = 1024
 MAX_PENDING_BYTES = 16 * 1024 * 1024
+#: shim-http event streams relayed at once (apart from the request workers; past it: 503).
+MAX_HTTP_STREAMS = 64

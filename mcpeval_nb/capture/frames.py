@@ -45,6 +45,13 @@ class WakePipe:
         with contextlib.suppress(OSError):
             os.write(self.write_fd, b"x")
 
+    def drain(self) -> None:
+        """Consume pending wake-ups (for a pipe polled repeatedly rather than once)."""
+        os.set_blocking(self.read_fd, False)
+        with contextlib.suppress(OSError):
+            while os.read(self.read_fd, 4096):
+                pass
+
     def close(self) -> None:
         """Close both ends."""
         for fd in (self.read_fd, self.write_fd):
