@@ -23,7 +23,7 @@ from pathlib import Path
 from ..limits import LOCK_TIMEOUT_S
 from .correlate import Correlator
 from .oversized import Glimpse
-from .sink import RecordSink, counted
+from .sink import RecordSink, counted, loss_summary
 
 __all__ = ["STALL_S", "Frame", "RecordSink", "Recorder", "frames_summary", "wait_progress"]
 
@@ -103,7 +103,6 @@ class Recorder:
         self._pending = 0
         self._cond = threading.Condition()
         self.done = 0  # frames recorded: the progress close() waits on
-        self._current = ""  # the direction of the frame being recorded, if any
         self._thread = threading.Thread(target=self._run, name="mcpeval-recorder", daemon=True)
         self._thread.start()
 
@@ -147,8 +146,12 @@ class Recorder:
             return True
         with self._cond:
             left = Counter(f.direction for f in self._queue if f is not None)
-            left[self._current] += 1 if self._current else 0
-        self.sink.warn(f"the recorder made no progress for {stall_s:.0f} s; {frames_summary(left)}")
+        unwritten = self.sink.unwritten()
+        self.sink.warn(f"the recorder made no progress for {stall_s:g} s and was abandoned")
+        if left:
+            self.sink.warn(frames_summary(left))
+        if unwritten:
+            self.sink.warn(loss_summary(unwritten))
         return False
 
     def _next(self) -> Frame | None:
@@ -169,7 +172,6 @@ class Recorder:
             frame = self._queue.popleft()
             if frame is not None:
                 self._pending -= frame.size
-                self._current = frame.direction
                 self._cond.notify_all()
             return frame
 
@@ -178,7 +180,6 @@ class Recorder:
             self.sink.record(frame.direction, frame.data, scope=frame.scope, read_ms=frame.read_ms,
                              hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0,
                              glimpse=frame.glimpse)
-            self._current = ""
             self.done += 1
         self.sink.finish()
 

@@ -146,7 +146,7 @@ class ForkedRecorder(Recorder):
                 os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
             self._reaped = True
-            self.sink.warn(f"the recorder process made no progress for {stall_s:.0f} s and was stopped")
+            self.sink.warn(f"the recorder process made no progress for {stall_s:g} s and was stopped")
         self._thread.join()  # the child is gone: the shipper drains what is left without shipping it
         lost = self._submitted - self._recorded()
         if lost:

@@ -69,6 +69,7 @@ class RecordSink:
         self.warn = warn or _stderr_warning
         self._warnings = 0
         self._batch: list[CallRecord] = []
+        self._writing: list[CallRecord] = []
         self._batch_records = batch_records
 
     @property
@@ -95,9 +96,20 @@ class RecordSink:
         if len(self._batch) >= self._batch_records:
             self.flush()
 
+    def unwritten(self) -> Counter[str]:
+        """Records correlated but not yet journaled (queued, or in a write that has not returned), by kind."""
+        return Counter(record_kind(r) for r in [*self._writing, *self._batch])
+
     def flush(self) -> None:
         """Append the queued records: one locked write per run of records of one journal day."""
         batch, self._batch = self._batch, []
+        self._writing = batch
+        try:
+            self._flush(batch)
+        finally:
+            self._writing = []
+
+    def _flush(self, batch: list[CallRecord]) -> None:
         start = 0
         while start < len(batch):
             day = batch[start].ts[:10]

@@ -14,7 +14,8 @@ before the result).
 Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and exits N; ``--signal SIG``
 kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE``
 writes LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers
-``{"read": SIZE}``; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof`` keeps
+``{"read": SIZE}``; ``--notify-burst N`` writes N small notifications and exits; ``--no-answers`` reads
+until end of input and answers nothing; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof`` keeps
 running after end of input until signalled; ``--close-stdout`` answers the first message, then closes its
 stdout and waits for a signal.
 """
@@ -127,6 +128,16 @@ def main(argv: list[str]) -> int:
         return 1
     if argv[:1] == ["--duplex-stress"]:
         _duplex(out, int(argv[1]), int(argv[2]), int(argv[3]))
+        return 0
+    if argv[:1] == ["--notify-burst"]:
+        note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"n"}}\n'
+        for _ in range(int(argv[1])):
+            out.write(note)
+        out.flush()
+        return 0
+    if argv[:1] == ["--no-answers"]:
+        for _line in sys.stdin.buffer:
+            pass
         return 0
     for line in sys.stdin.buffer:
         _answer(out, line)
