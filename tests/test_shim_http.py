@@ -263,3 +263,9 @@ def test_a_request_target_that_is_not_a_path_is_refused_before_forwarding(
     code, _, answer = exchange(shim, head.encode() + body)
     assert (code, answer) == (400, b'{"error":"request target must be a path"}')
     assert up.seen == [] and journal(root) == []
+
+
+def test_finished_exchanges_leave_no_connection_behind(shim: HTTPShim, up: Upstream) -> None:
+    for i in range(5):
+        assert post(shim, rpc(i, "tools/call", name="text", arguments={}))[0] == 200
+    assert wait_for(lambda: not shim._active)

@@ -90,10 +90,12 @@ class Exchanges:
                  end: Callable[[], None]) -> bool:
         upstream = self._connect()
         handed = False
+        tracked: socket.socket | None = None  # http.client drops ``upstream.sock`` once a body is read
         try:
             try:
                 upstream.connect()
-                self._track(upstream.sock, True)
+                tracked = upstream.sock
+                self._track(tracked, True)
                 upstream.request(request.method, self._endpoint.path, body=request.body or None,
                                  headers=self._forward_headers(request))
                 if sent is not None:
@@ -105,13 +107,13 @@ class Exchanges:
             if media_type(response) != "text/event-stream":
                 relay_response(conn, response, scope, self._recorder.submit)
                 return False
-            self._track(upstream.sock, False)  # the stream owns both connections from here on
+            self._track(tracked, False)  # the stream owns both connections from here on
             handed = self._streams.start(
                 Stream(conn, upstream, response, relayed_headers(response), scope, end))
             return handed
         finally:
             if not handed:
-                self._track(upstream.sock, False)
+                self._track(tracked, False)
                 upstream.close()
 
     def _connect(self) -> http.client.HTTPConnection:

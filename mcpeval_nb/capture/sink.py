@@ -10,12 +10,15 @@ reported by sequence number and error, never content (the first few only).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import dataclasses
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import MCPEvalError, RecordTooLarge
 from ..journal import append_record, append_records
@@ -27,6 +30,27 @@ __all__ = ["BATCH_RECORDS", "RecordSink", "counted", "loss_summary", "record_kin
 
 #: The most records one locked write holds.
 BATCH_RECORDS = 512
+#: Frame bytes recorded after which the batch is written and freed memory handed back to the system.
+TRIM_BYTES = 4 * 1024 * 1024
+_LIBC: Any = None
+
+
+def release_memory() -> None:
+    """Hand freed heap memory back to the system (glibc ``malloc_trim``; a no-op elsewhere).
+
+    Parsing and shaping a large frame allocates tens of MiB that are freed at once; glibc keeps such
+    memory in its arenas (one per thread), so without this a long-lived shim-http grows to a plateau
+    far above what it holds.
+    """
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
 _MAX_WARNINGS = 5
 _KINDS = ("calls", "notifications", "unparsed")
 
@@ -70,6 +94,7 @@ class RecordSink:
         self._warnings = 0
         self._batch: list[CallRecord] = []
         self._writing: list[CallRecord] = []
+        self._big_bytes = 0  # frame bytes recorded since memory was last handed back
         self._batch_records = batch_records
 
     @property
@@ -93,7 +118,8 @@ class RecordSink:
             self._batch += self._correlate(direction, data, scope, read_ms, hot_ns, glimpse)
         except Exception as exc:  # a correlator bug must not stop capture
             self._fail(f"a {direction} frame could not be correlated ({type(exc).__name__})", "frames", 1)
-        if len(self._batch) >= self._batch_records:
+        self._big_bytes += len(data or b"")
+        if len(self._batch) >= self._batch_records or self._big_bytes >= TRIM_BYTES:
             self.flush()
 
     def unwritten(self) -> Counter[str]:
@@ -108,6 +134,9 @@ class RecordSink:
             self._flush(batch)
         finally:
             self._writing = []
+        if self._big_bytes >= TRIM_BYTES:  # large frames leave freed memory behind in the allocator
+            self._big_bytes = 0
+            release_memory()
 
     def _flush(self, batch: list[CallRecord]) -> None:
         start = 0
