@@ -5,15 +5,13 @@ Directly, the official SDK client reads it; through ``mcpeval-nb shim`` it must 
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.capture_helpers import CANARY, run_stdio, shim_cli, store_text
-from tests.e2e.conftest import NODE_DIR
+from tests.e2e.conftest import NODE_DIR, node_command
 from tests.shim_helpers import journal
 
 pytestmark = pytest.mark.e2e
@@ -22,13 +20,7 @@ FILESYSTEM = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-files
 
 
 def _filesystem(allowed: Path) -> list[str]:
-    node = shutil.which("node")
-    if node is None or not FILESYSTEM.exists():
-        reason = "server-filesystem not installed: run `make setup` (needs node and npm)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return [node, str(FILESYSTEM), str(allowed)]
+    return node_command(FILESYSTEM, str(allowed))
 
 
 def test_a_big_file_read_through_the_shim_reaches_the_client_and_is_recorded_content_free(
