@@ -12,12 +12,12 @@ the result), ``ask`` (a server-to-client request with the same id
 before the result).
 
 Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and exits N; ``--signal SIG``
-kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE``
-writes LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers
-``{"read": SIZE}``; ``--notify-burst N`` writes N small notifications and exits; ``--no-answers`` reads
-until end of input and answers nothing; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof`` keeps
-running after end of input until signalled; ``--close-stdout`` answers the first message, then closes its
-stdout and waits for a signal.
+kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE`` writes
+LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers ``{"read":
+SIZE}``; ``--notify-burst N`` writes N small notifications and exits; ``--no-answers`` reads until end of
+input and answers nothing; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof``
+keeps running after end of input until signalled; ``--close-stdout`` answers the first message, then
+closes its stdout and waits for a signal.
 """
 
 from __future__ import annotations
