@@ -121,3 +121,19 @@ def gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
+
+
+def wait_listening(url: str, timeout: float = 30.0) -> None:
+    """Wait until a printed endpoint URL accepts connections (servers print it just before listening)."""
+    import socket
+
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def up() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    assert wait_for(up, timeout), "the server never listened"

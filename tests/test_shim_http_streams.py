@@ -18,7 +18,7 @@ import pytest
 
 from mcpeval_nb import HTTPShim, HTTPShimOptions
 from tests.e2e.capture_helpers import sdk_demo_command
-from tests.shim_helpers import wait_for
+from tests.shim_helpers import wait_for, wait_listening
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -33,7 +33,9 @@ def upstream_url() -> Iterator[str]:
     try:
         ready, _, _ = select.select([server.stdout], [], [], 60)
         assert ready, "the SDK server did not start"
-        yield server.stdout.readline().decode().strip()
+        url = server.stdout.readline().decode().strip()
+        wait_listening(url)
+        yield url
     finally:
         server.terminate()
         server.wait(10)
