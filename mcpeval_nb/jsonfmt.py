@@ -155,10 +155,7 @@ def _parse_float(text: str) -> float:
     return value
 
 
-# serde_json's decimal-to-f64 steps (its default, not ``float_roundtrip``): digits accumulate in a u64
-# until the next one would overflow (later digits are dropped), the decimal exponent is applied with one
-# multiplication or division by a power of ten from a table of 1e0..1e308, and an exponent past the
-# table first divides by 1e308.
+# serde_json's default (not ``float_roundtrip``) steps: a u64 of digits scaled by a table of 1e0..1e308.
 _POW10 = tuple(float(f"1e{i}") for i in range(309))
 _I32_MAX = 2**31 - 1
 _NUMBER_PARTS_RE = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?")
@@ -167,9 +164,9 @@ _NUMBER_PARTS_RE = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?")
 def reference_float(text: str) -> float | None:
     """The f64 the reference reads for a JSON number literal (docs/formats.md, "Numbers").
 
-    Up to 19 significant digits with a scaled exponent inside the power-of-ten table (|e| <= 308) the
-    value is correctly rounded (``float(text)``, as serde_json's steps give for these inputs); past 19
-    digits or past the table the reference's own steps are replayed, so the same value is written.
+    Up to 19 significant digits and a scaled exponent within +-308: correctly rounded; otherwise the
+    reference's steps are replayed (digits accumulate in a u64 until the next would overflow, then one
+    multiplication or division by a power of ten; past the table, divisions by 1e308 first).
 
     Args:
         text: a JSON number literal.
@@ -186,7 +183,7 @@ def reference_float(text: str) -> float | None:
     sign, whole, frac, exp_sign, exp_digits = match.groups()
     if len(whole) + len(frac or "") < 20 and (exp_digits is None or len(exp_digits) < 3):
         return _correctly_rounded(text)  # the common case: at most 19 digits, well inside the table
-    significand, exponent, significant = 0, 0, 0
+    significand = exponent = significant = 0
     for position, char in enumerate(whole + (frac or "")):
         fraction = position >= len(whole)
         digit = ord(char) - 48
@@ -209,8 +206,7 @@ def reference_float(text: str) -> float | None:
 
 
 def _correctly_rounded(text: str) -> float | None:
-    result = float(text)
-    return None if math.isinf(result) else result
+    return None if math.isinf(result := float(text)) else result
 
 
 def _from_parts(negative: bool, significand: int, exponent: int) -> float | None:
@@ -223,13 +219,8 @@ def _from_parts(negative: bool, significand: int, exponent: int) -> float | None
         value /= 1e308
         exponent += 308
     else:
-        if exponent >= 0:
-            value *= _POW10[exponent]
-            if math.isinf(value):
-                return None
-        else:
-            value /= _POW10[-exponent]
-    return -value if negative else value
+        value = value * _POW10[exponent] if exponent >= 0 else value / _POW10[-exponent]
+    return None if math.isinf(value) else -value if negative else value
 
 
 def _refuse_constant(_name: str) -> Any:

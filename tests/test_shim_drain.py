@@ -41,12 +41,16 @@ def test_a_notification_burst_through_the_shim_is_recorded_completely(root: Path
 def test_a_recorder_that_keeps_making_progress_is_drained_past_any_fixed_deadline(
         root: Path, cls: type[Recorder]) -> None:
     recorder = cls(root=root, correlator=_correlator(root))
-    for _ in range(40000):
-        frame = Frame("inbound", NOTE)
-        recorder.submit(frame)
-        frame.forwarded()
+    _feed(recorder, [Frame("inbound", NOTE) for _ in range(40000)])
     assert recorder.close(stall_s=0.5)  # far less than the drain takes: progress keeps it going
     assert len(journal(root)) == 40000
+
+
+def _feed(recorder: Recorder, frames: list[Frame]) -> None:
+    """Hand frames over as the forwarders do: submitted, then forwarded."""
+    for frame in frames:
+        recorder.submit(frame)
+        frame.forwarded()
 
 
 @contextmanager
@@ -65,10 +69,8 @@ def test_a_stalled_forked_recorder_is_stopped_and_every_frame_it_never_recorded_
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     recorder = ForkedRecorder(root=root, correlator=_correlator(root))
     with _journal_locked(root):
-        for i in range(150):
-            frame = Frame("inbound", NOTE) if i < 100 else Frame("outbound", call(i, "t", note=CANARY))
-            recorder.submit(frame)
-            frame.forwarded()
+        _feed(recorder, [Frame("inbound", NOTE) if i < 100 else Frame("outbound", call(i, "t", note=CANARY))
+                         for i in range(150)])
         assert not recorder.close(stall_s=1.0)
     err = capfd.readouterr().err
     assert "the recorder process made no progress for 1 s and was stopped" in err
@@ -80,10 +82,8 @@ def test_a_stalled_recorder_thread_counts_the_records_it_could_not_journal_by_ki
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     recorder = Recorder(root=root, correlator=_correlator(root))
     with _journal_locked(root):
-        for i in range(30):
-            frame = Frame("inbound", NOTE) if i % 3 else Frame("inbound", b"not json " + CANARY.encode())
-            recorder.submit(frame)
-            frame.forwarded()
+        junk = b"not json " + CANARY.encode()
+        _feed(recorder, [Frame("inbound", NOTE if i % 3 else junk) for i in range(30)])
         assert not recorder.close(stall_s=1.0)
         err = capfd.readouterr().err
     assert "the recorder made no progress for 1 s and was abandoned" in err
