@@ -32,3 +32,16 @@ def test_numbers_past_a_doubles_precision_are_shaped_as_the_reference_shapes_the
     assert record["args"] == {"big": "num:1.2345678901234567e23", "neg": "num:-1.2345678901234567e23",
                               "tiny": "num:2.2250738585072014e-308", "plain": "num:0.1",
                               "max": "num:18446744073709551615"}
+
+
+def test_two_in_flight_requests_with_one_id_are_both_recorded_and_never_mixed(root: Path) -> None:
+    frames = (call(5, "navigate", waitUntil="commit") + call(5, "rpc_error", message=CANARY)
+              + call(6, "navigate"))
+    code, output = shim_inproc(root, frames)  # the echo fixture answers both id 5 requests
+    assert code == 0 and output.count(b'"id": 5') == 2
+    records = journal(root)
+    assert [(r["tool"], r["outcome"], r.get("error"), "latency_ms" in r) for r in records] == [
+        ("navigate", "unknown", {"code": "capture-id-collision"}, False),
+        ("rpc_error", "unknown", {"code": "capture-id-collision"}, False),  # not the first answer's ok
+        ("navigate", "ok", None, True)]
+    assert records[0]["args"] == {"waitUntil": "str<8"} and records[1]["args"] == {"message": "str<32"}
