@@ -10,6 +10,11 @@ a 1 MiB request frame (a 1 MiB string argument, small answer) and a 1 MiB answer
 Printed: p50/p95 round trips of each connection, the added latency (shim - direct) and the recording
 share (shim - relay) at each percentile.  Goals (issue 3): at most 0.5 ms added at p95 for small frames,
 2 ms for 1 MiB frames.
+
+Then the hostile-load cases of issue 15 (``bench/_attacks.py``; ``--no-attacks`` skips them), each
+printed with its baseline and the ratio: unanswered requests (recorder RSS, stdio and shim-http), a
+notification burst (records per second sustained, records lost) and idle event streams (shim-http ping
+latency with 0, 8 and 32 streams open, against the server directly).
 """
 
 from __future__ import annotations
@@ -103,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500, help="small-frame round trips per side")
     parser.add_argument("--big-requests", type=int, default=200, help="1 MiB round trips per side and case")
+    parser.add_argument("--burst", type=int, default=500_000, help="notifications in the burst case")
+    parser.add_argument("--no-attacks", action="store_true", help="skip the hostile-load cases")
     args, _unknown = parser.parse_known_args(argv)  # `python -m bench shim` leaves "shim" in sys.argv
     server = [sys.executable, echo.__file__]
     with tempfile.TemporaryDirectory(prefix="bench-shim-") as home:
@@ -136,7 +143,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<17} {n:>4} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15} {cells[3]:>15} {cells[4]:>18} "
               f"{GOALS_MS[name]:>8.1f}")
     print(f"records journaled: {len(selfs)}; median shim_self_us: {statistics.median(selfs) if selfs else 0}")
+    if not args.no_attacks:
+        attacks_report(args.burst)
     return 0
+
+
+def attacks_report(burst_n: int) -> None:
+    """Run and print the hostile-load cases, each with its baseline and the ratio."""
+    from . import _attacks
+
+    print("\nunanswered requests: RSS in MiB after the first and after all requests (baseline: answered)")
+    for case, result in (("stdio, 12,000 x 3 KB", _attacks.unanswered()),
+                         ("shim-http, 30 x 0.8 MB", _attacks.unanswered_http())):
+        (a0, a1), (u0, u1) = result["answered"], result["unanswered"]
+        print(f"  {case:<24} answered {a0:6.1f} -> {a1:6.1f}   unanswered {u0:6.1f} -> {u1:6.1f}   "
+              f"ratio unanswered/answered at the end {u1 / a1:.2f}")
+    b = _attacks.burst(burst_n)
+    print(f"\nnotification burst: {burst_n} notifications (baseline: the server writing to a pipe directly)")
+    ratio = b["shim_s"] / b["direct_s"]
+    print(f"  direct {b['direct_s']:.2f} s; through shim {b['shim_s']:.2f} s (ratio {ratio:.1f}); "
+          f"records {b['records']:.0f}, lost {b['lost']:.0f}; {b['records_per_s']:.0f} records/s sustained")
+    s = _attacks.streams()
+    d50, d95, dmax = s["direct"]
+    print("\nevent streams: ping round trips in ms, p50/p95/max (baseline: the SDK server directly)")
+    for name, (p50, p95, top) in s.items():
+        print(f"  {name:<20} {p50:7.2f}/{p95:7.2f}/{top:8.2f}   ratio to direct "
+              f"{p50 / d50:5.1f}/{p95 / d95:5.1f}/{top / dmax:6.1f}")
 
 
 if __name__ == "__main__":

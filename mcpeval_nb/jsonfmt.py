@@ -16,7 +16,7 @@ from typing import Any
 
 from .limits import MAX_JSON_DEPTH
 
-__all__ = ["JSONFormatError", "dumps", "format_number", "loads", "max_depth_exceeded"]
+__all__ = ["JSONFormatError", "dumps", "format_number", "loads", "max_depth_exceeded", "reference_float"]
 
 _U64_MAX = 2**64 - 1
 _I64_MIN = -(2**63)
@@ -69,13 +69,19 @@ def format_number(value: int | float) -> str:
     if isinstance(value, int):
         if _I64_MIN <= value <= _U64_MAX:
             return str(value)
-        value = float(value)
+        value = _big_int_float(value)
     if not math.isfinite(value):
         return "null"
     text = repr(value)
     if "e" in text:
         return _TOKEN_RE.sub(_fix_float, text)
     return text  # Python already prints 100.0 / 12.34 / 0.001 as ryu does for -4 < kk <= 16
+
+
+def _big_int_float(value: int) -> float:
+    """An integer outside u64/i64 as the reference reads its decimal text (infinite when out of range)."""
+    result = reference_float(str(value))
+    return math.copysign(math.inf, value) if result is None else result
 
 
 def _finite(value: Any) -> Any:
@@ -87,7 +93,7 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_finite(v) for v in value]
     if isinstance(value, int) and not isinstance(value, bool) and not _I64_MIN <= value <= _U64_MAX:
-        return float(value)
+        return _big_int_float(value)
     return value
 
 
@@ -138,14 +144,83 @@ def _parse_int(text: str) -> int | float:
     value = int(text)
     if _I64_MIN <= value <= _U64_MAX:
         return value
-    return float(value)
+    return _parse_float(text)
 
 
 def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
+    # The decoder hands over valid literals only: a short one without an exponent has <= 19 digits.
+    value = float(text) if len(text) < 20 and "e" not in text and "E" not in text else reference_float(text)
+    if value is None or not math.isfinite(value):
         raise JSONFormatError("number out of range")
     return value
+
+
+# serde_json's default (not ``float_roundtrip``) steps: a u64 of digits scaled by a table of 1e0..1e308.
+_POW10 = tuple(float(f"1e{i}") for i in range(309))
+_I32_MAX = 2**31 - 1
+_NUMBER_PARTS_RE = re.compile(r"(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?)(\d+))?")
+
+
+def reference_float(text: str) -> float | None:
+    """The f64 the reference reads for a JSON number literal (docs/formats.md, "Numbers").
+
+    Up to 19 significant digits and a scaled exponent within +-308: correctly rounded; otherwise the
+    reference's steps are replayed (digits accumulate in a u64 until the next would overflow, then one
+    multiplication or division by a power of ten; past the table, divisions by 1e308 first).
+
+    Args:
+        text: a JSON number literal.
+
+    Returns:
+        The value, or None when the reference refuses the number as out of range.
+
+    Raises:
+        JSONFormatError: ``text`` is not a JSON number.
+    """
+    match = _NUMBER_PARTS_RE.fullmatch(text)
+    if match is None:
+        raise JSONFormatError("invalid number")
+    sign, whole, frac, exp_sign, exp_digits = match.groups()
+    if len(whole) + len(frac or "") < 20 and (exp_digits is None or len(exp_digits) < 3):
+        return _correctly_rounded(text)  # the common case: at most 19 digits, well inside the table
+    significand = exponent = significant = 0
+    for position, char in enumerate(whole + (frac or "")):
+        fraction = position >= len(whole)
+        digit = ord(char) - 48
+        significant += 1 if significant or digit else 0
+        if significand * 10 + digit > _U64_MAX:  # the reference stops accumulating here
+            if fraction:
+                break
+            exponent += 1
+            continue
+        significand = significand * 10 + digit
+        exponent -= 1 if fraction else 0
+    if exp_digits is not None:
+        value = int(exp_digits)
+        if value > _I32_MAX:  # the reference's exponent overflow: zero, or out of range
+            return None if significand and exp_sign != "-" else (-0.0 if sign else 0.0)
+        exponent = max(-(2**31), min(_I32_MAX, exponent + (-value if exp_sign == "-" else value)))
+    if significant <= 19 and abs(exponent) <= 308:
+        return _correctly_rounded(text)
+    return _from_parts(sign == "-", significand, exponent)
+
+
+def _correctly_rounded(text: str) -> float | None:
+    return None if math.isinf(result := float(text)) else result
+
+
+def _from_parts(negative: bool, significand: int, exponent: int) -> float | None:
+    value = float(significand)
+    while abs(exponent) > 308:
+        if value == 0.0:
+            break
+        if exponent >= 0:
+            return None
+        value /= 1e308
+        exponent += 308
+    else:
+        value = value * _POW10[exponent] if exponent >= 0 else value / _POW10[-exponent]
+    return None if math.isinf(value) else -value if negative else value
 
 
 def _refuse_constant(_name: str) -> Any:

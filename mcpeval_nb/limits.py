@@ -52,3 +52,9 @@ SHARE_READ_BYTES = 1024 * 1024
 SHARE_SPAN_BYTES = 1024 * 1024
 #: Annotation notes (SPEC 5).
 MAX_NOTE_CHARS = 240
+#: Requests the capture correlator keeps awaiting an answer (count, and bytes of shaped arguments plus a
+#: fixed cost per entry); past either bound the oldest is journaled as a content-free ``unknown`` record.
+MAX_PENDING_REQUESTS = 1024
+MAX_PENDING_BYTES = 16 * 1024 * 1024
+#: shim-http event streams relayed at once (apart from the request workers; past it: 503).
+MAX_HTTP_STREAMS = 64

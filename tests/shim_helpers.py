@@ -24,13 +24,15 @@ def echo_argv(*args: str) -> list[str]:
     return [sys.executable, echo.__file__, *args]
 
 
-def shim_argv(*server_args: str, server: str = "demo") -> list[str]:
-    """argv of ``mcpeval-nb shim --server demo -- <echo fixture> <args>`` (the real CLI)."""
-    return [sys.executable, "-m", "mcpeval_nb", "shim", "--server", server, "--", *echo_argv(*server_args)]
+def shim_argv(*server_args: str, server: str = "demo", flags: tuple[str, ...] = ()) -> list[str]:
+    """argv of ``mcpeval-nb shim --server demo [flags] -- <echo fixture> <args>`` (the real CLI)."""
+    return [sys.executable, "-m", "mcpeval_nb", "shim", "--server", server, *flags, "--",
+            *echo_argv(*server_args)]
 
 
 def shim_inproc(root: Path, stdin: bytes, *server_args: str, session: str | None = None,
-                command: list[str] | None = None, on_start: Any = None) -> tuple[int, bytes]:
+                command: list[str] | None = None, on_start: Any = None,
+                strict_frames: bool = False) -> tuple[int, bytes]:
     """Run the shim in this process on real pipes against the echo fixture; returns (exit code, output)."""
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -50,7 +52,7 @@ def shim_inproc(root: Path, stdin: bytes, *server_args: str, session: str | None
         thread.start()
     try:
         options = ShimOptions(server="demo", command=command or echo_argv(*server_args), root=root,
-                              session=session, stdin_fd=in_r, stdout_fd=out_w)
+                              session=session, stdin_fd=in_r, stdout_fd=out_w, strict_frames=strict_frames)
         code = run_shim(options, on_start=on_start)
     finally:
         os.close(in_r)
@@ -119,3 +121,19 @@ def gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
+
+
+def wait_listening(url: str, timeout: float = 30.0) -> None:
+    """Wait until a printed endpoint URL accepts connections (servers print it just before listening)."""
+    import socket
+
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+
+    def up() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    assert wait_for(up, timeout), "the server never listened"

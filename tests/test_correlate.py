@@ -10,6 +10,7 @@ import pytest
 
 from mcpeval_nb import CallRecord, append_record, opaque_session, read_records
 from mcpeval_nb.capture import Correlator, classify_frame
+from mcpeval_nb.capture.pending import PendingTable
 from mcpeval_nb.privacy import template_id
 
 SALT = bytes(range(32))
@@ -61,12 +62,53 @@ def test_numeric_and_string_ids_never_collide() -> None:
     assert c.on_inbound(_ok(7), now_ms=1) is None
 
 
-def test_a_later_request_with_the_same_id_replaces_the_pending_one() -> None:
+def test_two_requests_in_flight_with_one_id_are_both_recorded_and_never_mixed() -> None:
     c = _corr()
-    c.on_outbound(_call(1, "first"), now_ms=0)
-    c.on_outbound(_call(1, "second"), now_ms=10)
-    record = c.on_inbound(_ok(1), now_ms=15)
-    assert record is not None and (record.tool, record.latency_ms) == ("second", 5)
+    assert c.observe("outbound", classify_frame(_call(1, "first", a="x")), now_ms=0) == []
+    (displaced,) = c.observe("outbound", classify_frame(_call(1, "second", b=2)), now_ms=10)
+    assert (displaced.tool, displaced.args, displaced.outcome, displaced.latency_ms) == (
+        "first", {"a": "str<8"}, "unknown", None)
+    assert displaced.error == {"code": "capture-id-collision"}
+    (answered,) = c.observe("inbound", classify_frame(_frame(id=1, error={"code": -1, "message": "m"})),
+                            now_ms=15)
+    assert (answered.tool, answered.args, answered.outcome, answered.latency_ms) == (
+        "second", {"b": "num:2"}, "unknown", None)
+    assert answered.error == {"code": "capture-id-collision"}  # not the first answer's error
+    assert c.observe("inbound", classify_frame(_ok(1)), now_ms=20) == []
+    assert [r.seq for r in (displaced, answered)] == [1, 2]
+
+
+def test_pending_requests_are_bounded_by_count_and_the_oldest_is_recorded_as_unknown() -> None:
+    table = PendingTable(max_entries=3, max_bytes=1 << 30)
+    c = Correlator(server="demo", session="s", salt=SALT, pending=table)
+    evicted = [r for i in range(5)
+               for r in c.observe("outbound", classify_frame(_call(i, f"t{i}")), now_ms=i)]
+    gone = {"code": "capture-pending-evicted"}
+    assert [(r.tool, r.outcome, r.error) for r in evicted] == [("t0", "unknown", gone),
+                                                              ("t1", "unknown", gone)]
+    assert len(c.pending) == 3
+    assert c.on_inbound(_ok(0), now_ms=9) is None  # evicted: its late answer matches nothing
+    record = c.on_inbound(_ok(4), now_ms=9)
+    assert record is not None and (record.tool, record.outcome, record.latency_ms) == ("t4", "ok", 5)
+
+
+def test_pending_requests_are_bounded_by_bytes() -> None:
+    table = PendingTable(max_entries=100, max_bytes=4096)
+    c = Correlator(server="demo", session="s", salt=SALT, pending=table)
+    wide = {f"key{i:04d}": i for i in range(200)}  # a shape of about 3 KB
+    records = [r for i in range(4) for r in c.observe("outbound", classify_frame(_call(i, "w", **wide)))]
+    assert [r.tool for r in records] == ["w", "w", "w"] and len(c.pending) == 1
+    assert c.pending.bytes <= 4096 + 4096
+
+
+def test_an_ended_http_exchange_records_its_unanswered_requests_and_forgets_them() -> None:
+    c = _corr()
+    c.on_outbound(_call(1, "gone"), scope="exchange-a", now_ms=0)
+    c.on_outbound(_call(1, "kept"), scope="exchange-b", now_ms=0)
+    (ended,) = c.end_scope("exchange-a")
+    assert (ended.tool, ended.outcome, ended.error) == ("gone", "unknown", {"code": "capture-exchange-ended"})
+    assert c.end_scope("exchange-a") == [] and len(c.pending) == 1
+    assert c.on_inbound(_ok(1), scope="exchange-a") is None
 
 
 def test_scopes_keep_equal_ids_apart() -> None:

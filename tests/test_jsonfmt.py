@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpeval_nb.jsonfmt import JSONFormatError, dumps, format_number, loads
 
@@ -187,3 +189,46 @@ def test_every_c0_control_is_escaped_as_serde_json_does() -> None:
         expected = short.get(code, f"\\u{code:04x}")
         assert dumps(chr(code), sort_keys=True) == f'"{expected}"'
         assert dumps({chr(code): 1}, sort_keys=True) == f'{{"{expected}":1}}'
+
+
+# Numbers past a double's precision: the reference (serde_json's default parser) accumulates digits in a
+# u64 and scales by a power of ten, so it is not correctly rounded there (docs/formats.md, "Numbers").
+@pytest.mark.parametrize(
+    ("literal", "text"),
+    [
+        ("123456789012345678901234", "1.2345678901234567e23"),
+        ("-123456789012345678901234", "-1.2345678901234567e23"),
+        ("2.2250738585072011e-308", "2.2250738585072014e-308"),
+        ("18446744073709551616", "1.8446744073709552e19"),
+        ("100000000000000000000", "1e20"),
+    ],
+)
+def test_numbers_past_a_doubles_precision_read_as_the_reference_reads_them(literal: str, text: str) -> None:
+    assert format_number(loads(literal)) == text
+    assert dumps(loads(f"[{literal}]"), sort_keys=True) == f"[{text}]"
+
+
+def test_big_integers_in_memory_print_as_the_reference_reads_their_digits() -> None:
+    assert format_number(123456789012345678901234) == "1.2345678901234567e23"
+    assert dumps({"n": -123456789012345678901234}, sort_keys=True) == '{"n":-1.2345678901234567e23}'
+
+
+def test_exponents_past_the_reference_table_follow_its_steps() -> None:
+    with pytest.raises(JSONFormatError):
+        loads("1e400")
+    with pytest.raises(JSONFormatError):
+        loads("1e99999999999")
+    assert loads("0e400") == 0.0
+    assert loads("1e-400") == 0.0
+    assert math.copysign(1.0, loads("-1e-99999999999")) == -1.0
+
+
+@given(st.integers(min_value=1, max_value=10**19 - 1), st.integers(min_value=-290, max_value=290))
+def test_up_to_19_significant_digits_stay_correctly_rounded(digits: int, exponent: int) -> None:
+    literal = f"{digits}e{exponent}"
+    value = loads(literal)
+    assert value == float(literal)
+    mid = str(digits)
+    if len(mid) > 1:
+        dotted = f"{mid[0]}.{mid[1:]}e{exponent + len(mid) - 1}"
+        assert loads(dotted) == float(dotted)

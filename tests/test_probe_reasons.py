@@ -246,8 +246,18 @@ def test_spent_budget_reports_evaluation_budget_exceeded_for_the_remaining_cases
     }, max_requests=7)
 
 
+def test_an_endpoint_that_needs_authorization_reaches_transport_unauthorized(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.transport_helpers import http_fixture
+
+    monkeypatch.delenv("MCPEVAL_HTTP_AUTHORIZATION", raising=False)
+    cases = [case("auth", "degradation-over-n", tool="ok", arguments={}, max_attempts=2)]
+    with http_fixture("forbidden") as url:
+        _check("unauthorized", url, cases, {"auth": (False, "transport-unauthorized", None)})  # type: ignore[arg-type]
+
+
 def test_every_reason_label_is_reached_by_a_real_process_test() -> None:
-    if len(T) < 17:
+    if len(T) < 18:
         pytest.skip("run the whole module: the coverage check reads every table above")
     reached = {reason for table in T.values() for _, reason, _ in table.values() if reason is not None}
     assert set(mcpeval_nb.reason_hints()) and reached == {label for label, _ in mcpeval_nb.reason_hints()}

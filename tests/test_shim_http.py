@@ -136,10 +136,13 @@ def test_non_json_bodies_and_error_statuses_are_relayed_and_recorded_content_fre
     code, headers, _ = post(shim, rpc(3, "tools/call", name="redirect", arguments={}))
     assert code == 302 and "location" not in headers
     assert [s[0] for s in up.seen] == ["POST"] * 3  # the redirect was not followed
-    flushed(shim, 2)
+    flushed(shim, 4)
     records = journal(root)
-    assert [(r["method"], r["outcome"]) for r in records] == [("unparsed/inbound", "unparsed"),
-                                                              ("tools/call", "error")]
+    assert [(r["method"], r["outcome"], r.get("error")) for r in records] == [
+        ("unparsed/inbound", "unparsed", None),
+        ("tools/call", "unknown", {"code": "capture-exchange-ended"}),  # the request the text answered
+        ("tools/call", "error", records[2]["error"]),
+        ("tools/call", "unknown", {"code": "capture-exchange-ended"})]  # the redirected one
     assert CANARY.encode() not in store_bytes(root)
 
 
@@ -151,8 +154,9 @@ def test_notifications_get_the_upstream_202_and_no_record(shim: HTTPShim, up: Up
 
 def test_an_upstream_body_over_8_mib_aborts_the_exchange(shim: HTTPShim, up: Upstream, root: Path) -> None:
     assert post(shim, rpc(1, "tools/call", name="huge", arguments={}))[0::2] == (502, b"")
-    flushed(shim, 1)
-    assert [r["method"] for r in journal(root)] == ["unparsed/inbound"]
+    flushed(shim, 2)
+    assert [(r["method"], r["outcome"]) for r in journal(root)] == [("unparsed/inbound", "unparsed"),
+                                                                    ("tools/call", "unknown")]
 
 
 def test_an_unreachable_upstream_is_a_502(root: Path) -> None:
@@ -247,3 +251,21 @@ def test_concurrent_requests_with_the_same_id_are_paired_within_their_own_scope(
     assert sorted(r["tool"] for r in records) == sorted(f"tool{i}" for i in range(24))
     assert all(r["args"] == {"i": f"num:{r['tool'][4:]}"} for r in records)  # each answer met its request
     assert [r["seq"] for r in records] == list(range(1, 25))
+
+
+@pytest.mark.parametrize("target", ["http://other.example/mcp", "http://127.0.0.1:1/mcp", "other.example:80",
+                                    "*", "mcp"])
+def test_a_request_target_that_is_not_a_path_is_refused_before_forwarding(
+        shim: HTTPShim, up: Upstream, root: Path, target: str) -> None:
+    body = json.dumps(rpc(1, "tools/call", name="x", arguments={"k": CANARY})).encode()
+    head = (f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{shim.address[1]}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    code, _, answer = exchange(shim, head.encode() + body)
+    assert (code, answer) == (400, b'{"error":"request target must be a path"}')
+    assert up.seen == [] and journal(root) == []
+
+
+def test_finished_exchanges_leave_no_connection_behind(shim: HTTPShim, up: Upstream) -> None:
+    for i in range(5):
+        assert post(shim, rpc(i, "tools/call", name="text", arguments={}))[0] == 200
+    assert wait_for(lambda: not shim._active)

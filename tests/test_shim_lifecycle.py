@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -21,11 +22,11 @@ def test_a_frame_of_exactly_four_mib_with_its_newline_is_forwarded(root: Path) -
     assert [r["method"] for r in journal(root)] == ["unparsed/outbound", "unparsed/inbound"]
 
 
-def test_an_oversized_client_frame_is_refused_without_forwarding_and_both_sides_close(
+def test_with_strict_frames_an_oversized_client_frame_is_refused_and_both_sides_close(
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     oversized = CANARY.encode() * (MAX_FRAME_BYTES // len(CANARY) + 1) + b"\n"
     frames = call(1, "navigate") + oversized + call(2, "x")
-    code, output = shim_inproc(root, frames)
+    code, output = shim_inproc(root, frames, strict_frames=True)
     assert code == 0
     assert CANARY.encode() not in output
     assert b'"id": 2' not in output
@@ -37,10 +38,10 @@ def test_an_oversized_client_frame_is_refused_without_forwarding_and_both_sides_
     assert all(CANARY not in json.dumps(r) for r in journal(root))
 
 
-def test_an_oversized_server_frame_is_refused_and_the_client_sees_end_of_input(
+def test_with_strict_frames_an_oversized_server_frame_is_refused_and_the_client_sees_end_of_input(
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     frames = call(1, "navigate") + call(2, "big", bytes=MAX_FRAME_BYTES)
-    _, output = shim_inproc(root, frames)
+    _, output = shim_inproc(root, frames, strict_frames=True)
     assert output == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
     assert "server frame exceeds 4 MiB" in capfd.readouterr().err
     assert [r["method"] for r in journal(root)] == ["tools/call", "unparsed/inbound"]
@@ -151,8 +152,8 @@ def test_an_unwritable_journal_is_reported_without_content_and_forwarding_contin
     assert code == 0
     assert output.count(b'"echo": true') == 8
     err = capfd.readouterr().err
-    assert "record seq 1 was not journaled" in err
-    assert "8 records in total were not journaled" in err
+    assert re.search(r"records? seq 1(-\d+)? (was|were) not journaled", err)  # batches vary with timing
+    assert "8 records were not journaled (8 calls, 0 notifications, 0 unparsed)" in err
     assert CANARY not in err
 
 

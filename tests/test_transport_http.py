@@ -70,11 +70,25 @@ def test_authorization_from_the_environment_is_sent_and_never_shown(monkeypatch:
         assert SECRET not in repr(session._channel) + repr(vars(session))
 
 
-def test_a_refused_authorization_reports_the_status_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_authorization_is_named_and_the_value_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(AUTHORIZATION_ENV, SECRET)
     with http_fixture("auth", {"FIXTURE_EXPECTED_AUTHORIZATION": "other"}) as url, _connect(url) as session:
         error = _failure(session.initialize)
-    assert (error.reason, str(error)) == ("transport-error", "HTTP endpoint answered status 401")
+    assert (error.reason, str(error)) == (
+        "transport-unauthorized", "HTTP endpoint answered 401 (authorization required): check "
+        "MCPEVAL_HTTP_AUTHORIZATION")
+
+
+@pytest.mark.parametrize(("mode", "message"), [
+    ("auth", "HTTP endpoint answered 401 (authorization required): set MCPEVAL_HTTP_AUTHORIZATION"),
+    ("forbidden", "HTTP endpoint answered 403 (forbidden): set MCPEVAL_HTTP_AUTHORIZATION"),
+])
+def test_401_and_403_have_their_own_reason_and_say_which_variable_to_set(
+        monkeypatch: pytest.MonkeyPatch, mode: str, message: str) -> None:
+    monkeypatch.delenv(AUTHORIZATION_ENV, raising=False)
+    with http_fixture(mode, {"FIXTURE_EXPECTED_AUTHORIZATION": "x"}) as url, _connect(url) as session:
+        error = _failure(session.initialize)
+    assert (error.reason, str(error)) == ("transport-unauthorized", message)
 
 
 @pytest.mark.parametrize("value", ["Bearer a\r\nX-Injected: 1", " padded", "t\u00e9l\u00e9", "x" * 9000])

@@ -2,8 +2,9 @@
 
 ``FrameReader`` returns one frame at a time, newline included, and never holds more than the bound of
 one frame: a line that reaches 4 MiB (newline included) without ending is refused with
-``FrameTooLarge`` before any further byte of it is read.  Reads wait in ``poll`` on the data descriptor
-and a wake-up pipe, so another thread can stop a reader that is blocked on an idle peer.
+``FrameTooLarge`` before any further byte of it is read; ``rest`` then streams the remainder of that
+frame in chunks, for a caller that forwards it rather than refusing it.  Reads wait in ``poll`` on the
+data descriptor and a wake-up pipe, so another thread can stop a reader that is blocked on an idle peer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import select
+from collections.abc import Iterator
 
 from ..limits import MAX_FRAME_BYTES
 
@@ -43,6 +45,13 @@ class WakePipe:
         with contextlib.suppress(OSError):
             os.write(self.write_fd, b"x")
 
+    def drain(self) -> None:
+        """Consume pending wake-ups (for a pipe polled repeatedly rather than once)."""
+        os.set_blocking(self.read_fd, False)
+        with contextlib.suppress(OSError):
+            while os.read(self.read_fd, 4096):
+                pass
+
     def close(self) -> None:
         """Close both ends."""
         for fd in (self.read_fd, self.write_fd):
@@ -63,7 +72,8 @@ class FrameReader:
         self.fd = fd
         self.limit = limit
         self._buf = bytearray()
-        self._chunk = memoryview(bytearray(_CHUNK))
+        self._chunk_buf = bytearray(_CHUNK)
+        self._chunk = memoryview(self._chunk_buf)
         self._scan = 0
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN | select.POLLPRI)
@@ -78,6 +88,32 @@ class FrameReader:
                 return False
             if events:
                 return True
+
+    def rest(self) -> Iterator[bytes | bytearray]:
+        """After ``FrameTooLarge``: the bytes of the frame read so far, then the rest of it in chunks.
+
+        The last chunk ends with the frame's newline (or the input ended first); bytes after the newline
+        stay for the next ``read``.  Memory stays within the bound plus one read chunk.
+
+        Yields:
+            The frame's bytes in order.
+
+        Raises:
+            OSError: the descriptor failed.
+        """
+        head, self._buf, self._scan = self._buf, bytearray(), 0  # handed over, not copied
+        yield head
+        while self._readable():
+            count = os.readv(self.fd, [self._chunk])
+            if not count:
+                return
+            view = self._chunk[:count]
+            end = self._chunk_buf.find(b"\n", 0, count)
+            if end >= 0:
+                self._buf += view[end + 1:]
+                yield bytes(view[:end + 1])
+                return
+            yield bytes(view)
 
     def read(self) -> bytes | None:
         """Return the next frame (newline included; a final unterminated line as is), or None.
@@ -113,7 +149,7 @@ class FrameReader:
             self._buf += self._chunk[:count]
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | bytearray) -> None:
     """Write every byte of ``data`` to a blocking descriptor.
 
     Raises:

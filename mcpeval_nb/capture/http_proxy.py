@@ -18,6 +18,7 @@ from ..limits import MAX_HTTP_BODY_BYTES, MAX_HTTP_HEADER_BYTES
 from ..transport.policy import is_loopback_host_header, is_loopback_origin
 
 __all__ = [
+    "TARGET_NOT_A_PATH",
     "BadRequest",
     "Request",
     "SSEParser",
@@ -34,6 +35,9 @@ REASONS = {200: "OK", 202: "Accepted", 204: "No Content", 400: "Bad Request", 40
            404: "Not Found", 405: "Method Not Allowed", 413: "Payload Too Large",
            415: "Unsupported Media Type", 500: "Internal Server Error", 502: "Bad Gateway",
            503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+TARGET_NOT_A_PATH = "request target must be a path"
 
 
 class BadRequest(Exception):
@@ -148,9 +152,14 @@ def response_head(status: int, headers: list[tuple[str, str]]) -> bytes:
 def provenance_error(request: Request) -> bytes | None:
     """The Host/Origin checks (every request) and the Content-Type check (POST), SPEC 13.1-13.2.
 
+    A request target that is not a path (absolute-form or authority-form, RFC 9112 3.2) is refused first:
+    the proxy never forwards to a target the client names.
+
     Returns:
         The complete refusal response (400, 403 or 415 with SPEC's bodies), or None to proceed.
     """
+    if not request.target.startswith("/"):  # absolute-form (http://other/...) or authority-form (host:port)
+        return error_response(400, TARGET_NOT_A_PATH)
     hosts, origins, types = (request.values(n) for n in ("host", "origin", "content-type"))
     if len(hosts) > 1 or len(origins) > 1 or len(types) > 1:
         return error_response(400, "Host, Origin, and Content-Type may appear only once")

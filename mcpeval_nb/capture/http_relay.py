@@ -1,9 +1,8 @@
 """Relaying one upstream answer to the client, and handing its frames to the recorder (SPEC 13.2).
 
 JSON (and any other non-stream) bodies are read whole, at most 8 MiB, and sent with a Content-Length;
-``text/event-stream`` bodies are streamed as they arrive, 8 MiB in total, and every SSE ``data:`` event is
-a frame.  Over the bound the exchange is aborted and a content-free frame is recorded.  Only the response
-header allow-list is relayed.
+over the bound the exchange is aborted and a content-free frame is recorded.  ``text/event-stream``
+answers are relayed by ``http_streams``.  Only the response header allow-list is relayed.
 """
 
 from __future__ import annotations
@@ -13,17 +12,27 @@ import socket
 from collections.abc import Callable
 
 from ..limits import MAX_HTTP_BODY_BYTES
-from .http_proxy import SSEParser, error_response, response_head
+from .http_proxy import error_response, response_head
 from .recorder import Frame
 
-__all__ = ["RESPONSE_HEADERS", "relay_response"]
+__all__ = ["RESPONSE_HEADERS", "media_type", "relay_response", "relayed_headers"]
 
 RESPONSE_HEADERS = ("content-type", "mcp-protocol-version", "mcp-session-id")
 
 
+def relayed_headers(response: http.client.HTTPResponse) -> list[tuple[str, str]]:
+    """The response headers on the allow-list, in arrival order."""
+    return [(k, v) for k, v in response.getheaders() if k.lower() in RESPONSE_HEADERS]
+
+
+def media_type(response: http.client.HTTPResponse) -> str:
+    """The response's media type, lowercase, without parameters."""
+    return (response.getheader("content-type") or "").split(";", 1)[0].strip().lower()
+
+
 def relay_response(conn: socket.socket, response: http.client.HTTPResponse, scope: str,
                    submit: Callable[[Frame], None]) -> None:
-    """Relay ``response`` to ``conn``; every inbound frame goes to ``submit`` before it is sent.
+    """Relay a non-stream ``response`` to ``conn``; its body goes to ``submit`` before it is sent.
 
     Args:
         conn: the client connection.
@@ -34,11 +43,7 @@ def relay_response(conn: socket.socket, response: http.client.HTTPResponse, scop
     Raises:
         OSError: the client connection failed while a non-stream body was being sent.
     """
-    kept = [(k, v) for k, v in response.getheaders() if k.lower() in RESPONSE_HEADERS]
-    media = (response.getheader("content-type") or "").split(";", 1)[0].strip().lower()
-    if media == "text/event-stream":
-        _relay_stream(conn, response, kept, scope, submit)
-        return
+    kept = relayed_headers(response)
     try:
         body = response.read(MAX_HTTP_BODY_BYTES + 1)
     except (OSError, http.client.HTTPException):
@@ -54,29 +59,3 @@ def relay_response(conn: socket.socket, response: http.client.HTTPResponse, scop
     conn.sendall(response_head(response.status, [*kept, ("Content-Length", str(len(body)))]) + body)
     if frame is not None:
         frame.forwarded()
-
-
-def _relay_stream(conn: socket.socket, response: http.client.HTTPResponse, kept: list[tuple[str, str]],
-                  scope: str, submit: Callable[[Frame], None]) -> None:
-    conn.sendall(response_head(response.status, kept))
-    parser, total = SSEParser(), 0
-    while True:
-        try:
-            chunk = response.read1(65536)
-        except (OSError, http.client.HTTPException):
-            return  # upstream idle past the timeout or gone: end the stream
-        if not chunk:
-            return
-        total += len(chunk)
-        if total > MAX_HTTP_BODY_BYTES:
-            submit(Frame("inbound", None, scope))
-            return
-        frames = [Frame("inbound", data, scope) for data in parser.feed(chunk)]
-        for frame in frames:
-            submit(frame)
-        try:
-            conn.sendall(chunk)
-        except OSError:
-            return
-        for frame in frames:
-            frame.forwarded()

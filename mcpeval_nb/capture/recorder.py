@@ -2,33 +2,42 @@
 
 Forwarding threads hand every frame to ``Recorder.submit`` *before* forwarding it, so the queue order
 is the arrival order and a request is always seen before its response.  Parsing, shaping and the
-journal write happen here, off the forwarding path.  The queue is bounded by bytes: a forwarder waits
-only when the recorder is more than ``max_pending_bytes`` behind.  A record the journal refuses is
-reported on stderr (its sequence number and the error, never content) and capture continues.
+journal write (``RecordSink``, in batches) happen here, off the forwarding path.  The queue is bounded
+by bytes: a forwarder waits only when the recorder is more than ``max_pending_bytes`` behind.
+
+``close`` drains everything queued for as long as the recorder keeps making progress; only a recorder
+that made no progress for ``STALL_S`` is abandoned, and then the frames it never recorded are counted
+and reported (by direction), as are records the journal refused (by kind).  Nothing is lost silently.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MCPEvalError
-from ..journal import append_record
 from ..limits import LOCK_TIMEOUT_S
-from ..privacy.records import CallRecord
-from .correlate import Correlator, classify_frame
+from .correlate import Correlator
+from .oversized import Glimpse
+from .sink import RecordSink, counted, loss_summary
 
-__all__ = ["Frame", "RecordSink", "Recorder"]
+__all__ = ["STALL_S", "Frame", "RecordSink", "Recorder", "frames_summary", "wait_progress"]
 
 _MAX_PENDING_BYTES = 64 * 1024 * 1024
-_MAX_WARNINGS = 5
 _FORWARD_WAIT_S = 0.05
+#: A recorder that records nothing for this long while frames wait is abandoned at close.
+STALL_S = LOCK_TIMEOUT_S + 5.0
+_SIDES = {"outbound": "from the client", "inbound": "from the server", "end": "exchange ends"}
+
+
+def frames_summary(frames: Counter[str]) -> str:
+    """``12 frames were not recorded (10 from the server, 2 from the client)``."""
+    parts = ", ".join(f"{n} {_SIDES.get(d, d)}" for d, n in sorted(frames.items(), key=lambda kv: -kv[1]))
+    return f"{counted(sum(frames.values()), 'frame')} not recorded ({parts})"
 
 
 def now_ms() -> int:
@@ -41,17 +50,19 @@ class Frame:
     """One observed frame.
 
     Attributes:
-        direction: ``outbound`` (client to server) or ``inbound``.
-        data: the frame bytes, or None for a refused (oversized) frame: recorded content-free.
+        direction: ``outbound`` (client to server), ``inbound``, or ``end`` (an HTTP exchange ended).
+        data: the frame bytes, or None for a refused or oversized frame: recorded content-free.
         scope: the correlation scope (``""`` on stdio, one uuid per HTTP request).
         read_ms: wall-clock ms when the frame was read.
         start_ns: ``perf_counter_ns`` when the frame was complete.
         done_ns: ``perf_counter_ns`` when forwarding finished (0 while still forwarding).
+        glimpse: the ends of a frame forwarded past the bound (``data`` is None).
     """
 
     direction: str
     data: bytes | None
     scope: str = ""
+    glimpse: Glimpse | None = None
     read_ms: int = dataclasses.field(default_factory=now_ms)
     start_ns: int = dataclasses.field(default_factory=time.perf_counter_ns)
     done_ns: int = 0
@@ -74,76 +85,6 @@ class Frame:
         return 0 if self.data is None else len(self.data)
 
 
-class RecordSink:
-    """The recording half: correlate frames and append the records they complete, in call order.
-
-    Args:
-        root: the capture root.
-        correlator: the process's correlator (used only by whoever calls ``record``).
-        warn: where content-free warnings go (default: one line on stderr).
-    """
-
-    def __init__(self, *, root: Path, correlator: Correlator,
-                 warn: Callable[[str], None] | None = None) -> None:
-        self.root = root
-        self.correlator = correlator
-        self.written = 0
-        self.failed = 0
-        self.warn = warn or _stderr_warning
-
-    def record(self, direction: str, data: bytes | None, *, scope: str, read_ms: int, hot_ns: int) -> None:
-        """Correlate one frame and append the record it completes, if any.
-
-        Args:
-            direction: ``outbound`` or ``inbound``.
-            data: the frame bytes, or None for a refused frame (recorded content-free).
-            scope: the correlation scope.
-            read_ms: wall-clock ms when the frame was read.
-            hot_ns: nanoseconds the forwarder spent on it (counted in ``shim_self_us``).
-        """
-        try:
-            record = self._correlate(direction, data, scope, read_ms, hot_ns)
-        except Exception as exc:  # a correlator bug must not stop capture
-            self._fail(f"a {direction} frame could not be correlated ({type(exc).__name__})")
-            return
-        if record is not None:
-            self._append(record)
-
-    def finish(self) -> None:
-        """Report how many records were lost when more than the first few warnings were suppressed."""
-        if self.failed > _MAX_WARNINGS:
-            self.warn(f"{self.failed} records in total were not journaled")
-
-    def _correlate(self, direction: str, data: bytes | None, scope: str, read_ms: int,
-                   hot_ns: int) -> CallRecord | None:
-        t0 = time.perf_counter_ns()
-        msg = None if data is None else classify_frame(data)
-        t1 = time.perf_counter_ns()
-        overhead = (hot_ns + t1 - t0) // 1000
-        corr = self.correlator
-        if msg is None:
-            return corr.unparsed(direction, overhead_us=overhead)
-        if direction == "outbound":
-            return corr.on_outbound(b"", scope=scope, overhead_us=overhead, now_ms=read_ms, msg=msg)
-        record = corr.on_inbound(b"", scope=scope, overhead_us=overhead, now_ms=read_ms, msg=msg)
-        if record is not None and record.latency_ms is not None:  # a matched response: add build time
-            build_us = (time.perf_counter_ns() - t1) // 1000
-            record = dataclasses.replace(record, shim_self_us=record.shim_self_us + build_us)
-        return record
-
-    def _append(self, record: CallRecord) -> None:
-        try:
-            append_record(self.root, record)
-            self.written += 1
-        except MCPEvalError as exc:
-            self._fail(f"record seq {record.seq} was not journaled: {exc}")
-
-    def _fail(self, message: str) -> None:
-        self.failed += 1
-        if self.failed <= _MAX_WARNINGS:
-            self.warn(message)
-
-
 class Recorder:
     """A byte-bounded frame queue drained by one background thread that records each frame.
 
@@ -161,6 +102,7 @@ class Recorder:
         self._queue: deque[Frame | None] = deque()
         self._pending = 0
         self._cond = threading.Condition()
+        self.done = 0  # frames recorded: the progress close() waits on
         self._thread = threading.Thread(target=self._run, name="mcpeval-recorder", daemon=True)
         self._thread.start()
 
@@ -188,19 +130,40 @@ class Recorder:
             if frame.data is None or frame.done_ns:  # nothing to forward: wake the recorder now
                 self._cond.notify_all()
 
-    def close(self, *, timeout: float = LOCK_TIMEOUT_S + 5.0) -> bool:
-        """Record everything queued, then stop; True when the thread finished within ``timeout``."""
+    def close(self, *, stall_s: float = STALL_S) -> bool:
+        """Record everything queued, then stop.
+
+        Waits for as long as the recorder makes progress; a recorder that recorded nothing for
+        ``stall_s`` is abandoned and the frames it did not record are reported by direction.
+
+        Returns:
+            True when everything queued was recorded (or refused by the journal and reported).
+        """
         with self._cond:
             self._queue.append(None)
             self._cond.notify_all()
-        self._thread.join(timeout)
-        self.sink.finish()
-        return not self._thread.is_alive()
+        if wait_progress(self._thread.is_alive, lambda: self.done, stall_s):
+            return True
+        with self._cond:
+            left = Counter(f.direction for f in self._queue if f is not None)
+        unwritten = self.sink.unwritten()
+        self.sink.warn(f"the recorder made no progress for {stall_s:g} s and was abandoned")
+        if left:
+            self.sink.warn(frames_summary(left))
+        if unwritten:
+            self.sink.warn(loss_summary(unwritten))
+        return False
 
     def _next(self) -> Frame | None:
         """The oldest frame, once forwarded (bounded wait: a forward blocked on a peer that does not read
-        must never stall recording), or None after ``close``."""
+        must never stall recording), or None after ``close``.  Flushes the batch before waiting."""
         with self._cond:
+            if not self._queue:
+                self._cond.release()
+                try:
+                    self.sink.flush()
+                finally:
+                    self._cond.acquire()
             while not self._queue:
                 self._cond.wait()
             head = self._queue[0]
@@ -215,12 +178,24 @@ class Recorder:
     def _run(self) -> None:
         while (frame := self._next()) is not None:  # parsing holds the interpreter lock: frames are out
             self.sink.record(frame.direction, frame.data, scope=frame.scope, read_ms=frame.read_ms,
-                             hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0)
+                             hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0,
+                             glimpse=frame.glimpse)
+            self.done += 1
+        self.sink.finish()
 
 
-def _stderr_warning(message: str) -> None:
-    try:
-        sys.stderr.write(f"mcpeval-nb capture: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
+def wait_progress(alive: Callable[[], bool], progress: Callable[[], int], stall_s: float) -> bool:
+    """Wait while ``alive()``, for as long as ``progress()`` keeps changing within ``stall_s``.
+
+    Returns:
+        True when ``alive()`` became false; False after a stall.
+    """
+    last, since = progress(), time.monotonic()
+    while alive():
+        time.sleep(0.01)
+        now, value = time.monotonic(), progress()
+        if value != last:
+            last, since = value, now
+        elif now - since >= stall_s:
+            return not alive()
+    return True

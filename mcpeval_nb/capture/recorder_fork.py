@@ -6,31 +6,40 @@ interface but ships each frame, once forwarded (bounded wait), through a pipe to
 any other thread or pipe exists; the child correlates and appends in arrival order and exits at end of
 input.  The shim process itself only forwards and ships (``os.writev``, no parsing).
 
-Frame wire format (parent to child): ``!BqqqI`` = direction (0 outbound, 1 inbound), ``read_ms``, hot-path
-nanoseconds, data length (-1: a refused frame, recorded content-free), scope length; then the scope and
-the data bytes.
+The child appends in batches (everything one read of the pipe brought, at most ``BATCH_RECORDS`` per
+write) and counts the frames it has recorded in memory shared with the parent, so ``close`` waits for as
+long as the child makes progress, and a child that stalled is killed and the exact number of frames it
+never recorded is reported.
+
+Frame wire format (parent to child): ``!BBqqII`` = direction (0 outbound, 1 inbound, 2 end of an HTTP
+exchange), form (0 data, 1 refused, 2 the ends of an oversized frame), ``read_ms``, hot-path nanoseconds,
+scope length, payload length; then the scope and the payload (for form 2: ``!I`` head length, head,
+tail).
 """
 
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import signal
 import struct
 import sys
-import time
+from collections import Counter
 from pathlib import Path
-from typing import BinaryIO
 
-from ..limits import LOCK_TIMEOUT_S
 from .correlate import Correlator
 from .frames import grow_pipe
-from .recorder import Frame, Recorder, RecordSink
+from .oversized import Glimpse
+from .recorder import STALL_S, Frame, Recorder, RecordSink, frames_summary, wait_progress
 
 __all__ = ["ForkedRecorder"]
 
-_HEADER = struct.Struct("!BqqqI")
-_DIRECTIONS = ("outbound", "inbound")
+_HEADER = struct.Struct("!BBqqII")
+_HEAD_LEN = struct.Struct("!I")
+_DIRECTIONS = ("outbound", "inbound", "end")
+_PROGRESS = struct.Struct("!QQQ")  # frames recorded by the child, per direction
+_READ_BYTES = 1 << 20
 
 
 def _prewarm(correlator: Correlator) -> None:
@@ -43,6 +52,21 @@ def _prewarm(correlator: Correlator) -> None:
                      b'{"u":"https://www.example.com/","i":"0be9b59c-af70-47b0-9169-d9de92330600","n":1.5}}}')
     warm.on_inbound(b'{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"gone 42"}}')
     warm.on_inbound(b"not json")
+    warm.oversized("inbound", Glimpse(head=b'{"result":{', tail=b'},"id":3}\n'))
+
+
+def _encode(frame: Frame) -> list[bytes]:
+    hot_ns = frame.done_ns - frame.start_ns if frame.done_ns else 0
+    scope = frame.scope.encode()
+    form, payload = 0, frame.data or b""
+    if frame.glimpse is not None:
+        form, head = 2, frame.glimpse.head
+        payload = _HEAD_LEN.pack(len(head)) + head + frame.glimpse.tail
+    elif frame.data is None:
+        form = 1
+    header = _HEADER.pack(_DIRECTIONS.index(frame.direction), form, frame.read_ms, hot_ns, len(scope),
+                          len(payload))
+    return [header, scope, payload]
 
 
 class ForkedRecorder(Recorder):
@@ -59,32 +83,33 @@ class ForkedRecorder(Recorder):
         _prewarm(correlator)
         read_fd, self._ship_fd = os.pipe()
         grow_pipe(self._ship_fd)
+        self._progress = mmap.mmap(-1, _PROGRESS.size)  # anonymous and shared: the child counts here
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         self._pid = os.fork()
         if self._pid == 0:  # the child: never returns
             os.close(self._ship_fd)
-            _child(read_fd, root, correlator)
+            _child(read_fd, root, correlator, self._progress)
         os.close(read_fd)
         self._broken = False
+        self._reaped = False
+        self._submitted: Counter[str] = Counter()
         super().__init__(root=root, correlator=correlator)
 
     def _run(self) -> None:  # the parent's shipper thread
         try:
             while (frame := self._next()) is not None:
+                self._submitted[frame.direction] += 1
                 if not self._broken:
                     self._ship(frame)
+                self.done += 1
         finally:
             with contextlib.suppress(OSError):
                 os.close(self._ship_fd)
 
     def _ship(self, frame: Frame) -> None:
-        hot_ns = frame.done_ns - frame.start_ns if frame.done_ns else 0
-        scope = frame.scope.encode()
-        size = -1 if frame.data is None else len(frame.data)
-        parts = [_HEADER.pack(_DIRECTIONS.index(frame.direction), frame.read_ms, hot_ns, size, len(scope)),
-                 scope, frame.data or b""]
+        parts = _encode(frame)
         try:
             total, sent = sum(len(p) for p in parts), os.writev(self._ship_fd, parts)
             if sent < total:
@@ -95,22 +120,38 @@ class ForkedRecorder(Recorder):
             self._broken = True
             self.sink.warn("the recorder process ended; the rest of this capture is not journaled")
 
-    def close(self, *, timeout: float = LOCK_TIMEOUT_S + 5.0) -> bool:
-        """Ship everything queued, end the child's input, and reap it (bounded: killed after ``timeout``)."""
+    def _recorded(self) -> Counter[str]:
+        return Counter(dict(zip(_DIRECTIONS, _PROGRESS.unpack_from(self._progress, 0), strict=True)))
+
+    def _child_alive(self) -> bool:
+        if not self._reaped and os.waitpid(self._pid, os.WNOHANG)[0]:
+            self._reaped = True
+        return not self._reaped
+
+    def close(self, *, stall_s: float = STALL_S) -> bool:
+        """Ship everything queued, end the child's input, and reap it.
+
+        Waits for as long as the child records; a child that recorded nothing for ``stall_s`` is killed.
+
+        Returns:
+            True when every frame was recorded; otherwise the frames that were not are reported on
+            stderr by direction, and False.
+        """
         with self._cond:
             self._queue.append(None)
             self._cond.notify_all()
-        self._thread.join(timeout)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            pid, _status = os.waitpid(self._pid, os.WNOHANG)
-            if pid:
-                return True
-            time.sleep(0.005)
-        with contextlib.suppress(OSError):
-            os.kill(self._pid, signal.SIGKILL)
+        progress = lambda: self.done + sum(self._recorded().values())  # noqa: E731
+        if not wait_progress(self._child_alive, progress, stall_s):
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
-        return False
+            self._reaped = True
+            self.sink.warn(f"the recorder process made no progress for {stall_s:g} s and was stopped")
+        self._thread.join()  # the child is gone: the shipper drains what is left without shipping it
+        lost = self._submitted - self._recorded()
+        if lost:
+            self.sink.warn(frames_summary(lost))
+        return not lost
 
 
 def _isolate(keep: int) -> None:
@@ -136,25 +177,40 @@ def _warn_fd2(message: str) -> None:
         os.write(2, f"mcpeval-nb capture: {message}\n".encode())
 
 
-def _read_exact(stream: BinaryIO, size: int) -> bytes | None:
-    data = stream.read(size) if size else b""
-    return data if data is not None and len(data) == size else None
+def _record_all(sink: RecordSink, buf: bytearray, counts: list[int]) -> int:
+    """Record every complete frame in ``buf``; returns the bytes consumed."""
+    pos = 0
+    while len(buf) - pos >= _HEADER.size:
+        direction, form, read_ms, hot_ns, scope_len, size = _HEADER.unpack_from(buf, pos)
+        start = pos + _HEADER.size
+        end = start + scope_len + size
+        if len(buf) < end:
+            break
+        scope = bytes(buf[start:start + scope_len]).decode()
+        payload = bytes(buf[start + scope_len:end])
+        data, glimpse = (payload if form == 0 else None), None
+        if form == 2:
+            (head_len,) = _HEAD_LEN.unpack_from(payload, 0)
+            head = payload[_HEAD_LEN.size:_HEAD_LEN.size + head_len]
+            glimpse = Glimpse(head=head, tail=payload[_HEAD_LEN.size + head_len:])
+        sink.record(_DIRECTIONS[direction], data, scope=scope, read_ms=read_ms, hot_ns=hot_ns,
+                    glimpse=glimpse)
+        counts[direction] += 1
+        pos = end
+    return pos
 
 
-def _child(read_fd: int, root: Path, correlator: Correlator) -> None:
+def _child(read_fd: int, root: Path, correlator: Correlator, progress: mmap.mmap) -> None:
     code = 0
     try:
         _isolate(read_fd)
         sink = RecordSink(root=root, correlator=correlator, warn=_warn_fd2)
-        with os.fdopen(read_fd, "rb", buffering=1 << 20) as stream:
-            while (header := _read_exact(stream, _HEADER.size)) is not None:
-                direction, read_ms, hot_ns, size, scope_len = _HEADER.unpack(header)
-                scope = _read_exact(stream, scope_len)
-                data = None if size < 0 else _read_exact(stream, size)
-                if scope is None or (size >= 0 and data is None):
-                    break
-                sink.record(_DIRECTIONS[direction], data, scope=scope.decode(), read_ms=read_ms,
-                            hot_ns=hot_ns)
+        buf, counts = bytearray(), [0, 0, 0]
+        while chunk := os.read(read_fd, _READ_BYTES):
+            buf += chunk
+            del buf[:_record_all(sink, buf, counts)]
+            sink.flush()  # everything this read brought is journaled before the next (blocking) read
+            _PROGRESS.pack_into(progress, 0, *counts)
         sink.finish()
     except BaseException:  # never unwind into the parent's code
         code = 1

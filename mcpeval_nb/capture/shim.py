@@ -6,8 +6,9 @@ server's stderr is inherited.  The shim ends when the server exits (its exit cod
 End of client input is passed on (the server's stdin closes) while the client may still read answers;
 when the client is gone (it closed its end of our output, or a write to it failed) the server's stdin
 closes and, after a grace period, the server's process group gets SIGTERM, then SIGKILL.  A frame over
-4 MiB is neither buffered past the bound nor forwarded: it is recorded content-free, reported on stderr
-without content, and both sides are closed.
+4 MiB is never buffered past the bound: by default it is forwarded unchanged in chunks and recorded
+content-free (matched to its request when its ends show the id), and said once on stderr; with
+``strict_frames`` it is refused instead: recorded content-free, not forwarded, and both sides closed.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from ..home import load_salt, resolve_root
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
-from .recorder import Frame, Recorder
+from .oversized import Glimpse
+from .recorder import Frame, Recorder, now_ms
 from .recorder_fork import ForkedRecorder
+from .spawn import announce_root, exit_status, forward_signals, say, start_server
 
-__all__ = ["ShimOptions", "exit_status", "run_shim"]
-
-_FORWARDED_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+__all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,10 @@ class ShimOptions:
         stdin_fd: the client-facing input descriptor.
         stdout_fd: the client-facing output descriptor.
         grace_s: seconds the server gets after the client is gone before SIGTERM, and again before SIGKILL.
-        env: the server's environment (default: this process's).
+        env: the server's whole environment (default: this process's, less ``MCPEVAL_HTTP_AUTHORIZATION``
+            and ``MCPEVAL_SESSION``).
+        strict_frames: refuse a frame over 4 MiB and close both sides (the reference behaviour)
+            instead of forwarding it unchanged.
     """
 
     server: str
@@ -61,24 +65,7 @@ class ShimOptions:
     stdout_fd: int = 1
     grace_s: float = 2.0
     env: dict[str, str] | None = field(default=None, repr=False)
-
-
-def exit_status(returncode: int) -> int:
-    """The shim's exit code for a child's return code.
-
-    Args:
-        returncode: ``Popen.returncode`` (negative: killed by that signal).
-
-    Returns:
-        The code itself, or 128 + the signal number.
-    """
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def _say(message: str) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        sys.stderr.write(f"mcpeval-nb shim: {message}\n")
-        sys.stderr.flush()
+    strict_frames: bool = False
 
 
 class _Session:
@@ -97,6 +84,7 @@ class _Session:
         self.wakes = {"outbound": WakePipe(), "inbound": WakePipe()}
         self.cond = threading.Condition()
         self.closing = False  # the client went away, or a frame was refused: the session is over
+        self._oversized_said = False
         self.child_done = False
         self.server_eof = False
         self._child_in = proc.stdin
@@ -119,9 +107,46 @@ class _Session:
         """A frame over 4 MiB: record it content-free, say so without content, close both sides."""
         self.recorder.submit(Frame(direction, None))
         side = "client" if direction == "outbound" else "server"
-        _say(f"{side} frame exceeds 4 MiB; not forwarded, closing both sides")
+        say(f"{side} frame exceeds 4 MiB; not forwarded, closing both sides")
         self._notify(closing=True)
         self.wakes["outbound"].wake()
+
+    def _stream(self, reader: FrameReader, direction: str, dst: int, forwarding: bool) -> bool:
+        """Forward a frame over the bound chunk by chunk, keeping only its ends for the record.
+
+        The record is queued before the chunk with the newline goes out, so it precedes anything the
+        peer sends in reply.  Returns whether forwarding still works.
+        """
+        if not self._oversized_said:
+            self._oversized_said = True
+            side = "client" if direction == "outbound" else "server"
+            say(f"a {side} frame exceeds 4 MiB; forwarded unchanged and recorded without its content "
+                 "(said once; --strict-frames refuses such frames)")
+        glimpse, frame = Glimpse(), None
+        try:
+            for chunk in reader.rest():
+                glimpse.feed(chunk)
+                if chunk.endswith(b"\n"):
+                    frame = Frame(direction, None, glimpse=glimpse, read_ms=now_ms())
+                    self.recorder.submit(frame)
+                if forwarding:
+                    try:
+                        write_all(dst, chunk)
+                    except OSError:
+                        forwarding = self._peer_gone(direction)
+        finally:
+            if frame is None:  # the input ended (or failed) inside the frame
+                frame = Frame(direction, None, glimpse=glimpse)
+                self.recorder.submit(frame)
+            frame.forwarded()
+        return forwarding
+
+    def _peer_gone(self, direction: str) -> bool:
+        """A write failed: stop forwarding (keep draining); a lost client ends the session."""
+        if direction == "inbound":
+            self._notify(closing=True)
+            self.wakes["outbound"].wake()
+        return False
 
     def pump(self, direction: str) -> None:
         """Forward frames in one direction until end of input, a refusal, or a wake-up."""
@@ -137,8 +162,11 @@ class _Session:
                 try:
                     data = reader.read()
                 except FrameTooLarge:
-                    self._refuse(direction)
-                    return
+                    if self.options.strict_frames:
+                        self._refuse(direction)
+                        return
+                    forwarding = self._stream(reader, direction, dst, forwarding)
+                    continue
                 except OSError:
                     return
                 if data is None:
@@ -149,10 +177,7 @@ class _Session:
                     try:
                         write_all(dst, data)
                     except OSError:  # the peer is gone: keep draining, stop forwarding
-                        forwarding = False
-                        if not outbound:
-                            self._notify(closing=True)
-                            self.wakes["outbound"].wake()
+                        forwarding = self._peer_gone(direction)
                 frame.forwarded()
         finally:
             if outbound:  # end of client input: the server sees it too; the client may still read
@@ -221,15 +246,6 @@ class _Session:
                 wake.close()
 
 
-def _start(options: ShimOptions) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(list(options.command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=None, bufsize=0, start_new_session=True, env=options.env)
-    except OSError as exc:
-        raise TransportError(f"cannot start the server command: {exc.strerror}",
-                             reason="transport-error") from None
-
-
 def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = None) -> int:
     """Run the stdio shim until the server exits.
 
@@ -251,6 +267,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError("shim needs the server command after --")
     root = resolve_root(options.root)
     salt = load_salt(root)
+    announce_root(root, "shim")
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
@@ -260,7 +277,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0001)  # the forwarding threads get the interpreter lock back quickly
     try:
-        proc = _start(options)
+        proc = start_server(options.command, options.env)
     except TransportError:
         recorder.close()
         sys.setswitchinterval(old_interval)
@@ -274,7 +291,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     threads.append(threading.Thread(target=run.watch_client, name="shim-watch", daemon=True))
     for thread in threads:
         thread.start()
-    with _forward_signals(run):
+    with forward_signals(run.signal_child):
         try:
             code = run.supervise()
         finally:
@@ -282,20 +299,3 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
             recorder.close()
             sys.setswitchinterval(old_interval)
     return code
-
-
-@contextlib.contextmanager
-def _forward_signals(run: _Session):  # type: ignore[no-untyped-def]
-    """Forward SIGTERM/SIGINT/SIGHUP to the server while the shim runs (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    def forward(signum: int, _frame: object) -> None:
-        run.signal_child(signum)
-
-    previous = {s: signal.signal(s, forward) for s in _FORWARDED_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

@@ -3,8 +3,9 @@
 A listener on the given loopback address hands connections to a bounded worker pool through a bounded
 accept queue (full: an immediate 503).  Each worker reads one request under one 5 s deadline, applies the
 Host/Origin/Content-Type checks, forwards it to the upstream endpoint (allow-listed headers, no redirects,
-5 s timeouts) and relays the answer: JSON bodies whole (at most 8 MiB), ``text/event-stream`` bodies as
-they arrive (8 MiB in total).  Capture is per HTTP request scope: the request body and every response
+5 s timeouts) and relays the answer (``http_exchange``): JSON bodies whole (at most 8 MiB); a
+``text/event-stream`` is handed to ``http_streams``, relayed on a thread of its own (bounded apart from
+the workers) until either side closes.  Capture is per HTTP request scope: the request body and every response
 JSON body or SSE ``data:`` event go to the recorder like stdio frames.  Authorization values (relayed or
 from ``MCPEVAL_HTTP_AUTHORIZATION``) live in memory only.
 """
@@ -12,13 +13,11 @@ from ``MCPEVAL_HTTP_AUTHORIZATION``) live in memory only.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
 import queue
 import select
 import signal
 import socket
-import ssl
 import sys
 import threading
 import uuid
@@ -29,26 +28,20 @@ from typing import Any
 
 from ..errors import UsageError
 from ..home import load_salt, resolve_root
-from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS
+from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
 from .correlate import Correlator
 from .frames import WakePipe
-from .http_proxy import (
-    BadRequest,
-    Request,
-    error_response,
-    provenance_error,
-    read_request,
-)
-from .http_relay import relay_response
-from .recorder import Frame, Recorder
+from .http_exchange import Exchanges
+from .http_proxy import error_response
+from .http_streams import Streams
+from .recorder import Recorder
+from .spawn import announce_root, say
 
 __all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
 
-REQUEST_HEADERS = ("accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id",
-                   "authorization", "origin")
 _BUSY = error_response(503)
 
 
@@ -66,6 +59,7 @@ class HTTPShimOptions:
         authorization: Authorization for upstream requests that carry none (default:
             ``$MCPEVAL_HTTP_AUTHORIZATION``); never printed or journaled.
         workers: worker threads; queue: connections waiting for a worker before 503.
+        streams: event streams relayed at once, apart from the workers (past it: 503).
         timeout_s: the request-read deadline and the upstream connect/read timeout.
     """
 
@@ -78,6 +72,7 @@ class HTTPShimOptions:
     authorization: str | None = field(default=None, repr=False)
     workers: int = HTTP_WORKERS
     queue: int = HTTP_ACCEPT_QUEUE
+    streams: int = MAX_HTTP_STREAMS
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
 
 
@@ -114,7 +109,14 @@ class HTTPShim:
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind((ip, port))
         self._sock.listen(max(64, options.queue * 2))
+        announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)
+        self.streams = Streams(self.recorder.submit, limit=options.streams)
+        self._active: set[socket.socket] = set()
+        self._active_lock = threading.Lock()
+        self._exchanges = Exchanges(endpoint=self.endpoint, authorization=self._auth,
+                                    timeout_s=options.timeout_s, recorder=self.recorder,
+                                    streams=self.streams, track=self._track)
         self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=options.queue)
         self._wake = WakePipe()
         self._stopped = threading.Event()
@@ -123,8 +125,6 @@ class HTTPShim:
         for worker in self._workers:
             worker.start()
         self._acceptor: threading.Thread | None = None
-        self._active: set[socket.socket] = set()
-        self._active_lock = threading.Lock()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -183,6 +183,7 @@ class HTTPShim:
                 self._queue.put(None, timeout=timeout)
         for worker in self._workers:
             worker.join(timeout)
+        self.streams.close(timeout=timeout)
         self.recorder.close()
         self._wake.close()
 
@@ -192,57 +193,12 @@ class HTTPShim:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    # ---- one exchange ----------------------------------------------------------------------------
-    def _work(self) -> None:
-        while (conn := self._queue.get()) is not None:
-            with self._active_lock:
-                self._active.add(conn)
-            try:
-                if self._stopped.is_set():
-                    continue
-                self._exchange(conn)
-            except Exception as exc:  # never let one exchange stop a worker
-                sys.stderr.write(f"mcpeval-nb shim-http: exchange failed ({type(exc).__name__})\n")
-            finally:
-                with self._active_lock:
-                    self._active.discard(conn)
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-                conn.close()
+    @property
+    def open_streams(self) -> int:
+        """Event streams being relayed now."""
+        return self.streams.count
 
-    def _exchange(self, conn: socket.socket) -> None:
-        try:
-            request = read_request(conn, timeout=self.options.timeout_s)
-        except BadRequest:
-            conn.sendall(error_response(400))
-            return
-        refusal = provenance_error(request)
-        if refusal is not None:
-            conn.sendall(refusal)
-            return
-        scope = str(uuid.uuid4())
-        sent = Frame("outbound", request.body, scope) if request.body else None
-        if sent is not None:
-            self.recorder.submit(sent)
-        upstream = self._connect()
-        try:
-            try:
-                upstream.connect()
-                self._track(upstream.sock)
-                upstream.request(request.method, self.endpoint.path, body=request.body or None,
-                                 headers=self._forward_headers(request))
-                if sent is not None:
-                    sent.forwarded()
-                response = upstream.getresponse()
-            except (OSError, http.client.HTTPException):
-                conn.sendall(error_response(502))
-                return
-            relay_response(conn, response, scope, self.recorder.submit)
-        finally:
-            self._track(upstream.sock, add=False)
-            upstream.close()
-
-    def _track(self, sock: socket.socket | None, *, add: bool = True) -> None:
+    def _track(self, sock: socket.socket | None, add: bool) -> None:
         if sock is None:
             return
         with self._active_lock:
@@ -251,18 +207,25 @@ class HTTPShim:
             else:
                 self._active.discard(sock)
 
-    def _connect(self) -> http.client.HTTPConnection:
-        ep, timeout = self.endpoint, self.options.timeout_s
-        if ep.scheme == "https":
-            return http.client.HTTPSConnection(ep.host, ep.port, timeout=timeout,
-                                               context=ssl.create_default_context())
-        return http.client.HTTPConnection(ep.host, ep.port, timeout=timeout)
-
-    def _forward_headers(self, request: Request) -> dict[str, str]:
-        headers = {name: value for name, value in request.headers if name in REQUEST_HEADERS}
-        if "authorization" not in headers and self._auth is not None:
-            headers["authorization"] = self._auth
-        return headers
+    # ---- one exchange ----------------------------------------------------------------------------
+    def _work(self) -> None:
+        while (conn := self._queue.get()) is not None:
+            with self._active_lock:
+                self._active.add(conn)
+            handed = False
+            try:
+                if self._stopped.is_set():
+                    continue
+                handed = self._exchanges.serve(conn)
+            except Exception as exc:  # never let one exchange stop a worker
+                say(f"exchange failed ({type(exc).__name__})", "shim-http")
+            finally:
+                with self._active_lock:
+                    self._active.discard(conn)
+                if not handed:
+                    with contextlib.suppress(OSError):
+                        conn.shutdown(socket.SHUT_RDWR)
+                    conn.close()
 
 
 def run_shim_http(options: HTTPShimOptions, *, on_listening: Callable[[str], None] | None = None) -> int:

@@ -13,15 +13,18 @@ from . import options as opt
                epilog=opt.example("mcpeval-nb shim --server time -- python -m mcp_server_time"))
 @opt.server()
 @opt.root
+@click.option("--strict-frames", is_flag=True,
+              help="Refuse a frame over 4 MiB and close both sides, instead of forwarding it unrecorded.")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def shim_cmd(server: str, root: str | None, command: tuple[str, ...]) -> int:
+def shim_cmd(server: str, root: str | None, strict_frames: bool, command: tuple[str, ...]) -> int:
     """Run a stdio MCP server and record its calls: mcpeval-nb shim --server LABEL -- CMD [ARGS...].
 
-    Frames pass byte for byte in both directions; the server's stderr passes through; the exit code is
-    the server's (128 + signal number when it died by a signal).  The session is $MCPEVAL_SESSION or a
-    fresh uuid.
+    Frames pass byte for byte in both directions (one over 4 MiB too, recorded without its content,
+    unless --strict-frames); the server's stderr passes through; the exit code is the server's (128 +
+    signal number when it died by a signal).  The session is $MCPEVAL_SESSION or a fresh uuid.
     """
-    return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root))
+    return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root,
+                                                      strict_frames=strict_frames))
 
 
 @click.command("shim-http",

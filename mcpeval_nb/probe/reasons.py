@@ -97,6 +97,8 @@ REASONS: tuple[tuple[str, str], ...] = (
     ("transport-closed", "The server closed the connection during the case; check that it does not exit "
      "or crash."),
     ("transport-error", "The server broke the protocol or a transport limit during the case."),
+    ("transport-unauthorized", "The HTTP endpoint answered 401 or 403 (authorization required or refused); "
+     "set MCPEVAL_HTTP_AUTHORIZATION to the Authorization value it expects."),
     ("evaluation-budget-exceeded", "The run spent its shared budget of 4096 requests or 300 s; select "
      "fewer cases."),
 )
@@ -104,7 +106,8 @@ REASONS: tuple[tuple[str, str], ...] = (
 REASON_LABELS: tuple[str, ...] = tuple(label for label, _ in REASONS)
 #: Reasons meaning "the case errored" rather than a verdict (exit 3).
 TRANSPORT_REASONS: frozenset[str] = frozenset(
-    {"transport-timeout", "transport-closed", "transport-error", "evaluation-budget-exceeded"})
+    {"transport-timeout", "transport-closed", "transport-error", "transport-unauthorized",
+     "evaluation-budget-exceeded"})
 BOUND_NAMES: tuple[str, ...] = (
     "max_tools", "max_schema_bytes", "max_total_tokens", "max_tool_tokens", "max_latency_ms", "max_pages")
 

@@ -20,6 +20,10 @@ from ..jsonfmt import dumps, loads
 __all__ = ["NotAnObject", "normalize_chunk", "normalize_record"]
 
 _NEG_ZERO_CANDIDATE = re.compile(rb"-0(?![0-9.eE])")
+#: A number orjson may read otherwise than the reference: over 19 significant digits, or an exponent of
+#: three digits (docs/formats.md, "Numbers"); such lines take the exact path.
+#: Only where a value starts (after ``:``, ``,`` or ``[``), so hex labels and digests do not match.
+_LONG_NUMBER_CANDIDATE = re.compile(rb"[:,\[][ \t\r\n]*-?(?:(?:[0-9]\.?){20}|[0-9.]+[eE][+-]?[0-9]{3})")
 
 
 def _has_negative_zero(data: bytes) -> bool:
@@ -49,7 +53,7 @@ class NotAnObject(ValueError):
 def _parse(line: bytes) -> tuple[Any, bool]:
     """Parsed value and whether the exact path must write it."""
     if (line.count(b"[") + line.count(b"{") >= _DEPTH_HINT
-            or (b"-0" in line and _has_negative_zero(line))):
+            or (b"-0" in line and _has_negative_zero(line)) or _LONG_NUMBER_CANDIDATE.search(line)):
         return loads(line), True
     try:
         return orjson.loads(line), False
@@ -105,7 +109,7 @@ def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> 
     lines = data.split(b"\n")
     if not tail:
         lines.pop()
-    if not lines or _has_negative_zero(data):
+    if not lines or _has_negative_zero(data) or _LONG_NUMBER_CANDIDATE.search(data):
         return None
     try:
         values = list(map(orjson.loads, lines))

@@ -216,6 +216,8 @@ class HttpChannel:
             raise jsonrpc.failure(REDIRECT)
         if status == 404 and self.session_id is not None:
             raise jsonrpc.closed(SESSION_EXPIRED)
+        if status in (401, 403):
+            raise jsonrpc.unauthorized(status, configured=self.__authorization is not None)
         if not 200 <= status < 300:
             raise jsonrpc.failure(f"HTTP endpoint answered status {status}")
         session_id = response.getheader("Mcp-Session-Id")

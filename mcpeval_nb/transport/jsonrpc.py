@@ -24,6 +24,7 @@ __all__ = [
     "SPAWN_FAILED",
     "SUB_REQUEST_FLOOD",
     "TIMED_OUT",
+    "UNAUTHORIZED",
     "WRITE_TIMED_OUT",
     "Incoming",
     "closed",
@@ -33,6 +34,7 @@ __all__ = [
     "loads_array",
     "refused",
     "timeout",
+    "unauthorized",
 ]
 
 #: A decoded message and the size of its frame in bytes (newline included).
@@ -49,6 +51,8 @@ MISMATCHED_ID = "MCP response id does not match request"
 BAD_RESPONSE = "MCP response must contain exactly one of result or error"
 SUB_REQUEST_FLOOD = "server issued more sub-requests than the declared bound"
 SPAWN_FAILED = "could not start the MCP server command"
+#: The reason label of an HTTP endpoint that answered 401 or 403.
+UNAUTHORIZED = "transport-unauthorized"
 
 
 def timeout(message: str = TIMED_OUT) -> TransportError:
@@ -64,6 +68,19 @@ def closed(message: str = CLOSED) -> TransportError:
 def failure(message: str) -> TransportError:
     """A ``transport-error`` error with a fixed message."""
     return TransportError(message, reason="transport-error")
+
+
+def unauthorized(status: int, *, configured: bool) -> TransportError:
+    """A ``transport-unauthorized`` error for an HTTP 401 or 403 (names the variable, never its value).
+
+    Args:
+        status: 401 or 403.
+        configured: whether ``MCPEVAL_HTTP_AUTHORIZATION`` was set (then it is to be checked, not set).
+    """
+    what = "authorization required" if status == 401 else "forbidden"
+    advice = "check" if configured else "set"
+    return TransportError(f"HTTP endpoint answered {status} ({what}): {advice} MCPEVAL_HTTP_AUTHORIZATION",
+                          reason=UNAUTHORIZED)
 
 
 def refused(message: str) -> TransportError:

@@ -36,7 +36,8 @@ class StdioTarget:
 
     Attributes:
         argv: the command and its arguments (no shell).
-        env: variables laid over the inherited environment; None inherits it unchanged.
+        env: variables laid over the inherited environment (which never passes on
+            ``MCPEVAL_HTTP_AUTHORIZATION`` or ``MCPEVAL_SESSION``: ``transport.environ``).
     """
 
     argv: tuple[str, ...]

@@ -12,6 +12,7 @@ Limits (SPEC 14, exact):
 - writes go to a non-blocking stdin pipe through ``poll`` with a deadline, and are cancelled by
   ``close()`` from any thread (a self-pipe wakes the poll); a write that misses its deadline fails the
   channel with ``transport-timeout`` (a partial frame may have been written);
+- the child inherits this process's environment less mcpeval-nb's secrets (``transport.environ``);
 - server stderr goes to ``/dev/null``; the child runs in its own session so ``close()`` terminates the
   whole process group (an ``npx`` wrapper and its ``node``), then reaps the child.
 """
@@ -32,6 +33,7 @@ from typing import Any
 from ..errors import TransportError
 from ..limits import DEFAULT_RESPONSE_TIMEOUT_S, MAX_FRAME_BYTES, MAX_QUEUED_FRAMES
 from . import jsonrpc
+from .environ import server_environment
 from .jsonrpc import Incoming
 
 __all__ = ["StdioChannel"]
@@ -46,7 +48,8 @@ class StdioChannel:
 
     Args:
         argv: the command and its arguments (no shell).
-        env: variables laid over the inherited environment (None: inherit unchanged).
+        env: variables laid over the inherited environment, which never passes on
+            ``MCPEVAL_HTTP_AUTHORIZATION`` or ``MCPEVAL_SESSION`` (``transport.environ``).
         queue_wait: how long the reader waits for room in the full 16-frame queue before failing.
 
     Raises:
@@ -57,7 +60,7 @@ class StdioChannel:
                  queue_wait: float = DEFAULT_RESPONSE_TIMEOUT_S) -> None:
         if not argv:
             raise jsonrpc.failure(jsonrpc.SPAWN_FAILED)
-        full_env = None if env is None else {**os.environ, **env}
+        full_env = server_environment(env)
         try:
             self._proc = subprocess.Popen(
                 list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -4,17 +4,20 @@ Behaviour: ``tools/list`` lists one tool ``navigate`` (input enum ``waitUntil`` 
 ``tools/call`` of ``boom`` answers error -32000 ``session 0be9b59c-af70-47b0-9169-d9de92330600 gone``;
 anything else with an id answers ``{"echo": true}``; unparseable input is echoed byte for byte; messages
 without an id are skipped.  Hidden tools for tests (never listed): ``tool_error`` (``isError: true``
-result quoting ``arguments.message``), ``rpc_error`` (error -32001 quoting ``arguments.message``),
-``notify`` (a ``notifications/message`` quoting ``arguments.message`` before the result), ``reflect``
-(the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes), ``banner`` (a non-JSON
-line before the result), ``ask`` (a server-to-client request with the same id before the result).
+result quoting ``arguments.message``), ``rpc_error`` (error ``arguments.code``, default -32001, quoting
+``arguments.message``), ``notify`` (a ``notifications/message`` quoting ``arguments.message`` before
+the result), ``reflect`` (the arguments back as text), ``big`` (a text of ``arguments.bytes`` bytes),
+``environ`` (the names of its ``MCPEVAL*`` environment variables), ``banner`` (a non-JSON line before
+the result), ``ask`` (a server-to-client request with the same id
+before the result).
 
 Modes (argv): ``--exit-code N`` writes ``fixture stderr exact`` to stderr and exits N; ``--signal SIG``
-kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE``
-writes LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers
-``{"read": SIZE}``; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof`` keeps
-running after end of input until signalled; ``--close-stdout`` answers the first message, then closes its
-stdout and waits for a signal.
+kills itself with SIG (a name such as ``TERM`` or a number); ``--duplex-stress LINES WIDTH SIZE`` writes
+LINES lines of WIDTH bytes before reading one stdin line of exactly SIZE bytes, then answers ``{"read":
+SIZE}``; ``--notify-burst N`` writes N small notifications and exits; ``--no-answers`` reads until end of
+input and answers nothing; ``--exit-on-eof N`` exits N at end of input (default 0); ``--ignore-eof``
+keeps running after end of input until signalled; ``--close-stdout`` answers the first message, then
+closes its stdout and waits for a signal.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def _call(out: Any, msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
     if name == "boom":
         return {"error": {"code": -32000, "message": BOOM}}
     if name == "rpc_error":
-        return {"error": {"code": -32001, "message": f"failed: {message}"}}
+        return {"error": {"code": args.get("code", -32001), "message": f"failed: {message}"}}
     if name == "tool_error":
         return {"result": _text(f"tool failed: {message}", is_error=True)}
     if name == "notify":
@@ -67,6 +70,8 @@ def _call(out: Any, msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
                      "params": {"level": "info", "data": message}})
     if name == "reflect":
         return {"result": _text(json.dumps(args))}
+    if name == "environ":
+        return {"result": _text(json.dumps(sorted(k for k in os.environ if k.startswith("MCPEVAL"))))}
     if name == "big":
         return {"result": _text("x" * int(args.get("bytes", 0)))}
     if name == "banner":
@@ -123,6 +128,16 @@ def main(argv: list[str]) -> int:
         return 1
     if argv[:1] == ["--duplex-stress"]:
         _duplex(out, int(argv[1]), int(argv[2]), int(argv[3]))
+        return 0
+    if argv[:1] == ["--notify-burst"]:
+        note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"n"}}\n'
+        for _ in range(int(argv[1])):
+            out.write(note)
+        out.flush()
+        return 0
+    if argv[:1] == ["--no-answers"]:
+        for _line in sys.stdin.buffer:
+            pass
         return 0
     for line in sys.stdin.buffer:
         _answer(out, line)

@@ -14,7 +14,8 @@ a comment, an event of another type and CRLF line ends), ``oversized`` (a 9 MiB 
 Content-Length), ``oversized-sse`` (an endless SSE event, no Content-Length), ``redirect`` (307 to
 itself), ``sse-cut`` (SSE answers end before the response), ``slow`` (every request waits 10 s),
 ``status`` (500 for every request after initialize), ``expire`` (404 for every request after
-initialize), ``auth`` (401 unless ``Authorization`` equals ``$FIXTURE_EXPECTED_AUTHORIZATION``).
+initialize), ``auth`` (401 unless ``Authorization`` equals ``$FIXTURE_EXPECTED_AUTHORIZATION``),
+``forbidden`` (403 for every POST).
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ class _Handler(BaseHTTPRequestHandler):
         if mode == "auth" and self.headers.get("Authorization") != os.environ.get(
                 "FIXTURE_EXPECTED_AUTHORIZATION"):
             return self._send(401)
+        if mode == "forbidden":
+            return self._send(403)
         if mode == "redirect":
             return self._send(307, headers={"Location": self.path})
         if message.get("method") == "initialize":

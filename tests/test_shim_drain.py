@@ -1,0 +1,122 @@
+"""Shutdown never loses records silently: recorders drain while they progress, and count what they lose."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from mcpeval_nb.capture.correlate import Correlator
+from mcpeval_nb.capture.recorder import Frame, Recorder
+from mcpeval_nb.capture.recorder_fork import ForkedRecorder
+from mcpeval_nb.home import calls_path, load_salt
+from mcpeval_nb.privacy.timestamps import now_ts
+from tests.shim_helpers import CANARY, call, journal, run, shim_argv, wait_for
+from tests.shim_http_upstream import upstream
+
+NOTE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"n"}}\n'
+
+
+def _correlator(root: Path) -> Correlator:
+    return Correlator(server="demo", session="s", salt=load_salt(root))
+
+
+def test_a_notification_burst_through_the_shim_is_recorded_completely(root: Path) -> None:
+    result = run(shim_argv("--notify-burst", "50000"), b"", timeout=120)
+    assert result.returncode == 0 and result.stdout.count(b"\n") == 50000
+    records = journal(root)
+    assert len(records) == 50000 and {r["method"] for r in records} == {"notifications/message"}
+    assert [r["seq"] for r in records[:3]] == [1, 2, 3] and records[-1]["seq"] == 50000
+    assert b"not recorded" not in result.stderr and b"not journaled" not in result.stderr
+
+
+@pytest.mark.parametrize("cls", [ForkedRecorder, Recorder])
+def test_a_recorder_that_keeps_making_progress_is_drained_past_any_fixed_deadline(
+        root: Path, cls: type[Recorder]) -> None:
+    recorder = cls(root=root, correlator=_correlator(root))
+    _feed(recorder, [Frame("inbound", NOTE) for _ in range(40000)])
+    assert recorder.close(stall_s=0.5)  # far less than the drain takes: progress keeps it going
+    assert len(journal(root)) == 40000
+
+
+def _feed(recorder: Recorder, frames: list[Frame]) -> None:
+    """Hand frames over as the forwarders do: submitted, then forwarded."""
+    for frame in frames:
+        recorder.submit(frame)
+        frame.forwarded()
+
+
+@contextmanager
+def _journal_locked(root: Path) -> Iterator[None]:
+    path = calls_path(root, now_ts()[:10])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+
+
+def test_a_stalled_forked_recorder_is_stopped_and_every_frame_it_never_recorded_is_counted(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    recorder = ForkedRecorder(root=root, correlator=_correlator(root))
+    with _journal_locked(root):
+        _feed(recorder, [Frame("inbound", NOTE) if i < 100 else Frame("outbound", call(i, "t", note=CANARY))
+                         for i in range(150)])
+        assert not recorder.close(stall_s=1.0)
+    err = capfd.readouterr().err
+    assert "the recorder process made no progress for 1 s and was stopped" in err
+    assert "150 frames were not recorded (100 from the server, 50 from the client)" in err
+    assert CANARY not in err
+
+
+def test_a_stalled_recorder_thread_counts_the_records_it_could_not_journal_by_kind(
+        root: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    recorder = Recorder(root=root, correlator=_correlator(root))
+    with _journal_locked(root):
+        junk = b"not json " + CANARY.encode()
+        _feed(recorder, [Frame("inbound", NOTE if i % 3 else junk) for i in range(30)])
+        assert not recorder.close(stall_s=1.0)
+        err = capfd.readouterr().err
+    assert "the recorder made no progress for 1 s and was abandoned" in err
+    assert "30 records were not journaled (0 calls, 20 notifications, 10 unparsed)" in err
+    assert CANARY not in err
+
+
+def test_shim_http_drains_its_recorder_on_sigterm(root: Path) -> None:
+    import json
+    import socket
+
+    with upstream() as up:
+        argv = [sys.executable, "-m", "mcpeval_nb", "shim-http", "--server", "demo",
+                "--listen", "127.0.0.1:0",
+                "--upstream", up.url]
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        url = proc.stderr.readline().decode().rsplit(" ", 1)[-1].strip()
+        port = int(url.split(":")[2].split("/")[0])
+        arguments = {f"k{i:05d}": i for i in range(20000)}  # ~250 KB of keys: shaping takes a while
+        for i in range(40):
+            body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                               "params": {"name": "ok", "arguments": arguments}}).encode()
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+                head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(body)}\r\n\r\n")
+                sock.sendall(head.encode() + body)
+                while sock.recv(65536):
+                    pass
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        err = proc.stderr.read()
+    assert b"not recorded" not in err and b"not journaled" not in err
+    assert wait_for(lambda: len(journal(root)) == 40, timeout=1)
+    assert [r["tool"] for r in journal(root)] == ["ok"] * 40
+    assert os.path.getsize(next((root / "store").glob("calls-*.jsonl"))) > 0
