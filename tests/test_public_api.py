@@ -31,7 +31,7 @@ RANKS: dict[str, float] = {
     "probe": 4,
     "capture": 4,
     "review": 4,
-    "findings": 4,
+    "triage": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,
