@@ -21,10 +21,13 @@ from ..home import resolve_root
 from .index import _build_locked, index_lock
 from .lifecycle import STATES, lifecycle
 from .promote import PromoteResult, promote_groups
-from .report import Finding, load_findings, table_of
+from .report import Finding, load_findings, render, table_of
 from .schema import INDEX_FILE, connect, open_for_reading
 
-__all__ = ["Moment", "finding_history", "findings", "get_finding", "promote", "to_ms"]
+__all__ = ["FINDINGS_FORMATS", "Moment", "finding_history", "findings", "get_finding", "promote",
+           "render_findings", "to_ms"]
+
+FINDINGS_FORMATS = ("agent", "md", "json")
 
 Moment = str | dt.datetime | dt.date | None
 
@@ -128,6 +131,20 @@ def findings(root: Path | str | None = None, *, state: str | None = None, since:
         UsageError: an unknown state or bad time. FindingsError: no usable index (run ``index``).
     """
     return table_of(list_findings(root, state=state, since=since, until=until))
+
+
+def render_findings(root: Path | str | None = None, *, format: str = "agent", state: str | None = None,
+                    since: Moment = None, until: Moment = None) -> str:
+    """The promoted findings as ``findings`` prints them: ``agent`` lines, ``md`` or ``json``; the empty
+    string when there are none (the CLI then says so on stderr).
+
+    Raises:
+        UsageError: an unknown format, state or time. FindingsError: no usable index.
+    """
+    if format not in FINDINGS_FORMATS:
+        raise UsageError(f"unknown format {format!r}; expected agent, md or json")
+    found = list_findings(root, state=state, since=since, until=until)
+    return render(found, format) if found else ""
 
 
 def get_finding(root: Path | str | None, finding_id: str) -> Finding:

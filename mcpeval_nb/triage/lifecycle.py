@@ -19,10 +19,13 @@ from filelock import FileLock, Timeout
 from ..errors import FindingsError
 from ..limits import LOCK_TIMEOUT_S
 
-__all__ = ["LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms", "transition"]
+__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
+           "transition"]
 
 LIFECYCLE_FILE = "lifecycle.db"
 STATES = ("open", "fix-claimed", "verifying", "closed")
+#: The lifecycle states, in order (public name).
+FINDING_STATES = STATES
 CLOSE_AFTER = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS finding_lifecycle (
