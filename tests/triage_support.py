@@ -124,3 +124,54 @@ def build(root: Path) -> dict[str, Expected]:
         "T5": Expected("lonely", tid["T5"], 1, 1, 1, 1.0, 1, "recurring-error", "-32000", "[-32000]", None,
                        "2026-08-04T12:07:01.007Z"),
     }
+
+
+def canonical(path: Path) -> dict[str, Any]:
+    """An index's content with call ids replaced by the call's values (ids depend on load order)."""
+    import sqlite3
+    from collections import Counter
+    db = sqlite3.connect(path)
+    try:
+        calls = {row[0]: row[1:] for row in db.execute("SELECT * FROM calls")}
+        windows = Counter((calls[f], calls[n], o) for f, n, o in db.execute("SELECT * FROM windows"))
+        notes = Counter((calls.get(c), *rest) for c, *rest in
+                        db.execute("SELECT call_id, event_id, session, seq, ts, kind, note FROM annotations"))
+        check = db.execute("SELECT replayed_events, calls, failures, annotations FROM index_checkpoint").fetchone()
+        sources = sorted(db.execute("SELECT path, offset, next_line FROM index_sources"))
+        skipped = db.execute("SELECT COUNT(*) FROM index_skipped").fetchone()
+        return {"calls": Counter(calls.values()), "windows": windows, "annotations": notes,
+                "checkpoint": check, "sources": sources, "skipped": skipped}
+    finally:
+        db.close()
+
+
+def append_more(root: Path, *, per_session: int, seed: int = 7) -> int:
+    """Append calls that continue every legacy session of a synthetic store (seq after its last) and new
+    captured calls, some failing, through the real writer; returns how many."""
+    import random
+
+    from mcpeval_nb.tables import open_store
+    rng = random.Random(seed)
+    salt = me.load_salt(root)
+    calls = open_store(root).calls.to_pylist()
+    last: dict[tuple[str, str], int] = {}
+    for c in calls:
+        if c["capture_id"] is None:
+            key = (c["session"], c["server"])
+            last[key] = max(last.get(key, 0), c["seq"])
+    out = []
+    for (session, server), seq in sorted(last.items()):
+        for i in range(1, per_session + 1):
+            failed = rng.random() < 0.3
+            out.append(me.CallRecord(ts="2026-08-30T10:00:00.000Z", session=session, seq=seq + i, server=server,
+                                     method="tools/call", tool=f"tool_{rng.randrange(3)}", args={},
+                                     latency_ms=3, outcome="error" if failed else "ok",
+                                     error=_err(-32000, "T1", None, salt) if failed else None))
+    capture = "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
+    for i in range(1, 6):
+        out.append(me.CallRecord(ts="2026-08-30T11:00:00.000Z", session="appended", seq=i, server="server-0",
+                                 method="tools/call", tool="tool_0", outcome="error" if i == 3 else "ok",
+                                 error=_err(-32001, "T2", True, salt) if i == 3 else None,
+                                 identity=Identity(capture, f"1e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5{i}")))
+    me.append_records(root, out)
+    return len(out)
