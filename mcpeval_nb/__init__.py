@@ -82,6 +82,9 @@ if typing.TYPE_CHECKING:
         run_shim_http as run_shim_http,
     )
     from .errors import (
+        Cancelled as Cancelled,
+    )
+    from .errors import (
         DocumentError as DocumentError,
     )
     from .errors import (
@@ -412,10 +415,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
-        "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError", "LockTimeout",
-        "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError",
-        "SaltError", "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt",
-        "UsageError", "describe",
+        "Cancelled", "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError",
+        "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge",
+        "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
+        "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),

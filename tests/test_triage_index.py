@@ -40,7 +40,9 @@ def _store(root: Path, calls: int = 3000) -> None:
 def _same_content(root: Path, tmp_path: Path) -> None:
     incremental = canonical(root / INDEX_FILE)
     full = canonical(_full_copy(root, tmp_path))
-    full["sources"] = [(p.replace(str(tmp_path / "full-copy"), str(root)), *rest) for p, *rest in full["sources"]]
+    full["sources"] = [
+        (p.replace(str(tmp_path / "full-copy"), str(root)), *rest) for p, *rest in full["sources"]
+    ]
     assert incremental == full
 
 
@@ -66,8 +68,11 @@ def test_incremental_after_an_annotation_links_it_like_a_full_rebuild(root: Path
     assert not result.full and result.annotations == 2 + 30
     _same_content(root, tmp_path)
     db = sqlite3.connect(root / INDEX_FILE)
-    assert db.execute("SELECT call_id IS NOT NULL FROM annotations WHERE kind = 'false-success' AND seq = ? "
-                      "AND session = ?", (target["seq"], target["session"])).fetchall()[-1] == (1,)
+    assert db.execute(
+        "SELECT call_id IS NOT NULL FROM annotations WHERE kind = 'false-success' AND seq = ? "
+        "AND session = ?",
+        (target["seq"], target["session"]),
+    ).fetchall()[-1] == (1,)
 
 
 def test_a_hand_edited_earlier_line_forces_a_full_rebuild(root: Path, tmp_path: Path) -> None:
@@ -96,14 +101,25 @@ def test_a_removed_journal_forces_a_full_rebuild(root: Path, tmp_path: Path) -> 
 
 def test_shims_appending_while_indexing_end_equal_to_a_full_rebuild(root: Path, tmp_path: Path) -> None:
     from mcpeval_nb.transport import McpSession
+
     _store(root)
     me.build_index(root)
     stop = threading.Event()
     made = []
 
     def drive(label: str) -> None:
-        argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", label, "--root", str(root), "--",
-                *server_command("probe_clean", "broken")]
+        argv = [
+            sys.executable,
+            "-m",
+            "mcpeval_nb",
+            "shim",
+            "--server",
+            label,
+            "--root",
+            str(root),
+            "--",
+            *server_command("probe_clean", "broken"),
+        ]
         with McpSession.connect(me.StdioTarget(tuple(argv)), timeout=30.0) as session:
             session.initialize(capabilities={})
             session.list_tools()
@@ -132,8 +148,14 @@ def test_shims_appending_while_indexing_end_equal_to_a_full_rebuild(root: Path, 
 
 def test_two_index_runs_at_once_wait_for_each_other(root: Path) -> None:
     _store(root, calls=20000)
-    runs = [subprocess.Popen([sys.executable, "-m", "mcpeval_nb", "index", "--full", "--root", str(root)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "mcpeval_nb", "index", "--full", "--root", str(root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
     outs = [r.communicate(timeout=120) for r in runs]
     assert [r.returncode for r in runs] == [0, 0]
     assert all(o[0].decode().startswith("indexed 20000 calls") for o in outs)
@@ -144,8 +166,11 @@ def test_a_build_killed_midway_leaves_a_usable_or_rebuildable_index(root: Path, 
     _store(root, calls=60000)
     me.build_index(root)
     before = canonical(root / INDEX_FILE)
-    child = subprocess.Popen([sys.executable, "-m", "mcpeval_nb", "index", "--full", "--root", str(root)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mcpeval_nb", "index", "--full", "--root", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(1.0)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
@@ -156,9 +181,18 @@ def test_a_build_killed_midway_leaves_a_usable_or_rebuildable_index(root: Path, 
 
 def test_a_replayed_event_is_counted_once_and_a_conflicting_one_is_refused(root: Path) -> None:
     from mcpeval_nb.privacy.records import Identity
+
     ident = Identity("5f1f0c4e-2b9a-4d8e-9a51-3c2d1e0f4a5b", "5a2b3c4d-0000-4000-8000-000000000001")
-    record = me.CallRecord(ts="2026-08-04T12:00:00.000Z", session="s", seq=1, server="x", method="tools/call",
-                           tool="t", outcome="ok", identity=ident)
+    record = me.CallRecord(
+        ts="2026-08-04T12:00:00.000Z",
+        session="s",
+        seq=1,
+        server="x",
+        method="tools/call",
+        tool="t",
+        outcome="ok",
+        identity=ident,
+    )
     me.append_records(root, [record, record])
     result = me.build_index(root)
     assert (result.calls, result.replayed_events) == (1, 1)
@@ -205,12 +239,20 @@ def test_a_newer_checkpoint_version_is_named_and_rebuilt(root: Path) -> None:
 def test_cli_errors_on_bad_index_are_one_line_never_a_traceback(root: Path) -> None:
     _store(root, calls=200)
     (root / INDEX_FILE).write_bytes(b"garbage")
-    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", "findings", "--root", str(root)],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", "findings", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 3 and "Traceback" not in run.stderr
     assert run.stderr.startswith("mcpeval-nb: index database") and run.stderr.count("\n") == 1
-    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", "index", "--root", str(root)],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", "index", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0 and "rebuilt" in run.stderr and run.stdout.startswith("indexed 200 calls")
 
 

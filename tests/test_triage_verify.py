@@ -49,13 +49,17 @@ def test_a_fixed_tool_walks_the_lifecycle_to_closed_and_a_red_run_reopens(root: 
     assert _state(root, finding) == ("open", None, 0)
 
     def run(mode: str) -> me.VerifyResult:
-        return me.verify_finding(root, finding, case="repeat-read", manifest=manifest,
-                                 target=server_command("probe_clean", mode))
+        return me.verify_finding(
+            root, finding, case="repeat-read", manifest=manifest, target=server_command("probe_clean", mode)
+        )
 
     red = run("broken")
     assert (red.state, red.passed, red.exit_code) == ("fix-claimed", False, 1)
-    assert red.lines()[0] == f"{finding} state=fix-claimed probe=repeat-read consecutive_passes=0 " \
-                             f"reason={red.reason}" and red.lines()[1].startswith("  hint: ")
+    assert (
+        red.lines()[0]
+        == f"{finding} state=fix-claimed probe=repeat-read consecutive_passes=0 reason={red.reason}"
+        and red.lines()[1].startswith("  hint: ")
+    )
     assert [run("clean").state for _ in range(3)] == ["verifying", "verifying", "closed"]
     assert _state(root, finding) == ("closed", "repeat-read", 3)
     assert run("broken").state == "open"
@@ -69,13 +73,28 @@ def test_a_fixed_tool_walks_the_lifecycle_to_closed_and_a_red_run_reopens(root: 
 def test_the_cli_verify_lines_and_exit_codes(root: Path, tmp_path: Path) -> None:
     finding = _finding(root)
     manifest = _manifest(tmp_path)
-    base = [sys.executable, "-m", "mcpeval_nb", "verify", "--root", str(root), "--finding", finding, "--case",
-            "repeat-read", "--manifest", str(manifest), "--"]
-    red = subprocess.run([*base, *server_command("probe_clean", "broken")], capture_output=True, text=True,
-                         timeout=120)
+    base = [
+        sys.executable,
+        "-m",
+        "mcpeval_nb",
+        "verify",
+        "--root",
+        str(root),
+        "--finding",
+        finding,
+        "--case",
+        "repeat-read",
+        "--manifest",
+        str(manifest),
+        "--",
+    ]
+    red = subprocess.run(
+        [*base, *server_command("probe_clean", "broken")], capture_output=True, text=True, timeout=120
+    )
     assert red.returncode == 1 and red.stdout.startswith(f"{finding} state=fix-claimed probe=repeat-read")
-    green = subprocess.run([*base, *server_command("probe_clean", "clean")], capture_output=True, text=True,
-                           timeout=120)
+    green = subprocess.run(
+        [*base, *server_command("probe_clean", "clean")], capture_output=True, text=True, timeout=120
+    )
     assert green.returncode == 0
     assert green.stdout == f"{finding} state=verifying probe=repeat-read consecutive_passes=1\n"
 
@@ -94,43 +113,96 @@ def test_an_unreachable_server_leaves_the_lifecycle_unchanged(root: Path, tmp_pa
     assert me.finding_history(root, finding).num_rows == 0
 
 
-def test_mutation_is_refused_without_both_controls_before_any_server_starts(root: Path, tmp_path: Path) -> None:
+def test_mutation_is_refused_without_both_controls_before_any_server_starts(
+    root: Path, tmp_path: Path
+) -> None:
     finding = _finding(root)
     case = {**REPRO_MANIFEST["probes"][0], "access": "mutating", "sandbox": "fixture"}  # type: ignore[index]
-    with_sandbox = _manifest(tmp_path, {"version": 1, "sandboxes": {"fixture": {"description": "its memory"}},
-                                        "probes": [case]})
+    with_sandbox = _manifest(
+        tmp_path, {"version": 1, "sandboxes": {"fixture": {"description": "its memory"}}, "probes": [case]}
+    )
     marker = tmp_path / "server-started"
     with pytest.raises(me.UsageError, match="require --allow-mutation"):
-        me.verify_finding(root, finding, case="repeat-read", manifest=with_sandbox,
-                          target=_marker_command(tmp_path))
+        me.verify_finding(
+            root, finding, case="repeat-read", manifest=with_sandbox, target=_marker_command(tmp_path)
+        )
     no_sandbox = _manifest(tmp_path, {"version": 1, "sandboxes": {}, "probes": [case]}, "no-sandbox")
     with pytest.raises(me.ManifestError):
-        me.verify_finding(root, finding, case="repeat-read", manifest=no_sandbox, allow_mutation=True,
-                          target=_marker_command(tmp_path))
+        me.verify_finding(
+            root,
+            finding,
+            case="repeat-read",
+            manifest=no_sandbox,
+            allow_mutation=True,
+            target=_marker_command(tmp_path),
+        )
     assert not marker.exists()
-    ok = me.verify_finding(root, finding, case="repeat-read", manifest=with_sandbox, allow_mutation=True,
-                           target=server_command("probe_clean", "clean"))
+    ok = me.verify_finding(
+        root,
+        finding,
+        case="repeat-read",
+        manifest=with_sandbox,
+        allow_mutation=True,
+        target=server_command("probe_clean", "clean"),
+    )
     assert ok.passed and ok.state == "verifying"
 
 
-@pytest.mark.parametrize(("case", "document", "message"), [
-    ("not an id", None, "must be an identifier"),
-    ("missing", None, "is not in the manifest"),
-    ("discovery", {"version": 1, "sandboxes": {}, "probes": [
-        {"id": "discovery", "probe": "discovery-cost", "access": "read_only", "max_tools": 5,
-         "max_schema_bytes": 100}]}, "calls no tool"),
-    ("status", {"version": 1, "sandboxes": {}, "probes": [
-        {"id": "status", "probe": "degradation-over-n", "access": "read_only", "tool": "describe_status",
-         "arguments": {}, "max_attempts": 3}]}, "but finding"),
-])
-def test_preconditions_are_checked_before_any_server_starts(root: Path, tmp_path: Path, case: str,
-                                                             document: dict[str, object] | None,
-                                                             message: str) -> None:
+@pytest.mark.parametrize(
+    ("case", "document", "message"),
+    [
+        ("not an id", None, "must be an identifier"),
+        ("missing", None, "is not in the manifest"),
+        (
+            "discovery",
+            {
+                "version": 1,
+                "sandboxes": {},
+                "probes": [
+                    {
+                        "id": "discovery",
+                        "probe": "discovery-cost",
+                        "access": "read_only",
+                        "max_tools": 5,
+                        "max_schema_bytes": 100,
+                    }
+                ],
+            },
+            "calls no tool",
+        ),
+        (
+            "status",
+            {
+                "version": 1,
+                "sandboxes": {},
+                "probes": [
+                    {
+                        "id": "status",
+                        "probe": "degradation-over-n",
+                        "access": "read_only",
+                        "tool": "describe_status",
+                        "arguments": {},
+                        "max_attempts": 3,
+                    }
+                ],
+            },
+            "but finding",
+        ),
+    ],
+)
+def test_preconditions_are_checked_before_any_server_starts(
+    root: Path, tmp_path: Path, case: str, document: dict[str, object] | None, message: str
+) -> None:
     finding = _finding(root)
     manifest = _manifest(tmp_path, document or REPRO_MANIFEST)
     with pytest.raises(me.UsageError, match=message):
         me.verify_finding(root, finding, case=case, manifest=manifest, target=_marker_command(tmp_path))
     with pytest.raises(me.UsageError, match="is not promoted"):
-        me.verify_finding(root, "finding-0000000000000000", case="repeat-read", manifest=_manifest(tmp_path),
-                          target=_marker_command(tmp_path))
+        me.verify_finding(
+            root,
+            "finding-0000000000000000",
+            case="repeat-read",
+            manifest=_manifest(tmp_path),
+            target=_marker_command(tmp_path),
+        )
     assert not (tmp_path / "server-started").exists()

@@ -16,8 +16,9 @@ from . import options as opt
 
 __all__ = ["COMMANDS"]
 
-_SINCE = click.option("--since", default=None, help="Only from this day or time (YYYY-MM-DD or RFC 3339; "
-                                                    "an extension).")
+_SINCE = click.option(
+    "--since", default=None, help="Only from this day or time (YYYY-MM-DD or RFC 3339; an extension)."
+)
 _UNTIL = click.option("--until", default=None, help="Only before this day or time (an extension).")
 _MIB = 1024 * 1024
 
@@ -30,6 +31,7 @@ def _progress() -> object:
         if total >= 32 * _MIB and step > last[0]:
             last[0] = step
             click.echo(f"indexing: {step * 10}% ({done // _MIB}/{total // _MIB} MiB)", err=True)
+
     return report
 
 
@@ -47,8 +49,12 @@ def index_cmd(root: str | None, full: bool) -> int:
 
 @click.command("promote", epilog=opt.example("mcpeval-nb promote", "mcpeval-nb promote --threshold 0"))
 @opt.root
-@click.option("--threshold", type=float, default=None,
-              help="Promotion threshold (default config.json promotion_threshold, else the seed).")
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="Promotion threshold (default config.json promotion_threshold, else the seed).",
+)
 @_SINCE
 @_UNTIL
 def promote_cmd(root: str | None, threshold: float | None, since: str | None, until: str | None) -> int:
@@ -57,13 +63,19 @@ def promote_cmd(root: str | None, threshold: float | None, since: str | None, un
     return 0
 
 
-@click.command("findings", epilog=opt.example("mcpeval-nb findings", "mcpeval-nb findings --format json "
-                                                                    "--state open"))
+@click.command(
+    "findings", epilog=opt.example("mcpeval-nb findings", "mcpeval-nb findings --format json --state open")
+)
 @opt.root
-@click.option("--format", "fmt", type=click.Choice(["agent", "md", "json"]), default="agent",
-              show_default=True)
-@click.option("--state", type=click.Choice(["open", "fix-claimed", "verifying", "closed"]), default=None,
-              help="Only findings in this lifecycle state.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["agent", "md", "json"]), default="agent", show_default=True
+)
+@click.option(
+    "--state",
+    type=click.Choice(["open", "fix-claimed", "verifying", "closed"]),
+    default=None,
+    help="Only findings in this lifecycle state.",
+)
 @_SINCE
 @_UNTIL
 def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | None, until: str | None) -> int:
@@ -78,22 +90,44 @@ def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | Non
     return 0
 
 
-@click.command("verify", epilog=opt.example("mcpeval-nb verify --finding finding-b082100ba107f8ab --case "
-                                            "repro --manifest repro.json -- python -m my_server"))
+@click.command(
+    "verify",
+    epilog=opt.example(
+        "mcpeval-nb verify --finding finding-b082100ba107f8ab --case "
+        "repro --manifest repro.json -- python -m my_server"
+    ),
+)
 @click.option("--finding", "finding_id", required=True, help="The promoted finding to verify.")
 @click.option("--case", "case_id", required=True, help="The manifest case that reproduces it.")
 @click.option("--manifest", required=True, type=click.Path(dir_okay=False), help="The manifest file.")
-@click.option("--allow-mutation", is_flag=True, help="Authorise a mutating case that names a declared sandbox.")
+@click.option(
+    "--allow-mutation", is_flag=True, help="Authorise a mutating case that names a declared sandbox."
+)
 @opt.allow_remote_http
 @opt.root
 @opt.url
 @opt.command_argument
-def verify_cmd(finding_id: str, case_id: str, manifest: str, allow_mutation: bool, allow_remote_http: bool,
-               root: str | None, url: str | None, command: tuple[str, ...]) -> int:
+def verify_cmd(
+    finding_id: str,
+    case_id: str,
+    manifest: str,
+    allow_mutation: bool,
+    allow_remote_http: bool,
+    root: str | None,
+    url: str | None,
+    command: tuple[str, ...],
+) -> int:
     """Run one case against the fixed server and move the finding's lifecycle (three passes close it)."""
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    result = mcpeval_nb.verify_finding(root, finding_id, case=case_id, manifest=manifest, target=target,
-                                       allow_mutation=allow_mutation, allow_remote_http=allow_remote_http)
+    result = mcpeval_nb.verify_finding(
+        root,
+        finding_id,
+        case=case_id,
+        manifest=manifest,
+        target=target,
+        allow_mutation=allow_mutation,
+        allow_remote_http=allow_remote_http,
+    )
     first, *rest = result.lines()
     click.echo(first)
     for line in rest:
@@ -101,31 +135,43 @@ def verify_cmd(finding_id: str, case_id: str, manifest: str, allow_mutation: boo
     return result.exit_code
 
 
-@click.command("generate", epilog=opt.example("mcpeval-nb generate --finding finding-b082100ba107f8ab "
-                                              "--output repro.json --confirm-read-only"))
+@click.command(
+    "generate",
+    epilog=opt.example(
+        "mcpeval-nb generate --finding finding-b082100ba107f8ab --output repro.json --confirm-read-only"
+    ),
+)
 @click.option("--finding", "finding_id", required=True, help="The finding to reproduce.")
 @click.option("--output", required=True, type=click.Path(dir_okay=False), help="Manifest file to write.")
 @opt.confirm_read_only
 @click.option("--force", is_flag=True, help="Replace an existing output file.")
-@click.option("--expect", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="An Expectation JSON file (at most 64 KiB): makes an instruction-fidelity case.")
+@click.option(
+    "--expect",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="An Expectation JSON file (at most 64 KiB): makes an instruction-fidelity case.",
+)
 @opt.root
-def generate_cmd(finding_id: str, output: str, confirm_read_only: bool, force: bool, expect: str | None,
-                 root: str | None) -> int:
+def generate_cmd(
+    finding_id: str, output: str, confirm_read_only: bool, force: bool, expect: str | None, root: str | None
+) -> int:
     """Write a read-only manifest that reproduces a finding from its recorded argument shape."""
     data = None
     if expect is not None:
         with Path(expect).open("rb") as handle:
             data = handle.read(64 * 1024 + 1)  # one byte past the bound: generate refuses it
-    generated = mcpeval_nb.generate_manifest(root, finding_id, confirm_read_only=confirm_read_only,
-                                             output=output, force=force, expect=data)
+    generated = mcpeval_nb.generate_manifest(
+        root, finding_id, confirm_read_only=confirm_read_only, output=output, force=force, expect=data
+    )
     for line in generated.stdout_lines(output):
         click.echo(line)
     return 0
 
 
 @click.command("export-issues", epilog=opt.example("mcpeval-nb export-issues --dir build/issues"))
-@click.option("--dir", "dest", required=True, type=click.Path(), help="Output directory (replaced atomically).")
+@click.option(
+    "--dir", "dest", required=True, type=click.Path(), help="Output directory (replaced atomically)."
+)
 @click.option("--include-closed", is_flag=True, help="Also export closed findings.")
 @click.option("--force", is_flag=True, help="Replace a non-empty output directory.")
 @opt.root

@@ -33,9 +33,20 @@ __all__ = ["FIXTURE_LABEL", "REPRO_MANIFEST", "FindingsDemo", "capture_broken_se
 Say = Callable[[str], None]
 FIXTURE_LABEL = "fixture-counter"
 #: The case that reproduces the fixture's finding: five reads, the third of which fails while broken.
-REPRO_MANIFEST: dict[str, Any] = {"version": 1, "sandboxes": {}, "probes": [
-    {"id": "repeat-read", "probe": "degradation-over-n", "access": "read_only", "tool": "read_counter",
-     "arguments": {}, "max_attempts": 5}]}
+REPRO_MANIFEST: dict[str, Any] = {
+    "version": 1,
+    "sandboxes": {},
+    "probes": [
+        {
+            "id": "repeat-read",
+            "probe": "degradation-over-n",
+            "access": "read_only",
+            "tool": "read_counter",
+            "arguments": {},
+            "max_attempts": 5,
+        }
+    ],
+}
 
 
 @dataclass(frozen=True)
@@ -47,8 +58,9 @@ class FindingsDemo:
     runs: tuple[VerifyResult, ...]
 
 
-def capture_broken_sessions(root: Path, *, sessions: int = 4, mode: str = "broken",
-                            label: str = FIXTURE_LABEL) -> int:
+def capture_broken_sessions(
+    root: Path, *, sessions: int = 4, mode: str = "broken", label: str = FIXTURE_LABEL
+) -> int:
     """Record ``sessions`` scripted sessions with ``probe_clean <mode>`` behind the real stdio shim.
 
     Each session reads the counter three times with a status call after each read (in ``broken`` mode the
@@ -59,8 +71,18 @@ def capture_broken_sessions(root: Path, *, sessions: int = 4, mode: str = "broke
     """
     made = 0
     for _ in range(sessions):
-        argv = (sys.executable, "-m", "mcpeval_nb", "shim", "--server", label, "--root", str(root), "--",
-                *server_command("probe_clean", mode))
+        argv = (
+            sys.executable,
+            "-m",
+            "mcpeval_nb",
+            "shim",
+            "--server",
+            label,
+            "--root",
+            str(root),
+            "--",
+            *server_command("probe_clean", mode),
+        )
         with McpSession.connect(StdioTarget(argv), timeout=60.0) as session:
             session.initialize(capabilities={})
             session.list_tools()
@@ -82,8 +104,11 @@ def findings_step(root: Path, *, say: Say) -> FindingsDemo:
     say(f"findings: {build_index(root).line()}")
     promotion = promote(root)
     say(f"findings: {promotion.line()}")
-    found = [line.split()[1] for line in render_findings(root).splitlines()
-             if line.startswith("finding ") and f" {FIXTURE_LABEL}/read_counter " in line]
+    found = [
+        line.split()[1]
+        for line in render_findings(root).splitlines()
+        if line.startswith("finding ") and f" {FIXTURE_LABEL}/read_counter " in line
+    ]
     if not found:
         return FindingsDemo(promotion, None, ())
     finding = found[0]
@@ -91,8 +116,9 @@ def findings_step(root: Path, *, say: Say) -> FindingsDemo:
     manifest.write_text(json.dumps(REPRO_MANIFEST, indent=2) + "\n", encoding="utf-8")
     runs = []
     for mode in ("broken", "clean", "clean", "clean"):
-        result = verify_finding(root, finding, case="repeat-read", manifest=manifest,
-                                target=server_command("probe_clean", mode))
+        result = verify_finding(
+            root, finding, case="repeat-read", manifest=manifest, target=server_command("probe_clean", mode)
+        )
         say(f"findings: verify against probe_clean {mode}: {result.lines()[0]}")
         runs.append(result)
     return FindingsDemo(promotion, finding, tuple(runs))

@@ -24,8 +24,16 @@ from .promote import PromoteResult, promote_groups
 from .report import Finding, load_findings, render, table_of
 from .schema import INDEX_FILE, connect, open_for_reading
 
-__all__ = ["FINDINGS_FORMATS", "Moment", "finding_history", "findings", "get_finding", "promote",
-           "render_findings", "to_ms"]
+__all__ = [
+    "FINDINGS_FORMATS",
+    "Moment",
+    "finding_history",
+    "findings",
+    "get_finding",
+    "promote",
+    "render_findings",
+    "to_ms",
+]
 
 FINDINGS_FORMATS = ("agent", "md", "json")
 
@@ -43,8 +51,11 @@ def to_ms(value: Moment, *, what: str) -> int | None:
         return None
     if isinstance(value, str):
         try:
-            value = dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if "T" in value else \
-                dt.date.fromisoformat(value)
+            value = (
+                dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+                if "T" in value
+                else dt.date.fromisoformat(value)
+            )
         except ValueError:
             raise UsageError(f"{what} must be a YYYY-MM-DD day or an RFC 3339 time") from None
     if not isinstance(value, dt.datetime):
@@ -54,8 +65,13 @@ def to_ms(value: Moment, *, what: str) -> int | None:
     return int(value.timestamp() * 1000)
 
 
-def promote(root: Path | str | None = None, *, threshold: float | None = None, since: Moment = None,
-            until: Moment = None) -> PromoteResult:
+def promote(
+    root: Path | str | None = None,
+    *,
+    threshold: float | None = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> PromoteResult:
     """Refresh the index, then score every issue and promote the recurring ones (SPEC 12.2).
 
     Args:
@@ -98,25 +114,35 @@ def reading(root: Path | str | None) -> Iterator[tuple[Path, sqlite3.Connection]
     try:
         yield base, db
     except sqlite3.DatabaseError as exc:
-        raise FindingsError(f"index database {base / INDEX_FILE} could not be read "
-                            f"({type(exc).__name__}); run `mcpeval-nb index --full`") from None
+        raise FindingsError(
+            f"index database {base / INDEX_FILE} could not be read "
+            f"({type(exc).__name__}); run `mcpeval-nb index --full`"
+        ) from None
     finally:
         db.close()
 
 
-def list_findings(root: Path | str | None = None, *, state: str | None = None, since: Moment = None,
-                  until: Moment = None, promoted: bool = True) -> list[Finding]:
+def list_findings(
+    root: Path | str | None = None,
+    *,
+    state: str | None = None,
+    since: Moment = None,
+    until: Moment = None,
+    promoted: bool = True,
+) -> list[Finding]:
     """The last promotion's findings as ``Finding`` rows (see ``findings``)."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; valid states are: {', '.join(STATES)}")
     since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
     with reading(root) as (base, db), lifecycle(base) as life:
-        return load_findings(db, life.rows(), promoted=promoted, state=state, since_ms=since_ms,
-                             until_ms=until_ms)
+        return load_findings(
+            db, life.rows(), promoted=promoted, state=state, since_ms=since_ms, until_ms=until_ms
+        )
 
 
-def findings(root: Path | str | None = None, *, state: str | None = None, since: Moment = None,
-             until: Moment = None) -> pa.Table:
+def findings(
+    root: Path | str | None = None, *, state: str | None = None, since: Moment = None, until: Moment = None
+) -> pa.Table:
     """The promoted findings of the last ``promote``, best first (SPEC 12.5's fields and order).
 
     Args:
@@ -133,8 +159,14 @@ def findings(root: Path | str | None = None, *, state: str | None = None, since:
     return table_of(list_findings(root, state=state, since=since, until=until))
 
 
-def render_findings(root: Path | str | None = None, *, format: str = "agent", state: str | None = None,
-                    since: Moment = None, until: Moment = None) -> str:
+def render_findings(
+    root: Path | str | None = None,
+    *,
+    format: str = "agent",
+    state: str | None = None,
+    since: Moment = None,
+    until: Moment = None,
+) -> str:
     """The promoted findings as ``findings`` prints them: ``agent`` lines, ``md`` or ``json``; the empty
     string when there are none (the CLI then says so on stderr).
 
@@ -167,7 +199,11 @@ def finding_history(root: Path | str | None, finding_id: str) -> pa.Table:
     """
     with lifecycle(resolve_root(root)) as life:
         rows = life.history(finding_id)
-    return pa.table({"id": pa.array([r[0] for r in rows], pa.int64()),
-                     "probe_id": pa.array([r[1] for r in rows], pa.string()),
-                     "passed": pa.array([r[2] for r in rows], pa.bool_()),
-                     "ts": pa.array([r[3] for r in rows], pa.timestamp("ms", tz="UTC"))})
+    return pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "probe_id": pa.array([r[1] for r in rows], pa.string()),
+            "passed": pa.array([r[2] for r in rows], pa.bool_()),
+            "ts": pa.array([r[3] for r in rows], pa.timestamp("ms", tz="UTC")),
+        }
+    )

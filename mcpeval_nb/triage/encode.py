@@ -23,6 +23,8 @@ __all__ = ["Encoded", "Encoder", "LabelRow"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
+#: ``(row index, err_code, err_template, err_template_id, err_retryable)``
+ErrorRow = tuple[int, str | None, str | None, str | None, int | None]
 
 
 @dataclass
@@ -44,7 +46,7 @@ class Encoded:
     args: np.ndarray
     failed: np.ndarray
     server: np.ndarray
-    errors: list[tuple[int, str | None, str | None, str | None, int | None]]
+    errors: list[ErrorRow]
 
     def __len__(self) -> int:
         return len(self.seq)
@@ -55,27 +57,33 @@ class Encoded:
         errors = [(where[i], *rest) for i, *rest in self.errors if i in where]
         index = pa.array(keep, pa.int64())
         cols: dict[str, object] = {name: getattr(self, name)[keep] for name in _COLUMNS}
-        return Encoded(capture=self.capture.take(index), event=self.event.take(index), errors=errors,
-                       **cols)  # type: ignore[arg-type]
+        return Encoded(capture=self.capture.take(index), event=self.event.take(index), errors=errors, **cols)  # type: ignore[arg-type]
 
     @staticmethod
     def concat(parts: list[Encoded]) -> Encoded:
         """All parts as one (error rows renumbered)."""
-        errors: list[tuple[int, str | None, str | None, str | None, int | None]] = []
+        errors: list[ErrorRow] = []
         base = 0
         for part in parts:
-            errors += [(i + base, *rest) for i, *rest in part.errors]
+            errors += [(i + base, c, t, tid, r) for i, c, t, tid, r in part.errors]
             base += len(part)
-        cols = {name: np.concatenate([getattr(p, name) for p in parts]) if parts else
-                np.zeros(0, dtype=bool if name == "failed" else np.int64) for name in _COLUMNS}
-        texts = {name: pa.concat_arrays([getattr(p, name) for p in parts]) if parts else pa.array([], pa.string())
-                 for name in ("capture", "event")}
-        return Encoded(**texts, **cols, errors=errors)  # type: ignore[arg-type]
+        cols = {
+            name: np.concatenate([getattr(p, name) for p in parts])
+            if parts
+            else np.zeros(0, dtype=bool if name == "failed" else np.int64)
+            for name in _COLUMNS
+        }
+        texts = {
+            name: pa.concat_arrays([getattr(p, name) for p in parts]) if parts else pa.array([], pa.string())
+            for name in ("capture", "event")
+        }
+        return Encoded(**texts, **cols, errors=errors)
 
     def capture_codes(self) -> np.ndarray:
         """Per-row capture numbers within these rows (0 for a legacy record)."""
         encoded = pc.dictionary_encode(self.capture)
-        return pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
+        codes: np.ndarray = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
+        return codes
 
 
 _COLUMNS = ("ts", "session", "seq", "labels", "latency", "args", "failed", "server")
@@ -101,15 +109,18 @@ class Encoder:
         self.new_labels: list[tuple[int, *LabelRow]] = []
         if not fresh:
             for code, *row in db.execute("SELECT id, server, method, tool, outcome, kind FROM call_labels"):
-                self._remember_label(code, tuple(row))  # type: ignore[arg-type]
+                self._remember_label(code, (row[0], row[1], row[2], row[3], row[4]))
 
     def code(self, value: str) -> int:
         """The code of a text value (assigned on first sight)."""
         found = self.strings.get(value)
         if found is not None:
             return found
-        row = None if self.fresh else self.db.execute("SELECT id FROM strings WHERE value = ?",
-                                                      (value,)).fetchone()
+        row = (
+            None
+            if self.fresh
+            else self.db.execute("SELECT id FROM strings WHERE value = ?", (value,)).fetchone()
+        )
         if row is not None:
             found = int(row[0])
             self.known.add(found)
@@ -136,8 +147,10 @@ class Encoder:
     def flush(self) -> None:
         """Write the strings and labels assigned since the last flush."""
         self.db.executemany("INSERT INTO strings (id, value) VALUES (?, ?)", self.new_strings)
-        self.db.executemany("INSERT INTO call_labels (id, server, method, tool, outcome, kind) "
-                            "VALUES (?, ?, ?, ?, ?, ?)", self.new_labels)
+        self.db.executemany(
+            "INSERT INTO call_labels (id, server, method, tool, outcome, kind) VALUES (?, ?, ?, ?, ?, ?)",
+            self.new_labels,
+        )
         self.new_strings, self.new_labels = [], []
 
     # -- batches ------------------------------------------------------------------------------------
@@ -147,7 +160,8 @@ class Encoder:
         lut = np.zeros(len(arr.dictionary) + 1, dtype=np.int64)
         for i, value in enumerate(arr.dictionary.to_pylist(), start=1):
             lut[i] = self.code(value)
-        return lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
+        codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
+        return codes
 
     def _label_codes(self, batch: pa.RecordBatch) -> np.ndarray:
         parts, sizes, dicts = [], [], []
@@ -167,8 +181,9 @@ class Encoder:
                 value, digit = divmod(value, size)
                 digits.append(digit)
             texts = [d[x] for d, x in zip(dicts, reversed(digits), strict=True)]
-            lut[i] = self.label(tuple(texts))  # type: ignore[arg-type]
-        return lut[inverse]
+            lut[i] = self.label((texts[0], texts[1], texts[2], texts[3], texts[4]))
+        codes: np.ndarray = lut[inverse]
+        return codes
 
     def encode(self, batch: pa.RecordBatch) -> Encoded:
         """Encode one ``CALLS_SCHEMA`` batch."""
@@ -179,11 +194,18 @@ class Encoder:
         for code, server in self.label_server.items():
             server_lut[code] = server
         return Encoded(
-            capture=batch.column("capture_id"), event=batch.column("event_id"),
-            ts=_ints(batch.column("ts").cast(pa.int64())), session=self._codes(batch.column("session")),
-            seq=_ints(batch.column("seq")), labels=labels, latency=_ints(batch.column("latency_ms")),
-            args=self._codes(batch.column("args")), failed=failed, server=server_lut[labels],
-            errors=_errors(batch))
+            capture=batch.column("capture_id"),
+            event=batch.column("event_id"),
+            ts=_ints(batch.column("ts").cast(pa.int64())),
+            session=self._codes(batch.column("session")),
+            seq=_ints(batch.column("seq")),
+            labels=labels,
+            latency=_ints(batch.column("latency_ms")),
+            args=self._codes(batch.column("args")),
+            failed=failed,
+            server=server_lut[labels],
+            errors=_errors(batch),
+        )
 
 
 def _ints(column: pa.Array) -> np.ndarray:
@@ -191,29 +213,43 @@ def _ints(column: pa.Array) -> np.ndarray:
     values = column
     if pa.types.is_unsigned_integer(column.type):
         values = pc.min_element_wise(column, pa.scalar(_I64_MAX, column.type)).cast(pa.int64())
-    return pc.fill_null(values, NULL_TS).to_numpy().astype(np.int64, copy=False)
+    ints: np.ndarray = pc.fill_null(values, NULL_TS).to_numpy().astype(np.int64, copy=False)
+    return ints
 
 
-def _errors(batch: pa.RecordBatch) -> list[tuple[int, str | None, str | None, str | None, int | None]]:
+def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
     rows = np.flatnonzero(batch.column("has_error").to_numpy(zero_copy_only=False))
     if len(rows) == 0:
         return []
     index = pa.array(rows)
-    cols: list[Iterable[object]] = [batch.column(n).take(index).to_pylist()
-                                    for n in ("error_code", "error_template", "error_template_id")]
+    codes, templates, tids = (batch.column(n).take(index).to_pylist()
+                              for n in ("error_code", "error_template", "error_template_id"))
     retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
-    return list(zip(rows.tolist(), *cols, retry, strict=True))  # type: ignore[arg-type]
+    return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))
 
 
 def row_tuples(enc: Encoded, ids: np.ndarray) -> Iterable[tuple[object, ...]]:
     """``(id, capture, event, ts_ms, session, seq, labels, latency, args)`` per row, as Python values
     (``''`` for an absent identity: binding ``None`` is the sqlite3 module's slow path)."""
     texts = [pc.fill_null(col, "").to_pylist() for col in (enc.capture, enc.event)]
-    return zip(ids.tolist(), *texts, enc.ts.tolist(), enc.session.tolist(), enc.seq.tolist(),
-               enc.labels.tolist(), enc.latency.tolist(), enc.args.tolist(), strict=True)
+    return zip(
+        ids.tolist(),
+        *texts,
+        enc.ts.tolist(),
+        enc.session.tolist(),
+        enc.seq.tolist(),
+        enc.labels.tolist(),
+        enc.latency.tolist(),
+        enc.args.tolist(),
+        strict=True,
+    )
 
 
-INSERT_ROWS = ("INSERT INTO call_rows (id, capture, event, ts_ms, session, seq, labels, latency_ms, args) "
-               f"VALUES (?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)")
-INSERT_ERRORS = ("INSERT INTO call_errors (call_id, err_code, err_template, err_template_id, err_retryable) "
-                 "VALUES (?, ?, ?, ?, ?)")
+INSERT_ROWS = (
+    "INSERT INTO call_rows (id, capture, event, ts_ms, session, seq, labels, latency_ms, args) "
+    f"VALUES (?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
+)
+INSERT_ERRORS = (
+    "INSERT INTO call_errors (call_id, err_code, err_template, err_template_id, err_retryable) "
+    "VALUES (?, ?, ?, ?, ?)"
+)

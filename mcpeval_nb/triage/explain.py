@@ -18,9 +18,11 @@ from .scoring import HALF_LIFE_DAYS, MS_PER_DAY, Factors
 __all__ = ["Explanation", "FactorRow", "explain_finding", "failure_windows"]
 
 Z = 1.959963984540054
-_FAILURES = ("SELECT r.id FROM call_rows r JOIN call_labels l ON l.id = r.labels "
-             "LEFT JOIN call_errors e ON e.call_id = r.id WHERE l.outcome = 'error' AND l.method = 'tools/call' "
-             "AND l.kind = 'real' AND l.server IS ? AND l.tool IS ? AND e.err_template_id IS ?")
+_FAILURES = (
+    "SELECT r.id FROM call_rows r JOIN call_labels l ON l.id = r.labels "
+    "LEFT JOIN call_errors e ON e.call_id = r.id WHERE l.outcome = 'error' AND l.method = 'tools/call' "
+    "AND l.kind = 'real' AND l.server IS ? AND l.tool IS ? AND e.err_template_id IS ?"
+)
 
 
 @dataclass(frozen=True)
@@ -57,25 +59,38 @@ class Explanation:
 
     def table(self) -> pa.Table:
         """``factor``, ``value``, ``formula``, ``inputs`` (``name=value`` pairs) per factor."""
-        return pa.table({
-            "factor": [f.name for f in self.factors], "value": [f.value for f in self.factors],
-            "formula": [f.formula for f in self.factors],
-            "inputs": [", ".join(f"{k}={v}" for k, v in f.inputs.items()) for f in self.factors]})
+        return pa.table(
+            {
+                "factor": [f.name for f in self.factors],
+                "value": [f.value for f in self.factors],
+                "formula": [f.formula for f in self.factors],
+                "inputs": [", ".join(f"{k}={v}" for k, v in f.inputs.items()) for f in self.factors],
+            }
+        )
 
     def lines(self) -> list[str]:
         """A plain-text explanation, one factor per line."""
         f = self.finding
-        out = [f"{f.finding_id} {f.server}/{f.tool or 'unlisted'} score={self.score:.6f} "
-               f"threshold={f.threshold:.6f} class={f.klass}"]
-        out += [f"  {row.name}={row.value:.6f}  {row.formula}  ({', '.join(f'{k}={v}' for k, v in row.inputs.items())})"
-                for row in self.factors]
+        out = [
+            f"{f.finding_id} {f.server}/{f.tool or 'unlisted'} score={self.score:.6f} "
+            f"threshold={f.threshold:.6f} class={f.klass}"
+        ]
+        out += [
+            f"  {row.name}={row.value:.6f}  {row.formula}  ("
+            + ", ".join(f"{k}={v}" for k, v in row.inputs.items())
+            + ")"
+            for row in self.factors
+        ]
         return out + [f"  {reason}" for reason in self.reasons]
 
 
 def _tools(db: sqlite3.Connection, f: Finding) -> tuple[str, ...]:
-    rows = db.execute(f"SELECT DISTINCT l.tool FROM windows w JOIN call_rows n ON n.id = w.neighbour_id "
-                      f"JOIN call_labels l ON l.id = n.labels WHERE l.tool IS NOT NULL AND w.failure_id IN "
-                      f"({_FAILURES})", (f.server, f.tool, f.err_template_id)).fetchall()
+    rows = db.execute(
+        f"SELECT DISTINCT l.tool FROM windows w JOIN call_rows n ON n.id = w.neighbour_id "
+        f"JOIN call_labels l ON l.id = n.labels WHERE l.tool IS NOT NULL AND w.failure_id IN "
+        f"({_FAILURES})",
+        (f.server, f.tool, f.err_template_id),
+    ).fetchall()
     return tuple(sorted({r[0] for r in rows} | ({f.tool} if f.tool else set())))
 
 
@@ -91,26 +106,54 @@ def explain_finding(root: Path | str | None, finding_id: str) -> Explanation:
     age = max(0, f.promoted_at - f.last_seen_ms) / MS_PER_DAY
     inputs = Factors(failures=f.failures, calls=f.calls, age_days=age, cost_calls=f.cost, blast_tools=f.blast)
     rows = (
-        FactorRow("confidence", inputs.confidence, "Wilson lower bound of failures/calls",
-                  {"failures": f.failures, "calls": f.calls, "rate": round(f.rate, 6), "z": Z}),
-        FactorRow("recency", inputs.recency, "0.5 ** (age_days / 14)",
-                  {"last_seen": f.last_seen or "unknown", "age_days": round(age, 3),
-                   "half_life_days": HALF_LIFE_DAYS}),
-        FactorRow("cost", inputs.cost, "log2(1 + median window size)",
-                  {"median_window_calls": f.cost}),
+        FactorRow(
+            "confidence",
+            inputs.confidence,
+            "Wilson lower bound of failures/calls",
+            {"failures": f.failures, "calls": f.calls, "rate": round(f.rate, 6), "z": Z},
+        ),
+        FactorRow(
+            "recency",
+            inputs.recency,
+            "0.5 ** (age_days / 14)",
+            {
+                "last_seen": f.last_seen or "unknown",
+                "age_days": round(age, 3),
+                "half_life_days": HALF_LIFE_DAYS,
+            },
+        ),
+        FactorRow("cost", inputs.cost, "log2(1 + median window size)", {"median_window_calls": f.cost}),
         FactorRow("blast", inputs.blast, "1 + log2(tools touched)", {"tools": f.blast}),
     )
-    reasons = (f"sessions={f.sessions} (promotion needs at least 2)",
-               f"score {'>=' if f.score >= f.threshold else '<'} threshold {f.threshold:.6f}")
-    return Explanation(finding=f, factors=rows, tools=tools,
-                       promoted=f.sessions >= 2 and f.score >= f.threshold, reasons=reasons)
+    reasons = (
+        f"sessions={f.sessions} (promotion needs at least 2)",
+        f"score {'>=' if f.score >= f.threshold else '<'} threshold {f.threshold:.6f}",
+    )
+    return Explanation(
+        finding=f,
+        factors=rows,
+        tools=tools,
+        promoted=f.sessions >= 2 and f.score >= f.threshold,
+        reasons=reasons,
+    )
 
 
-WINDOW_SCHEMA = pa.schema([
-    ("failure_id", pa.int64()), ("offset", pa.int64()), ("call_id", pa.int64()),
-    ("ts", pa.string()), ("method", pa.string()), ("tool", pa.string()), ("outcome", pa.string()),
-    ("latency_ms", pa.int64()), ("kind", pa.string()), ("err_template_id", pa.string()), ("args", pa.string()),
-], metadata={b"mcpeval_nb.schema": b"mcpeval-nb.failure-windows/1"})
+WINDOW_SCHEMA = pa.schema(
+    [
+        ("failure_id", pa.int64()),
+        ("offset", pa.int64()),
+        ("call_id", pa.int64()),
+        ("ts", pa.string()),
+        ("method", pa.string()),
+        ("tool", pa.string()),
+        ("outcome", pa.string()),
+        ("latency_ms", pa.int64()),
+        ("kind", pa.string()),
+        ("err_template_id", pa.string()),
+        ("args", pa.string()),
+    ],
+    metadata={b"mcpeval_nb.schema": b"mcpeval-nb.failure-windows/1"},
+)
 
 
 def failure_windows(root: Path | str | None, finding_id: str, *, limit: int | None = 50) -> pa.Table:
@@ -132,7 +175,10 @@ def failure_windows(root: Path | str | None, finding_id: str, *, limit: int | No
         rows = db.execute(
             "SELECT x.failure_id, x.offset, c.id, c.ts, c.method, c.tool, c.outcome, c.latency_ms, c.kind, "
             "c.err_template_id, c.args FROM (SELECT failure_id, neighbour_id AS call, offset FROM windows "
-            f"WHERE failure_id IN ({marks}) UNION ALL SELECT id, id, 0 FROM call_rows WHERE id IN ({marks})) x "
-            "JOIN calls c ON c.id = x.call ORDER BY x.failure_id, x.offset").fetchall()
-    return pa.Table.from_pylist([dict(zip(WINDOW_SCHEMA.names, r, strict=True)) for r in rows],
-                                schema=WINDOW_SCHEMA)
+            f"WHERE failure_id IN ({marks}) UNION ALL "
+            f"SELECT id, id, 0 FROM call_rows WHERE id IN ({marks})) x "
+            "JOIN calls c ON c.id = x.call ORDER BY x.failure_id, x.offset"
+        ).fetchall()
+    return pa.Table.from_pylist(
+        [dict(zip(WINDOW_SCHEMA.names, r, strict=True)) for r in rows], schema=WINDOW_SCHEMA
+    )

@@ -36,16 +36,28 @@ def _when(ms: int) -> str:
 
 def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str:
     """The Markdown of one finding (everything in it is a label, a number or a shape token)."""
-    lines = [f"# {f.finding_id}: {f.server}/{f.tool or 'unlisted'} ({f.klass})", "",
-             f"- severity: {f.severity} (score {f.score:.6f}, threshold {f.threshold:.6f})",
-             f"- lifecycle: {f.state}, probe {f.probe_id or 'none'}, consecutive passes {f.consecutive_passes}",
-             f"- failures: {f.failures} of {f.calls} calls ({f.rate:.2%}) in {f.sessions} sessions",
-             f"- last seen: {f.last_seen or 'unknown'}",
-             f"- error: code {f.err_code or 'null'}, template id `{f.err_template_id or 'none'}`, "
-             f"codes {f.err_codes}",
-             f"- cost {f.cost:.1f} (median window calls), blast {f.blast} (tools touched)", "",
-             "## Shaped reproduction", "", "```json", f.repro or "{}", "```", "",
-             f"Hint: {f.hint}.", "", "## Probe history", ""]
+    lines = [
+        f"# {f.finding_id}: {f.server}/{f.tool or 'unlisted'} ({f.klass})",
+        "",
+        f"- severity: {f.severity} (score {f.score:.6f}, threshold {f.threshold:.6f})",
+        f"- lifecycle: {f.state}, probe {f.probe_id or 'none'}, consecutive passes {f.consecutive_passes}",
+        f"- failures: {f.failures} of {f.calls} calls ({f.rate:.2%}) in {f.sessions} sessions",
+        f"- last seen: {f.last_seen or 'unknown'}",
+        f"- error: code {f.err_code or 'null'}, template id `{f.err_template_id or 'none'}`, "
+        f"codes {f.err_codes}",
+        f"- cost {f.cost:.1f} (median window calls), blast {f.blast} (tools touched)",
+        "",
+        "## Shaped reproduction",
+        "",
+        "```json",
+        f.repro or "{}",
+        "```",
+        "",
+        f"Hint: {f.hint}.",
+        "",
+        "## Probe history",
+        "",
+    ]
     if history:
         lines += ["| when (UTC) | probe | result |", "| --- | --- | --- |"]
         lines += [f"| {_when(ts)} | {probe} | {'pass' if ok else 'fail'} |" for _, probe, ok, ts in history]
@@ -54,8 +66,9 @@ def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def export_issues(root: Path | str | None, dest: Path | str, *, include_closed: bool = False,
-                  force: bool = False) -> ExportResult:
+def export_issues(
+    root: Path | str | None, dest: Path | str, *, include_closed: bool = False, force: bool = False
+) -> ExportResult:
     """Write ``<finding_id>.md`` for every promoted finding (closed ones only with ``include_closed``).
 
     Args:

@@ -19,8 +19,8 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from .scoring import attempts_to_observe
 
-__all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest", "rebuild_arguments",
-           "write_new"]
+__all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
+           "rebuild_arguments", "write_new"]
 
 MAX_EXPECT_BYTES = 64 * 1024
 UUID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"

@@ -16,6 +16,7 @@ import os
 import sqlite3
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from ..tables.load import Errors, check_errors
 from .encode import Encoded, Encoder
 from .ingest import Ingest, Progress, link_annotations, write_coordinates, write_sources
 from .refresh import refresh_index
-from .schema import INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, _TABLES, connect, inspect_index, statements
+from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
 from .windows import compute_windows, group_keys
 
@@ -37,8 +38,14 @@ __all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
 
 INDEX_LOCK_TIMEOUT_S = 600.0
 _TMP_PREFIX = ".index.db.tmp-"
-_BUILD_PRAGMAS = ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
-                  "PRAGMA cache_size=-262144", "PRAGMA temp_store=MEMORY", "PRAGMA threads=2")
+_BUILD_PRAGMAS = (
+    "PRAGMA journal_mode=OFF",
+    "PRAGMA synchronous=OFF",
+    "PRAGMA locking_mode=EXCLUSIVE",
+    "PRAGMA cache_size=-262144",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA threads=2",
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,7 @@ class IndexResult:
 
 
 @contextlib.contextmanager
-def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> object:
+def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator[FileLock]:
     """Hold ``<root>/index.db.lock`` (one index writer at a time).
 
     Raises:
@@ -84,8 +91,14 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> object:
         raise FindingsError(f"timed out waiting for another index run on {root / INDEX_FILE}") from None
 
 
-def build_index(root: Path | str | None = None, *, full: bool = False, errors: str = "raise",
-                progress: Progress | None = None, cancel: threading.Event | None = None) -> IndexResult:
+def build_index(
+    root: Path | str | None = None,
+    *,
+    full: bool = False,
+    errors: str = "raise",
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> IndexResult:
     """Bring ``<root>/index.db`` up to date with the store.
 
     Args:
@@ -108,8 +121,9 @@ def build_index(root: Path | str | None = None, *, full: bool = False, errors: s
         return _build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
 
 
-def _build_locked(base: Path, *, full: bool, errors: Errors, progress: Progress | None,
-                  cancel: threading.Event | None) -> IndexResult:
+def _build_locked(
+    base: Path, *, full: bool, errors: Errors, progress: Progress | None, cancel: threading.Event | None
+) -> IndexResult:
     _remove_stale(base)
     path = base / INDEX_FILE
     sources = plan_sources(base)
@@ -119,9 +133,10 @@ def _build_locked(base: Path, *, full: bool, errors: Errors, progress: Progress 
         outcome = refresh_index(path, sources, errors=errors, progress=progress, cancel=cancel)
         if isinstance(outcome, IndexResult):
             return outcome
-        reason = outcome
-    return _full_build(base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress,
-                       cancel=cancel)
+        reason = str(outcome)
+    return _full_build(
+        base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress, cancel=cancel
+    )
 
 
 def _remove_stale(base: Path) -> None:
@@ -132,8 +147,16 @@ def _remove_stale(base: Path) -> None:
                 os.unlink(base / name)
 
 
-def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool, errors: Errors,
-                progress: Progress | None, cancel: threading.Event | None) -> IndexResult:
+def _full_build(
+    base: Path,
+    sources: list[Source],
+    *,
+    reason: str,
+    carry: bool,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> IndexResult:
     path = base / INDEX_FILE
     tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
     db = connect(tmp, read_only=False)
@@ -143,8 +166,9 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool, 
         db.execute("BEGIN")
         for statement in statements(_TABLES):
             db.execute(statement)
-        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
-                        cancel=cancel)
+        ingest = Ingest(
+            db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress, cancel=cancel
+        )
         ingest.total = sum(s.end for s in sources)
         done = []
         for source in sources:
@@ -161,9 +185,11 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool, 
         link_annotations(db)
         write_sources(db, done)
         failures = int(enc.failed.sum())
-        db.execute("INSERT INTO index_checkpoint (singleton, version, schema_digest, replayed_events, calls, "
-                   "failures, annotations) VALUES (1, ?, ?, ?, ?, ?, ?)",
-                   (VERSION, SCHEMA_DIGEST, ingest.replayed, len(ids), failures, ingest.annotations))
+        db.execute(
+            "INSERT INTO index_checkpoint (singleton, version, schema_digest, replayed_events, calls, "
+            "failures, annotations) VALUES (1, ?, ?, ?, ?, ?, ?)",
+            (VERSION, SCHEMA_DIGEST, ingest.replayed, len(ids), failures, ingest.annotations),
+        )
         if carry:
             _carry_promotion(db, path)
         db.execute("COMMIT")
@@ -174,9 +200,17 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool, 
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return IndexResult(path=path, calls=len(ids), failures=failures, annotations=ingest.annotations,
-                       replayed_events=ingest.replayed, full=True, reason=reason, added=len(ids),
-                       skipped=len(ingest.report.rows))
+    return IndexResult(
+        path=path,
+        calls=len(ids),
+        failures=failures,
+        annotations=ingest.annotations,
+        replayed_events=ingest.replayed,
+        full=True,
+        reason=reason,
+        added=len(ids),
+        skipped=len(ingest.report.rows),
+    )
 
 
 def _windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> None:

@@ -67,8 +67,15 @@ class Ingest:
         def on_bytes(n: int) -> None:
             self._step(before + n)
 
-        for batch in load_file(source.kind, source.path, cursor, source.end, errors=self.errors,
-                               report=self.report, on_bytes=on_bytes):
+        for batch in load_file(
+            source.kind,
+            source.path,
+            cursor,
+            source.end,
+            errors=self.errors,
+            report=self.report,
+            on_bytes=on_bytes,
+        ):
             self._step(before + cursor.offset - start)
             if source.kind == "calls":
                 self._calls(batch, source.path)
@@ -86,11 +93,14 @@ class Ingest:
         self.next_id += len(enc)
         self.db.executemany(INSERT_ROWS, row_tuples(enc, ids))
         error_ids = ids[[i for i, *_ in enc.errors]].tolist()
-        self.db.executemany(INSERT_ERRORS, [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors,
-                                                                                 strict=True)])
+        self.db.executemany(
+            INSERT_ERRORS, [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
+        )
         if not self.encoder.fresh:  # a full build writes them sorted, once (write_coordinates)
-            self.db.executemany("INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
-                                zip(enc.session.tolist(), enc.seq.tolist(), ids.tolist(), strict=True))
+            self.db.executemany(
+                "INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
+                zip(enc.session.tolist(), enc.seq.tolist(), ids.tolist(), strict=True),
+            )
         self.parts.append(enc)
         self.ids.append(ids)
         self.paths.append(path)
@@ -162,61 +172,93 @@ class Ingest:
     # -- annotations ----------------------------------------------------------------------------------
     def _annotations(self, batch: pa.RecordBatch) -> None:
         ts = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ"), "unknown")
-        rows = zip(batch.column("event_id").to_pylist(), batch.column("session").to_pylist(),
-                   batch.column("seq").to_pylist(), ts.to_pylist(), batch.column("kind").to_pylist(),
-                   strict=True)
+        rows = zip(
+            batch.column("event_id").to_pylist(),
+            batch.column("session").to_pylist(),
+            batch.column("seq").to_pylist(),
+            ts.to_pylist(),
+            batch.column("kind").to_pylist(),
+            strict=True,
+        )
         # The note is the user's prose: it stays in the journal and is never copied into index.db.
-        self.db.executemany("INSERT INTO annotations (call_id, event_id, session, seq, ts, kind, note) "
-                            "VALUES (NULL, ?, ?, ?, ?, ?, NULL)",
-                            [(e, s, None if q is None else min(q, 2**63 - 1), t, k) for e, s, q, t, k in rows])
+        self.db.executemany(
+            "INSERT INTO annotations (call_id, event_id, session, seq, ts, kind, note) "
+            "VALUES (NULL, ?, ?, ?, ?, ?, NULL)",
+            [(e, s, None if q is None else min(q, 2**63 - 1), t, k) for e, s, q, t, k in rows],
+        )
         self.annotations += batch.num_rows
 
 
 def _values(enc: Encoded, i: int, error: tuple[object, ...] | None) -> tuple[object, ...]:
     """A row's stored values in comparison order (replay detection)."""
-    return (enc.capture[i].as_py(), int(enc.ts[i]), int(enc.session[i]), int(enc.seq[i]), int(enc.labels[i]),
-            int(enc.latency[i]), int(enc.args[i]), error)
+    return (
+        enc.capture[i].as_py(),
+        int(enc.ts[i]),
+        int(enc.session[i]),
+        int(enc.seq[i]),
+        int(enc.labels[i]),
+        int(enc.latency[i]),
+        int(enc.args[i]),
+        error,
+    )
 
 
 def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[object, ...]]:
     """The stored values of the indexed calls with these event ids, in ``_values`` order."""
     found: dict[str, tuple[object, ...]] = {}
     for start in range(0, len(events), 500):
-        part = events[start:start + 500]
+        part = events[start : start + 500]
         marks = ", ".join("?" * len(part))
-        for row in db.execute("SELECT r.event, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
-                              "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
-                              "e.err_retryable FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
-                              f"WHERE r.event IN ({marks})", part):
+        for row in db.execute(
+            "SELECT r.event, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
+            "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
+            "e.err_retryable FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
+            f"WHERE r.event IN ({marks})",
+            part,
+        ):
             event, capture, ts, session, seq, labels, latency, args, has_error, *err = row
-            found[event] = (capture, NULL_TS if ts is None else ts, session, seq, labels,
-                            NULL_TS if latency is None else latency, args,
-                            None if has_error is None else tuple(err))
+            found[event] = (
+                capture,
+                NULL_TS if ts is None else ts,
+                session,
+                seq,
+                labels,
+                NULL_TS if latency is None else latency,
+                args,
+                None if has_error is None else tuple(err),
+            )
     return found
 
 
 def link_annotations(db: sqlite3.Connection, *, where: str = "1") -> None:
     """Link annotations to calls: by event id when the annotation has one, else to the one call with
     the same (session, seq) (NULL when none or several match); only rows matching ``where``."""
-    db.execute("UPDATE annotations SET call_id = (SELECT r.id FROM call_rows r WHERE r.event IS NOT NULL AND "
-               "r.event = annotations.event_id) "
-               f"WHERE event_id IS NOT NULL AND ({where})")
-    db.execute("UPDATE annotations SET call_id = (SELECT CASE WHEN COUNT(*) = 1 THEN MIN(c.id) END "
-               "FROM call_coords c WHERE c.session = (SELECT id FROM strings WHERE value = annotations.session) "
-               f"AND c.seq = annotations.seq) WHERE event_id IS NULL AND ({where})")
+    db.execute(
+        "UPDATE annotations SET call_id = (SELECT r.id FROM call_rows r WHERE r.event IS NOT NULL AND "
+        "r.event = annotations.event_id) "
+        f"WHERE event_id IS NOT NULL AND ({where})"
+    )
+    db.execute(
+        "UPDATE annotations SET call_id = (SELECT CASE WHEN COUNT(*) = 1 THEN MIN(c.id) END "
+        "FROM call_coords c WHERE c.session = (SELECT id FROM strings WHERE value = annotations.session) "
+        f"AND c.seq = annotations.seq) WHERE event_id IS NULL AND ({where})"
+    )
 
 
 def write_coordinates(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray) -> None:
     """A full build's ``call_coords`` (the (session, seq) look-up), inserted in key order."""
     order = np.lexsort((ids, enc.seq, enc.session))
-    db.executemany("INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
-                   zip(enc.session[order].tolist(), enc.seq[order].tolist(), ids[order].tolist(), strict=True))
+    db.executemany(
+        "INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
+        zip(enc.session[order].tolist(), enc.seq[order].tolist(), ids[order].tolist(), strict=True),
+    )
 
 
 def write_sources(db: sqlite3.Connection, done: list[tuple[Source, Cursor]]) -> None:
     """Record each read journal's consumed prefix: offset, proof digest and next line number."""
-    db.executemany("INSERT INTO index_sources (path, offset, digest, next_line, kind) VALUES (?, ?, ?, ?, ?) "
-                   "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, digest = excluded.digest, "
-                   "next_line = excluded.next_line",
-                   [(str(s.path), c.offset, prefix_digest(s.path, c.offset), c.next_line, s.kind)
-                    for s, c in done])
+    db.executemany(
+        "INSERT INTO index_sources (path, offset, digest, next_line, kind) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, digest = excluded.digest, "
+        "next_line = excluded.next_line",
+        [(str(s.path), c.offset, prefix_digest(s.path, c.offset), c.next_line, s.kind) for s, c in done],
+    )

@@ -84,21 +84,34 @@ def _span(since_ms: int | None, until_ms: int | None) -> tuple[str, list[int]]:
 
 
 def _labels(db: sqlite3.Connection) -> dict[int, tuple[str, str, str | None, str, str]]:
-    return {code: (server, method, tool, outcome, kind) for code, server, method, tool, outcome, kind in
-            db.execute("SELECT id, server, method, tool, outcome, kind FROM call_labels")}
+    return {
+        code: (server, method, tool, outcome, kind)
+        for code, server, method, tool, outcome, kind in db.execute(
+            "SELECT id, server, method, tool, outcome, kind FROM call_labels"
+        )
+    }
 
 
-def _groups(db: sqlite3.Connection, labels: dict[int, tuple[str, str, str | None, str, str]],
-            span: tuple[str, list[int]]) -> dict[tuple[str, str | None, str | None], Group]:
-    failing = [c for c, (_, method, _, outcome, kind) in labels.items()
-               if outcome == "error" and method == "tools/call" and kind == "real"]
+def _groups(
+    db: sqlite3.Connection,
+    labels: dict[int, tuple[str, str, str | None, str, str]],
+    span: tuple[str, list[int]],
+) -> dict[tuple[str, str | None, str | None], Group]:
+    failing = [
+        c
+        for c, (_, method, _, outcome, kind) in labels.items()
+        if outcome == "error" and method == "tools/call" and kind == "real"
+    ]
     groups: dict[tuple[str, str | None, str | None], Group] = {}
     if not failing:
         return groups
     marks = ", ".join(str(c) for c in failing)
-    cursor = db.execute("SELECT r.id, r.labels, e.err_template_id, e.err_code, e.err_retryable, r.session, "
-                        "r.ts_ms, r.args FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
-                        f"WHERE r.labels IN ({marks}){span[0]}", span[1])
+    cursor = db.execute(
+        "SELECT r.id, r.labels, e.err_template_id, e.err_code, e.err_retryable, r.session, "
+        "r.ts_ms, r.args FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
+        f"WHERE r.labels IN ({marks}){span[0]}",
+        span[1],
+    )
     for call_id, label, template, code, retryable, session, ts, args in cursor:
         server, _, tool, _, _ = labels[label]
         group = groups.get((server, tool, template))
@@ -114,13 +127,19 @@ def _groups(db: sqlite3.Connection, labels: dict[int, tuple[str, str, str | None
     return groups
 
 
-def _call_counts(db: sqlite3.Connection, labels: dict[int, tuple[str, str, str | None, str, str]],
-                 span: tuple[str, list[int]]) -> Counter[tuple[str, str | None]]:
+def _call_counts(
+    db: sqlite3.Connection,
+    labels: dict[int, tuple[str, str, str | None, str, str]],
+    span: tuple[str, list[int]],
+) -> Counter[tuple[str, str | None]]:
     real = [c for c, (_, method, _, _, kind) in labels.items() if method == "tools/call" and kind == "real"]
     counts: Counter[tuple[str, str | None]] = Counter()
     if real:
-        for label, n in db.execute(f"SELECT r.labels, COUNT(*) FROM call_rows r WHERE r.labels IN "
-                                   f"({', '.join(map(str, real))}){span[0]} GROUP BY r.labels", span[1]):
+        for label, n in db.execute(
+            f"SELECT r.labels, COUNT(*) FROM call_rows r WHERE r.labels IN "
+            f"({', '.join(map(str, real))}){span[0]} GROUP BY r.labels",
+            span[1],
+        ):
             server, _, tool, _, _ = labels[label]
             counts[(server, tool)] += n
     return counts
@@ -133,12 +152,18 @@ class _Neighbourhood:
     tools: dict[int, set[str]]
 
 
-def _neighbours(db: sqlite3.Connection, labels: dict[int, tuple[str, str, str | None, str, str]],
-                failures: dict[int, str | None]) -> _Neighbourhood:
+def _neighbours(
+    db: sqlite3.Connection,
+    labels: dict[int, tuple[str, str, str | None, str, str]],
+    failures: dict[int, str | None],
+) -> _Neighbourhood:
     """Per failure: real neighbours, whether a later neighbour of its tool succeeded, neighbour tools."""
-    rows = np.array(db.execute("SELECT w.failure_id, w.offset, n.labels FROM windows w "
-                               "JOIN call_rows n ON n.id = w.neighbour_id").fetchall(),
-                    dtype=np.int64).reshape(-1, 3)
+    rows = np.array(
+        db.execute(
+            "SELECT w.failure_id, w.offset, n.labels FROM windows w JOIN call_rows n ON n.id = w.neighbour_id"
+        ).fetchall(),
+        dtype=np.int64,
+    ).reshape(-1, 3)
     ours = np.fromiter(failures, dtype=np.int64, count=len(failures))
     rows = rows[np.isin(rows[:, 0], ours)]
     size = max(labels, default=0) + 1
@@ -184,8 +209,15 @@ def _most_frequent(codes: list[str | None]) -> str | None:
     return min(c for c, n in counts.items() if n == top)
 
 
-def promote_groups(db: sqlite3.Connection, root: Path, *, threshold: float | None, since_ms: int | None,
-                   until_ms: int | None, at: int | None = None) -> PromoteResult:
+def promote_groups(
+    db: sqlite3.Connection,
+    root: Path,
+    *,
+    threshold: float | None,
+    since_ms: int | None,
+    until_ms: int | None,
+    at: int | None = None,
+) -> PromoteResult:
     """Score every group in ``db`` (an open, writable index) and replace ``issues``/``findings``.
 
     Raises:
@@ -200,12 +232,17 @@ def promote_groups(db: sqlite3.Connection, root: Path, *, threshold: float | Non
     failures = {i: g.tool for g in groups.values() for i in g.ids}
     near = _neighbours(db, labels, failures)
     annotated: dict[int, set[str]] = defaultdict(set)
-    for call_id, kind in db.execute("SELECT call_id, kind FROM annotations WHERE call_id IS NOT NULL AND kind "
-                                    f"IN ('{ANNOTATED[0]}', '{ANNOTATED[1]}')"):
+    for call_id, kind in db.execute(
+        "SELECT call_id, kind FROM annotations WHERE call_id IS NOT NULL AND kind "
+        f"IN ('{ANNOTATED[0]}', '{ANNOTATED[1]}')"
+    ):
         annotated[call_id].add(kind)
     shapes = sorted({a for g in groups.values() for a in g.args if a})
-    strings = dict(db.execute("SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))",
-                              (str(shapes),)))
+    strings = dict(
+        db.execute(
+            "SELECT id, value FROM strings WHERE id IN (SELECT value FROM json_each(?))", (str(shapes),)
+        )
+    )
     issues, promoted, single, below = [], [], 0, 0
     with lifecycle(root, write=True) as life:
         for key in sorted(groups, key=lambda k: (k[0], k[1] or "", k[2] or "")):
@@ -215,17 +252,47 @@ def promote_groups(db: sqlite3.Connection, root: Path, *, threshold: float | Non
             codes = sorted({c for c in group.codes if c is not None})
             cost = _median([1 + near.real.get(i, 0) for i in group.ids])
             blast = len({group.tool} - {None} | set().union(*(near.tools.get(i, set()) for i in group.ids)))
-            f = factors(failures=len(group.ids), calls=calls[(group.server, group.tool)],
-                        last_seen_ms=group.last_ms or 0, now_ms=now, cost_calls=cost, blast_tools=blast)
+            f = factors(
+                failures=len(group.ids),
+                calls=calls[(group.server, group.tool)],
+                last_seen_ms=group.last_ms or 0,
+                now_ms=now,
+                cost_calls=cost,
+                blast_tools=blast,
+            )
             klass = _klass(group, codes, annotated, any(i in near.recovered for i in group.ids))
             is_annotated = any(annotated.get(i) for i in group.ids)
             args_code = min(group.args, key=lambda a: (-group.args[a], a))
             retry = 1 if group.retryable == {1} else (0 if group.retryable == {0} else None)
-            issues.append((fid, group.server, group.tool, _most_frequent(group.codes), "[" + ",".join(codes) + "]",
-                           group.template_id, len(group.ids), f.calls, len(group.sessions),
-                           format_last_seen(group.last_ms), group.last_ms or 0, cost, max(1, blast),
-                           len(group.ids) / f.calls, f.confidence, f.recency, f.score, limit, klass, retry,
-                           int(is_annotated), strings.get(args_code), now, since_ms, until_ms))
+            issues.append(
+                (
+                    fid,
+                    group.server,
+                    group.tool,
+                    _most_frequent(group.codes),
+                    "[" + ",".join(codes) + "]",
+                    group.template_id,
+                    len(group.ids),
+                    f.calls,
+                    len(group.sessions),
+                    format_last_seen(group.last_ms),
+                    group.last_ms or 0,
+                    cost,
+                    max(1, blast),
+                    len(group.ids) / f.calls,
+                    f.confidence,
+                    f.recency,
+                    f.score,
+                    limit,
+                    klass,
+                    retry,
+                    int(is_annotated),
+                    strings.get(args_code),
+                    now,
+                    since_ms,
+                    until_ms,
+                )
+            )
             if len(group.sessions) < 2:
                 single += 1
             elif f.score < limit:
@@ -234,14 +301,30 @@ def promote_groups(db: sqlite3.Connection, root: Path, *, threshold: float | Non
                 promoted.append(fid)
         db.execute("DELETE FROM findings")
         db.execute("DELETE FROM issues")
-        db.executemany("INSERT INTO issues (finding_id, server, tool, err_code, err_codes, err_template_id, "
-                       "failures, calls, sessions, last_seen, last_seen_ms, cost, blast, rate, confidence, "
-                       "recency, score, threshold, class, retryable, annotated, args, promoted_at, since_ms, "
-                       "until_ms) VALUES (" + ", ".join("?" * 25) + ")", issues)
-        db.executemany("INSERT INTO findings (issue_id, finding_id) SELECT id, finding_id FROM issues "
-                       "WHERE finding_id = ?", [(fid,) for fid in promoted])
-        life.open_findings([(fid, k[0], k[1], None, k[2]) for fid, k in
-                            ((i[0], (i[1], i[2], i[5])) for i in issues if i[0] in set(promoted))], at=now)
-    return PromoteResult(promoted=len(promoted), issues=len(issues), single_session=single, below=below,
-                         threshold=limit, threshold_source=source)
-
+        db.executemany(
+            "INSERT INTO issues (finding_id, server, tool, err_code, err_codes, err_template_id, "
+            "failures, calls, sessions, last_seen, last_seen_ms, cost, blast, rate, confidence, "
+            "recency, score, threshold, class, retryable, annotated, args, promoted_at, since_ms, "
+            "until_ms) VALUES (" + ", ".join("?" * 25) + ")",
+            issues,
+        )
+        db.executemany(
+            "INSERT INTO findings (issue_id, finding_id) SELECT id, finding_id FROM issues "
+            "WHERE finding_id = ?",
+            [(fid,) for fid in promoted],
+        )
+        life.open_findings(
+            [
+                (fid, k[0], k[1], None, k[2])
+                for fid, k in ((i[0], (i[1], i[2], i[5])) for i in issues if i[0] in set(promoted))
+            ],
+            at=now,
+        )
+    return PromoteResult(
+        promoted=len(promoted),
+        issues=len(issues),
+        single_session=single,
+        below=below,
+        threshold=limit,
+        threshold_source=source,
+    )

@@ -26,16 +26,26 @@ from .windows import BEFORE, compute_windows, group_keys
 
 __all__ = ["refresh_index"]
 
-_TAIL_CAPTURE = ("SELECT r.id, r.seq, l.outcome = 'error', r.session, l.server FROM call_rows r "
-                 "JOIN call_labels l ON l.id = r.labels WHERE r.capture = ? AND r.capture IS NOT NULL AND r.id < ? "
-                 f"ORDER BY r.seq DESC, r.id DESC LIMIT {BEFORE}")
-_TAIL_LEGACY = ("SELECT c.id, c.seq, l.outcome = 'error' FROM call_coords c JOIN call_rows r ON r.id = c.id "
-                "JOIN call_labels l ON l.id = r.labels WHERE c.session = ? AND r.capture IS NULL AND l.server = ? "
-                f"AND c.id < ? ORDER BY c.seq DESC, c.id DESC LIMIT {BEFORE}")
+_TAIL_CAPTURE = (
+    "SELECT r.id, r.seq, l.outcome = 'error', r.session, l.server FROM call_rows r "
+    "JOIN call_labels l ON l.id = r.labels WHERE r.capture = ? AND r.capture IS NOT NULL AND r.id < ? "
+    f"ORDER BY r.seq DESC, r.id DESC LIMIT {BEFORE}"
+)
+_TAIL_LEGACY = (
+    "SELECT c.id, c.seq, l.outcome = 'error' FROM call_coords c JOIN call_rows r ON r.id = c.id "
+    "JOIN call_labels l ON l.id = r.labels WHERE c.session = ? AND r.capture IS NULL AND l.server = ? "
+    f"AND c.id < ? ORDER BY c.seq DESC, c.id DESC LIMIT {BEFORE}"
+)
 
 
-def refresh_index(path: Path, sources: list[Source], *, errors: Errors, progress: Progress | None,
-                  cancel: threading.Event | None) -> object:
+def refresh_index(
+    path: Path,
+    sources: list[Source],
+    *,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> object:
     """Refresh ``path`` in place; returns an ``IndexResult``, or the reason a full build is needed.
 
     Raises:
@@ -58,11 +68,21 @@ def refresh_index(path: Path, sources: list[Source], *, errors: Errors, progress
         db.close()
 
 
-def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source], *, errors: Errors,
-             progress: Progress | None, cancel: threading.Event | None) -> object:
+def _refresh(
+    db: sqlite3.Connection,
+    path: Path,
+    sources: list[Source],
+    *,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> object:
     from .index import IndexResult
-    seen = {p: (offset, digest, line) for p, offset, digest, line in
-            db.execute("SELECT path, offset, digest, next_line FROM index_sources")}
+
+    seen = {
+        p: (offset, digest, line)
+        for p, offset, digest, line in db.execute("SELECT path, offset, digest, next_line FROM index_sources")
+    }
     if set(seen) - {str(s.path) for s in sources}:
         return "a journal was removed"
     work: list[tuple[Source, Cursor]] = []
@@ -74,11 +94,13 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source], *, error
         if source.end > cursor.offset:
             work.append((source, cursor))
     replayed, calls, failures, annotations = db.execute(
-        "SELECT replayed_events, calls, failures, annotations FROM index_checkpoint").fetchone()
+        "SELECT replayed_events, calls, failures, annotations FROM index_checkpoint"
+    ).fetchone()
     first_id = (db.execute("SELECT MAX(id) FROM call_rows").fetchone()[0] or 0) + 1
     last_note = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM annotations").fetchone()[0]
-    ingest = Ingest(db, Encoder(db, fresh=False), next_id=first_id, errors=errors, progress=progress,
-                    cancel=cancel)
+    ingest = Ingest(
+        db, Encoder(db, fresh=False), next_id=first_id, errors=errors, progress=progress, cancel=cancel
+    )
     ingest.total = sum(s.end - c.offset for s, c in work)
     for source, cursor in work:
         ingest.read(source, cursor)
@@ -94,19 +116,34 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source], *, error
     link_annotations(db, where=where)
     write_sources(db, work)
     added_failures = int(enc.failed.sum())
-    db.execute("UPDATE index_checkpoint SET replayed_events = ?, calls = ?, failures = ?, annotations = ?",
-               (replayed + ingest.replayed, calls + len(ids), failures + added_failures,
-                annotations + ingest.annotations))
-    return IndexResult(path=path, calls=calls + len(ids), failures=failures + added_failures,
-                       annotations=annotations + ingest.annotations,
-                       replayed_events=replayed + ingest.replayed, full=False, reason="", added=len(ids),
-                       skipped=len(ingest.report.rows))
+    db.execute(
+        "UPDATE index_checkpoint SET replayed_events = ?, calls = ?, failures = ?, annotations = ?",
+        (
+            replayed + ingest.replayed,
+            calls + len(ids),
+            failures + added_failures,
+            annotations + ingest.annotations,
+        ),
+    )
+    return IndexResult(
+        path=path,
+        calls=calls + len(ids),
+        failures=failures + added_failures,
+        annotations=annotations + ingest.annotations,
+        replayed_events=replayed + ingest.replayed,
+        full=False,
+        reason="",
+        added=len(ids),
+        skipped=len(ingest.report.rows),
+    )
 
 
-def _append_windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder,
-                    first_id: int) -> str | None:
+def _append_windows(
+    db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder, first_id: int
+) -> str | None:
     """Insert the windows the new calls create; a reason string when only a full build can tell."""
     from .index import check_captures
+
     capture_codes = enc.capture_codes()
     captures = enc.capture.to_pylist()
     key = group_keys(capture_codes, enc.session, enc.server)
@@ -127,8 +164,9 @@ def _append_windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encod
         else:
             if session not in encoder.known:
                 continue
-            if db.execute("SELECT 1 FROM index_skipped WHERE session = ? AND server = ?",
-                          (session, server)).fetchone():
+            if db.execute(
+                "SELECT 1 FROM index_skipped WHERE session = ? AND server = ?", (session, server)
+            ).fetchone():
                 keep &= key != k
                 continue
             rows = db.execute(_TAIL_LEGACY, (session, server, first_id)).fetchall()
@@ -138,13 +176,17 @@ def _append_windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encod
         tail_rows += [(r[0], r[1], r[2]) for r in reversed(rows)]
     check_captures(capture_codes, enc)
     old = np.array(tail_rows, dtype=np.int64).reshape(-1, 3)
-    win = compute_windows(np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]]),
-                          np.concatenate([old[:, 1], enc.seq[keep]]), np.concatenate([old[:, 0], ids[keep]]),
-                          np.concatenate([old[:, 2].astype(bool), enc.failed[keep]]))
+    win = compute_windows(
+        np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]]),
+        np.concatenate([old[:, 1], enc.seq[keep]]),
+        np.concatenate([old[:, 0], ids[keep]]),
+        np.concatenate([old[:, 2].astype(bool), enc.failed[keep]]),
+    )
     if len(win.skipped) or len(win.conflicts):
         return "a group repeats a sequence number"
-    db.executemany("INSERT OR IGNORE INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)",
-                   win.rows())
+    db.executemany(
+        "INSERT OR IGNORE INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows()
+    )
     return None
 
 
@@ -153,5 +195,7 @@ def _fresh_coordinates(db: sqlite3.Connection, enc: Encoded, encoder: Encoder) -
     texts = {code: text for text, code in encoder.strings.items()}
     db.execute("CREATE TEMP TABLE IF NOT EXISTS fresh (session TEXT, seq INTEGER)")
     db.execute("DELETE FROM temp.fresh")
-    db.executemany("INSERT INTO temp.fresh VALUES (?, ?)",
-                   [(texts[s], q) for s, q in zip(enc.session.tolist(), enc.seq.tolist(), strict=True)])
+    db.executemany(
+        "INSERT INTO temp.fresh VALUES (?, ?)",
+        [(texts[s], q) for s, q in zip(enc.session.tolist(), enc.seq.tolist(), strict=True)],
+    )

@@ -96,8 +96,9 @@ def connect(path: Path, *, read_only: bool, timeout: float = 5.0) -> sqlite3.Con
     """
     try:
         if read_only:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout,
-                                 isolation_level=None)
+            db = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout, isolation_level=None
+            )
         else:
             db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         db.execute("PRAGMA foreign_keys=ON")
@@ -167,7 +168,11 @@ def open_for_reading(root: Path) -> sqlite3.Connection:
     path = root / INDEX_FILE
     state = inspect_index(path)
     if not state.ok:
-        advice = "run `mcpeval-nb index` to rebuild it" if state.reason != "missing" else \
-            "run `mcpeval-nb index` and `mcpeval-nb promote` first"
-        raise FindingsError(f"index database {path} {state.reason}; {advice}")
+        if state.reason == "missing":
+            raise FindingsError(
+                f"index database {path} does not exist; run `mcpeval-nb index` and `mcpeval-nb promote` first"
+            )
+        raise FindingsError(
+            f"index database {path} is not usable ({state.reason}); run `mcpeval-nb index` to rebuild it"
+        )
     return connect(path, read_only=True)

@@ -39,8 +39,11 @@ def plan_sources(root: Path) -> list[Source]:
     Raises:
         JournalError: a journal cannot be opened. LockTimeout: a writer held one past the deadline.
     """
-    return [Source(kind, path, snapshot_size(path)) for kind, path in journal_files(root)
-            if kind in ("calls", "annotations")]
+    return [
+        Source(kind, path, snapshot_size(path))
+        for kind, path in journal_files(root)
+        if kind in ("calls", "annotations")
+    ]
 
 
 def prefix_digest(path: Path, offset: int) -> str:

@@ -58,8 +58,10 @@ class VerifyResult:
 
     def lines(self) -> list[str]:
         """SPEC 9.5's verify line (red adds the reason), then a hint line when there is one."""
-        line = (f"{self.finding_id} state={self.state} probe={self.probe_id} "
-                f"consecutive_passes={self.consecutive_passes}")
+        line = (
+            f"{self.finding_id} state={self.state} probe={self.probe_id} "
+            f"consecutive_passes={self.consecutive_passes}"
+        )
         if not self.passed:
             line += f" reason={self.reason}"
         out = [line]
@@ -78,11 +80,18 @@ def _manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Ma
     return parse_manifest(manifest)
 
 
-def verify_finding(root: Path | str | None, finding_id: str, *, case: str,
-                   manifest: Manifest | str | Path | bytes | Mapping[str, Any],
-                   target: Target | str | Sequence[str], allow_mutation: bool = False,
-                   allow_remote_http: bool = False, progress: Callable[[ProgressEvent], None] | None = None,
-                   cancel: threading.Event | None = None) -> VerifyResult:
+def verify_finding(
+    root: Path | str | None,
+    finding_id: str,
+    *,
+    case: str,
+    manifest: Manifest | str | Path | bytes | Mapping[str, Any],
+    target: Target | str | Sequence[str],
+    allow_mutation: bool = False,
+    allow_remote_http: bool = False,
+    progress: Callable[[ProgressEvent], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
     Args:
@@ -107,21 +116,31 @@ def verify_finding(root: Path | str | None, finding_id: str, *, case: str,
         raise UsageError(f"probe case {case} is not in the manifest")
     tool = chosen[0].primary_tool
     if tool is None:
-        raise UsageError(f"probe case {case} calls no tool; verify needs a case that calls the finding's tool")
+        raise UsageError(
+            f"probe case {case} calls no tool; verify needs a case that calls the finding's tool"
+        )
     select_cases(loaded, case_id=case, allow_mutation=allow_mutation)
     base = resolve_root(root)
     promoted = {f.finding_id: f for f in list_findings(base)}
     finding = promoted.get(finding_id)
     if finding is None:
-        raise UsageError(f"finding {finding_id} is not promoted; run mcpeval-nb promote and mcpeval-nb findings")
+        raise UsageError(
+            f"finding {finding_id} is not promoted; run mcpeval-nb promote and mcpeval-nb findings"
+        )
     if finding.tool != tool:
-        raise UsageError(f"probe case {case} calls {tool}, but finding {finding_id} is about "
-                         f"{finding.tool or 'unlisted'}")
+        raise UsageError(
+            f"probe case {case} calls {tool}, but finding {finding_id} is about {finding.tool or 'unlisted'}"
+        )
     with lifecycle(base) as life:
         if life.get(finding_id) is None:
             raise UsageError(f"finding {finding_id} has no lifecycle; run mcpeval-nb promote")
-    options = ProbeOptions(server=finding.server or "invalid", case_id=case, allow_mutation=allow_mutation,
-                           allow_remote_http=allow_remote_http, root=base)
+    options = ProbeOptions(
+        server=finding.server or "invalid",
+        case_id=case,
+        allow_mutation=allow_mutation,
+        allow_remote_http=allow_remote_http,
+        root=base,
+    )
     report = run_probes(target, manifest=loaded, options=options, progress=progress, cancel=cancel)
     result = report.cases[0] if report.cases else None
     if result is None or result.errored:
@@ -129,9 +148,27 @@ def verify_finding(root: Path | str | None, finding_id: str, *, case: str,
             row = life.get(finding_id)
         assert row is not None
         reason = result.reason if result is not None else "cancelled"
-        return VerifyResult(finding_id, case, row.state, row.consecutive_passes, False, True, reason,
-                            None if result is None else result.hint, report)
+        return VerifyResult(
+            finding_id,
+            case,
+            row.state,
+            row.consecutive_passes,
+            False,
+            True,
+            reason,
+            None if result is None else result.hint,
+            report,
+        )
     with lifecycle(base, write=True) as life:
         row = life.record_verify(finding_id, case, passed=result.passed, at=now_ms())
-    return VerifyResult(finding_id, case, row.state, row.consecutive_passes, result.passed, False,
-                        result.reason, result.hint, report)
+    return VerifyResult(
+        finding_id,
+        case,
+        row.state,
+        row.consecutive_passes,
+        result.passed,
+        False,
+        result.reason,
+        result.hint,
+        report,
+    )
