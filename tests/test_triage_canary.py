@@ -17,7 +17,7 @@ from comm.base_comm import BaseComm
 
 import mcpeval_nb as me
 from mcpeval_nb.capture import Correlator
-from mcpeval_nb.demo.findings import REPRO_MANIFEST, capture_broken_sessions
+from mcpeval_nb.demo.fixture_findings import REPRO_MANIFEST, capture_broken_sessions
 from mcpeval_nb.testing import server_command
 from mcpeval_nb.widgets import FindingsPanel
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.demo.findings import FIXTURE_LABEL, capture_broken_sessions
+from mcpeval_nb.demo.fixture_findings import FIXTURE_LABEL, capture_broken_sessions
 from mcpeval_nb.widgets import FindingsPanel
 
 from .triage_support import build

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.demo.findings import FIXTURE_LABEL, REPRO_MANIFEST, capture_broken_sessions
+from mcpeval_nb.demo.fixture_findings import FIXTURE_LABEL, REPRO_MANIFEST, capture_broken_sessions
 from mcpeval_nb.testing import server_command
 
 
