@@ -8,8 +8,8 @@ Steps (progress on stderr, the summary on stdout):
    (``demo/history.py``, through the real writer), so latency, template and readiness trends have
    something to show;
 2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
-   trend history has points and a change; then findings (``demo/fixture_findings.py``): a broken fixture server
-   captured behind the shim, indexed, promoted, and verified until its finding closes;
+   trend history has points and a change; then findings (``demo/fixture_findings.py``): a broken
+   fixture server captured behind the shim, indexed, promoted, and verified until its finding closes;
 3. notebooks: the five notebooks executed against the root and written as HTML with their charts;
 4. summary: per-tool p95 latency, top error templates, latest readiness per server, the redaction
    check, and the paths to open.
@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 
 from mcpeval_nb import (
+    FindingsError,
     check_redaction,
-    findings,
     error_templates,
+    findings,
     format_ms,
     latency_summary,
     open_store,
@@ -92,7 +93,12 @@ def summarize(root: Path) -> list[str]:
         lines.append(f"  {r['server']:<14} {r['score']}/100 ({r['standard']}) gate "
                      f"{r['cases_passed']}/{r['cases_total']}")
     lines.append("findings (promoted, best first):")
-    for r in findings(root).slice(0, 5).to_pylist():
+    try:
+        promoted = findings(root).slice(0, 5).to_pylist()
+    except FindingsError:
+        promoted = []
+        lines.append("  none yet: run mcpeval-nb promote")
+    for r in promoted:
         lines.append(f"  {r['severity']:<6} {r['class']:<22} {r['server']}/{r['tool'] or 'unlisted'} "
                      f"score={r['score']:.3f} failures={r['failures']}/{r['calls']} sessions={r['sessions']} "
                      f"state={r['state']}")
