@@ -133,16 +133,15 @@ def test_shims_appending_while_indexing_end_equal_to_a_full_rebuild(root: Path, 
     shims = [threading.Thread(target=drive, args=(f"shim-{i}",)) for i in range(2)]
     for t in shims:
         t.start()
-    rounds = 0
+    rounds, reasons = 0, set()
     while any(t.is_alive() for t in shims) and rounds < 200:
-        result = me.build_index(root)
-        assert result.reason in ("", "an appended call goes back in sequence")
+        reasons.add(me.build_index(root).reason)
         rounds += 1
     stop.set()
     for t in shims:
         t.join(60)
     me.build_index(root)
-    assert rounds > 1 and len(made) > 10
+    assert rounds > 1 and len(made) > 10 and "" in reasons, reasons
     _same_content(root, tmp_path)
 
 

@@ -237,7 +237,7 @@ def canonical(path: Path) -> dict[str, Any]:
         notes = Counter(
             (calls.get(c), *rest)
             for c, *rest in db.execute(
-                "SELECT call_id, event_id, session, seq, ts, kind, note FROM annotations"
+                "SELECT call_id, event_id, session, seq, ts, kind, note, matches FROM annotations"
             )
         )
         check = db.execute(
@@ -245,7 +245,16 @@ def canonical(path: Path) -> dict[str, Any]:
         ).fetchone()
         sources = sorted(db.execute("SELECT path, offset, next_line FROM index_sources"))
         skipped = db.execute("SELECT COUNT(*) FROM index_skipped").fetchone()
+        from mcpeval_nb.triage.links import parse_tail
+
+        groups = {
+            (session, server): [(calls[i], s, f) for i, s, f in parse_tail(tail)]
+            for session, server, tail in db.execute(
+                "SELECT s.value, g.server, g.tail FROM index_groups g JOIN strings s ON s.id = g.session"
+            )
+        }
         return {
+            "groups": groups,
             "calls": Counter(calls.values()),
             "windows": windows,
             "annotations": notes,

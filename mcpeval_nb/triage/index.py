@@ -28,7 +28,8 @@ from ..home import resolve_root
 from ..journal.snapshot import Cursor
 from ..tables.load import Errors, check_errors
 from .encode import Encoded, Encoder
-from .ingest import Ingest, Progress, link_annotations, write_coordinates, write_sources
+from .ingest import Ingest, Progress, write_sources
+from .links import link_full, tail_text
 from .refresh import refresh_index
 from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
@@ -179,10 +180,9 @@ def _full_build(
         enc, ids = ingest.calls()
         ingest.encoder.flush()
         _windows(db, enc, ids, ingest.encoder)
-        write_coordinates(db, enc, ids)
         for statement in statements(INDEXES):
             db.execute(statement)
-        link_annotations(db)
+        link_full(db, enc, ids, ingest.encoder)
         write_sources(db, done)
         failures = int(enc.failed.sum())
         db.execute(
@@ -228,8 +228,16 @@ def _windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Enc
     db.executemany("INSERT INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows())
     width = int(enc.server.max(initial=0)) + 1
     names = {v: k for k, v in encoder.servers.items()}
-    skipped = [(pair // width, names[pair % width]) for pair in (-(k + 1) for k in win.skipped.tolist())]
+
+    def group(k: int) -> tuple[int, str]:
+        pair = -(k + 1)
+        return pair // width, names[pair % width]
+
+    skipped = [group(k) for k in win.skipped.tolist()]
     db.executemany("INSERT INTO index_skipped (session, server) VALUES (?, ?)", skipped)
+    tails = win.tails(key, enc.seq, ids, enc.failed)
+    db.executemany("INSERT INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
+                   [(*group(k), tail_text(rows)) for k, rows in tails.items()])
 
 
 def check_captures(capture: np.ndarray, enc: Encoded) -> None:

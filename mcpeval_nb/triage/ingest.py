@@ -24,7 +24,7 @@ from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, row_tuples
 from .schema import NULL_TS
 from .sources import Source, prefix_digest
 
-__all__ = ["Ingest", "Progress", "link_annotations", "write_coordinates", "write_sources"]
+__all__ = ["Ingest", "Progress", "write_sources"]
 
 Progress = Callable[[int, int], None]
 
@@ -96,11 +96,6 @@ class Ingest:
         self.db.executemany(
             INSERT_ERRORS, [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
         )
-        if not self.encoder.fresh:  # a full build writes them sorted, once (write_coordinates)
-            self.db.executemany(
-                "INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
-                zip(enc.session.tolist(), enc.seq.tolist(), ids.tolist(), strict=True),
-            )
         self.parts.append(enc)
         self.ids.append(ids)
         self.paths.append(path)
@@ -228,30 +223,6 @@ def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[
                 None if has_error is None else tuple(err),
             )
     return found
-
-
-def link_annotations(db: sqlite3.Connection, *, where: str = "1") -> None:
-    """Link annotations to calls: by event id when the annotation has one, else to the one call with
-    the same (session, seq) (NULL when none or several match); only rows matching ``where``."""
-    db.execute(
-        "UPDATE annotations SET call_id = (SELECT r.id FROM call_rows r WHERE r.event IS NOT NULL AND "
-        "r.event = annotations.event_id) "
-        f"WHERE event_id IS NOT NULL AND ({where})"
-    )
-    db.execute(
-        "UPDATE annotations SET call_id = (SELECT CASE WHEN COUNT(*) = 1 THEN MIN(c.id) END "
-        "FROM call_coords c WHERE c.session = (SELECT id FROM strings WHERE value = annotations.session) "
-        f"AND c.seq = annotations.seq) WHERE event_id IS NULL AND ({where})"
-    )
-
-
-def write_coordinates(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray) -> None:
-    """A full build's ``call_coords`` (the (session, seq) look-up), inserted in key order."""
-    order = np.lexsort((ids, enc.seq, enc.session))
-    db.executemany(
-        "INSERT INTO call_coords (session, seq, id) VALUES (?, ?, ?)",
-        zip(enc.session[order].tolist(), enc.seq[order].tolist(), ids[order].tolist(), strict=True),
-    )
 
 
 def write_sources(db: sqlite3.Connection, done: list[tuple[Source, Cursor]]) -> None:

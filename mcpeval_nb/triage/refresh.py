@@ -19,7 +19,8 @@ from ..errors import FindingsError
 from ..journal.snapshot import Cursor
 from ..tables.load import Errors
 from .encode import Encoded, Encoder
-from .ingest import Ingest, Progress, link_annotations, write_sources
+from .ingest import Ingest, Progress, write_sources
+from .links import link_refresh, parse_tail, tail_text
 from .schema import connect
 from .sources import Source, prefix_digest
 from .windows import BEFORE, compute_windows, group_keys
@@ -31,11 +32,7 @@ _TAIL_CAPTURE = (
     "JOIN call_labels l ON l.id = r.labels WHERE r.capture = ? AND r.capture IS NOT NULL AND r.id < ? "
     f"ORDER BY r.seq DESC, r.id DESC LIMIT {BEFORE}"
 )
-_TAIL_LEGACY = (
-    "SELECT c.id, c.seq, l.outcome = 'error' FROM call_coords c JOIN call_rows r ON r.id = c.id "
-    "JOIN call_labels l ON l.id = r.labels WHERE c.session = ? AND r.capture IS NULL AND l.server = ? "
-    f"AND c.id < ? ORDER BY c.seq DESC, c.id DESC LIMIT {BEFORE}"
-)
+
 
 
 def refresh_index(
@@ -106,14 +103,11 @@ def _refresh(
         ingest.read(source, cursor)
     enc, ids = ingest.calls()
     ingest.encoder.flush()
-    where = f"rowid > {int(last_note)}"
     if len(ids):
         reason = _append_windows(db, enc, ids, ingest.encoder, first_id)
         if reason is not None:
             return reason
-        _fresh_coordinates(db, enc, ingest.encoder)
-        where += " OR call_id IS NULL OR (session, seq) IN (SELECT session, seq FROM temp.fresh)"
-    link_annotations(db, where=where)
+    link_refresh(db, enc, ids, ingest.encoder, last_note)
     write_sources(db, work)
     added_failures = int(enc.failed.sum())
     db.execute(
@@ -150,6 +144,7 @@ def _append_windows(
     order = np.lexsort((ids, enc.seq, key))
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
     names = {v: k for k, v in encoder.servers.items()}
+    groups: dict[int, tuple[int, str]] = {}
     tail_key: list[int] = []
     tail_rows: list[tuple[int, int, int]] = []
     keep = np.ones(len(ids), dtype=bool)
@@ -162,14 +157,18 @@ def _append_windows(
             if rows and (rows[0][3], rows[0][4]) != (session, server):
                 raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
         else:
+            groups[k] = (session, server)
             if session not in encoder.known:
                 continue
             if db.execute(
                 "SELECT 1 FROM index_skipped WHERE session = ? AND server = ?", (session, server)
             ).fetchone():
                 keep &= key != k
+                del groups[k]
                 continue
-            rows = db.execute(_TAIL_LEGACY, (session, server, first_id)).fetchall()
+            found = db.execute("SELECT tail FROM index_groups WHERE session = ? AND server = ?",
+                               (session, server)).fetchone()
+            rows = [] if found is None else [(i, s, f, 0, 0) for i, s, f in reversed(parse_tail(found[0]))]
         if rows and lowest <= rows[0][1]:
             return "an appended call goes back in sequence"
         tail_key += [k] * len(rows)
@@ -187,15 +186,9 @@ def _append_windows(
     db.executemany(
         "INSERT OR IGNORE INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows()
     )
+    all_key = np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]])
+    tails = win.tails(all_key, np.concatenate([old[:, 1], enc.seq[keep]]),
+                      np.concatenate([old[:, 0], ids[keep]]), np.concatenate([old[:, 2], enc.failed[keep]]))
+    db.executemany("INSERT OR REPLACE INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
+                   [(*groups[k], tail_text(rows)) for k, rows in tails.items() if k in groups])
     return None
-
-
-def _fresh_coordinates(db: sqlite3.Connection, enc: Encoded, encoder: Encoder) -> None:
-    """``temp.fresh``: the (session, seq) of every new call, for re-linking annotations."""
-    texts = {code: text for text, code in encoder.strings.items()}
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS fresh (session TEXT, seq INTEGER)")
-    db.execute("DELETE FROM temp.fresh")
-    db.executemany(
-        "INSERT INTO temp.fresh VALUES (?, ?)",
-        [(texts[s], q) for s, q in zip(enc.session.tolist(), enc.seq.tolist(), strict=True)],
-    )

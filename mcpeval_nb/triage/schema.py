@@ -31,16 +31,16 @@ CREATE TABLE call_labels (id INTEGER PRIMARY KEY, server TEXT NOT NULL, method T
 CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, event TEXT,
   ts_ms INTEGER, session INTEGER NOT NULL, seq INTEGER NOT NULL, labels INTEGER NOT NULL,
   latency_ms INTEGER, args INTEGER NOT NULL);
-CREATE TABLE call_coords (session INTEGER NOT NULL, seq INTEGER NOT NULL, id INTEGER NOT NULL,
-  PRIMARY KEY (session, seq, id)) WITHOUT ROWID;
 CREATE TABLE call_errors (call_id INTEGER PRIMARY KEY, err_code TEXT, err_template TEXT,
   err_template_id TEXT, err_retryable INTEGER);
 CREATE TABLE windows (failure_id INTEGER NOT NULL, neighbour_id INTEGER NOT NULL, offset INTEGER NOT NULL,
   PRIMARY KEY (failure_id, neighbour_id)) WITHOUT ROWID;
 CREATE TABLE annotations (call_id INTEGER, event_id TEXT, session TEXT NOT NULL, seq INTEGER, ts TEXT,
-  kind TEXT NOT NULL, note TEXT);
+  kind TEXT NOT NULL, note TEXT, matches INTEGER);
 CREATE TABLE index_sources (path TEXT PRIMARY KEY, offset INTEGER NOT NULL, digest TEXT NOT NULL,
   next_line INTEGER NOT NULL, kind TEXT NOT NULL);
+CREATE TABLE index_groups (session INTEGER NOT NULL, server TEXT NOT NULL, tail TEXT NOT NULL,
+  PRIMARY KEY (session, server)) WITHOUT ROWID;
 CREATE TABLE index_skipped (session INTEGER NOT NULL, server TEXT NOT NULL, PRIMARY KEY (session, server));
 CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), version INTEGER NOT NULL,
   schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL,

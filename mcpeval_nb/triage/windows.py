@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AFTER", "BEFORE", "OFFSETS", "Windows", "compute_windows", "group_keys"]
+__all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys"]
 
 BEFORE, AFTER = 5, 3
 OFFSETS = (*range(-BEFORE, 0), *range(1, AFTER + 1))
+#: ``(id, seq, failed)`` rows of a group's last calls, oldest first.
+Tail = list[tuple[int, int, int]]
 
 
 @dataclass
@@ -29,6 +31,23 @@ class Windows:
     offset: np.ndarray
     skipped: np.ndarray
     conflicts: np.ndarray
+    order: np.ndarray
+
+    def tails(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> dict[int, Tail]:
+        """The last five ``(id, seq, failed)`` of every legacy group that is not skipped, by group key."""
+        g = key[self.order]
+        ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True])
+        starts = np.r_[0, ends[:-1] + 1]
+        skipped = set(self.skipped.tolist())
+        out: dict[int, Tail] = {}
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            k = int(g[end])
+            if k >= 0 or k in skipped:
+                continue
+            pos = self.order[max(start, end - BEFORE + 1):end + 1]
+            out[k] = list(zip(ids[pos].tolist(), seq[pos].tolist(), failed[pos].astype(int).tolist(),
+                              strict=True))
+        return out
 
     def rows(self) -> list[tuple[int, int, int]]:
         """The rows as Python tuples for ``executemany``."""
@@ -75,4 +94,4 @@ def compute_windows(key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: n
     neighbour = np.concatenate(near_parts) if near_parts else np.zeros(0, np.int64)
     offsets = np.concatenate(off_parts) if off_parts else np.zeros(0, np.int64)
     by = np.lexsort((neighbour, failure))
-    return Windows(failure[by], neighbour[by], offsets[by], skipped, conflicts)
+    return Windows(failure[by], neighbour[by], offsets[by], skipped, conflicts, order)
