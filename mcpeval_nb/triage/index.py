@@ -33,7 +33,8 @@ from .links import link_full, tail_text
 from .refresh import refresh_index
 from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
-from .windows import compute_windows, group_keys
+from .windows import Windows, compute_windows, group_keys
+from .writer import Writer
 
 __all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
 
@@ -160,28 +161,34 @@ def _full_build(
 ) -> IndexResult:
     path = base / INDEX_FILE
     tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
-    db = connect(tmp, read_only=False)
+    db = connect(tmp, read_only=False, threads=True)
+    writer: Writer | None = None
     try:
         for pragma in _BUILD_PRAGMAS:
             db.execute(pragma)
         db.execute("BEGIN")
         for statement in statements(_TABLES):
             db.execute(statement)
-        ingest = Ingest(
-            db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress, cancel=cancel
-        )
+        writer = Writer(db)
+        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
+                        cancel=cancel, writer=writer)
         ingest.total = sum(s.end for s in sources)
         done = []
         for source in sources:
             cursor = Cursor()
             ingest.read(source, cursor)
             done.append((source, cursor))
+        writer.close()
+        ingest.writer = None
         ingest.drop_replays()
-        enc, ids = ingest.calls()
         ingest.encoder.flush()
-        _windows(db, enc, ids, ingest.encoder)
+        writer = Writer(db)  # the indexes build (no GIL) while the windows are computed here
         for statement in statements(INDEXES):
-            db.execute(statement)
+            writer.run(statement)
+        enc, ids = ingest.calls()
+        windows = _windows(enc, ids)
+        writer.close()
+        _write_windows(db, windows, enc, ids, ingest.encoder)
         link_full(db, enc, ids, ingest.encoder)
         write_sources(db, done)
         failures = int(enc.failed.sum())
@@ -196,6 +203,9 @@ def _full_build(
         db.close()
         os.replace(tmp, path)
     except BaseException:
+        if writer is not None:
+            with contextlib.suppress(BaseException):
+                writer.close()
         db.close()
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -213,8 +223,8 @@ def _full_build(
     )
 
 
-def _windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> None:
-    """Compute and write every window of a full build, and the skipped legacy groups.
+def _windows(enc: Encoded, ids: np.ndarray) -> tuple[Windows, np.ndarray]:
+    """Every window of a full build and the rows' group keys.
 
     Raises:
         FindingsError: a capture repeats a ``seq``, or one capture spans two (session, server) pairs.
@@ -225,6 +235,13 @@ def _windows(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Enc
     if len(win.conflicts):
         raise FindingsError("two records of one capture share a sequence number (conflicting records)")
     check_captures(capture, enc)
+    return win, key
+
+
+def _write_windows(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], enc: Encoded,
+                   ids: np.ndarray, encoder: Encoder) -> None:
+    """Write the windows, the skipped legacy groups and the legacy groups' tails."""
+    win, key = computed
     db.executemany("INSERT INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows())
     width = int(enc.server.max(initial=0)) + 1
     names = {v: k for k, v in encoder.servers.items()}

@@ -23,6 +23,7 @@ from ..tables.load import Errors, LoadReport, load_file
 from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, row_tuples
 from .schema import NULL_TS
 from .sources import Source, prefix_digest
+from .writer import Writer
 
 __all__ = ["Ingest", "Progress", "write_sources"]
 
@@ -35,6 +36,7 @@ class Ingest:
 
     Args:
         db: the index being written. encoder: its codes. next_id: the first free call id.
+        writer: a full build's writer thread (call rows are queued to it instead of written here).
         errors / report: the loader's bad-line policy and report. progress / cancel: as for build_index.
     """
 
@@ -47,6 +49,7 @@ class Ingest:
     cancel: threading.Event | None = None
     parts: list[Encoded] = field(default_factory=list)
     ids: list[np.ndarray] = field(default_factory=list)
+    writer: Writer | None = None
     paths: list[Path] = field(default_factory=list)
     seen_events: dict[str, tuple[object, ...]] = field(default_factory=dict)
     replayed: int = 0
@@ -91,11 +94,14 @@ class Ingest:
             enc = enc.take(keep)
         ids = np.arange(self.next_id, self.next_id + len(enc), dtype=np.int64)
         self.next_id += len(enc)
-        self.db.executemany(INSERT_ROWS, row_tuples(enc, ids))
         error_ids = ids[[i for i, *_ in enc.errors]].tolist()
-        self.db.executemany(
-            INSERT_ERRORS, [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
-        )
+        errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
+        if self.writer is not None:
+            self.writer.put(INSERT_ROWS, row_tuples(enc, ids))
+            self.writer.put(INSERT_ERRORS, errors)
+        else:
+            self.db.executemany(INSERT_ROWS, row_tuples(enc, ids))
+            self.db.executemany(INSERT_ERRORS, errors)
         self.parts.append(enc)
         self.ids.append(ids)
         self.paths.append(path)

@@ -46,19 +46,29 @@ def link_events(db: sqlite3.Connection, *, only_unlinked: bool) -> None:
 def link_full(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> None:
     """A full build's links: by event id in SQL, by (session, seq) by binary search over sorted calls."""
     link_events(db, only_unlinked=False)
-    order = np.lexsort((enc.seq, enc.session))
-    sessions, seqs = enc.session[order], enc.seq[order]
-    updates: list[tuple[int, int | None, int]] = []
-    for rowid, session, seq in db.execute("SELECT rowid, session, seq FROM annotations WHERE event_id IS NULL"
-                                          ).fetchall():
-        code = encoder.strings.get(session)
-        if code is None or seq is None:
-            updates.append((0, None, rowid))
-            continue
-        lo, hi = np.searchsorted(sessions, [code, code + 1])
-        left, right = lo + np.searchsorted(seqs[lo:hi], [seq, seq + 1])
-        matches = int(right - left)
-        updates.append((matches, int(ids[order[left]]) if matches == 1 else None, rowid))
+    notes = db.execute("SELECT rowid, session, seq FROM annotations WHERE event_id IS NULL").fetchall()
+    codes = np.array([encoder.strings.get(s, 0) for _, s, _ in notes], dtype=np.int64)
+    wanted = np.array([-1 if q is None else min(q, 2**62) for _, _, q in notes], dtype=np.int64)
+    width = int(max(enc.seq.max(initial=0), wanted.max(initial=0))) + 2
+    if (int(enc.session.max(initial=0)) + 1) * width < 2**62:  # one int64 key per (session, seq)
+        keys = np.sort(enc.session * width + enc.seq)
+        order = np.argsort(enc.session * width + enc.seq, kind="stable")
+        targets = codes * width + wanted
+        left = np.searchsorted(keys, targets, side="left")
+        counts = np.searchsorted(keys, targets, side="right") - left
+        counts[(codes == 0) | (wanted < 0)] = 0
+        first = ids[order[np.minimum(left, max(0, len(order) - 1))]] if len(order) else left
+        updates = [(n, c if n == 1 else None, r) for (r, _, _), n, c in
+                   zip(notes, counts.tolist(), first.tolist(), strict=True)]
+    else:  # keys would overflow: one binary search per annotation
+        order = np.lexsort((enc.seq, enc.session))
+        sessions, seqs = enc.session[order], enc.seq[order]
+        updates = []
+        for (rowid, _, _), code, seq in zip(notes, codes.tolist(), wanted.tolist(), strict=True):
+            lo, hi = np.searchsorted(sessions, [code, code + 1])
+            lft, rgt = lo + np.searchsorted(seqs[lo:hi], [seq, seq + 1])
+            n = int(rgt - lft) if code and seq >= 0 else 0
+            updates.append((n, int(ids[order[lft]]) if n == 1 else None, rowid))
     db.executemany("UPDATE annotations SET matches = ?, call_id = ? WHERE rowid = ?", updates)
 
 

@@ -88,7 +88,8 @@ def statements(text: str) -> list[str]:
     return [s.strip() for s in text.split(";\n") if s.strip()]
 
 
-def connect(path: Path, *, read_only: bool, timeout: float = 5.0) -> sqlite3.Connection:
+def connect(path: Path, *, read_only: bool, timeout: float = 5.0,
+            threads: bool = False) -> sqlite3.Connection:
     """Open an index database with SPEC 6.2's settings (``foreign_keys``, busy timeout, file temp store).
 
     Raises:
@@ -100,7 +101,7 @@ def connect(path: Path, *, read_only: bool, timeout: float = 5.0) -> sqlite3.Con
                 f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout, isolation_level=None
             )
         else:
-            db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+            db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=not threads)
         db.execute("PRAGMA foreign_keys=ON")
         db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         db.execute("PRAGMA temp_store=FILE")
