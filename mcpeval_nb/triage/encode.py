@@ -228,26 +228,33 @@ def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
     return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))
 
 
-def row_tuples(enc: Encoded, ids: np.ndarray) -> Iterable[tuple[object, ...]]:
-    """``(id, capture, event, ts_ms, session, seq, labels, latency, args)`` per row, as Python values
-    (``''`` for an absent identity: binding ``None`` is the sqlite3 module's slow path)."""
-    texts = [pc.fill_null(col, "").to_pylist() for col in (enc.capture, enc.event)]
-    return zip(
-        ids.tolist(),
-        *texts,
-        enc.ts.tolist(),
-        enc.session.tolist(),
-        enc.seq.tolist(),
-        enc.labels.tolist(),
-        enc.latency.tolist(),
-        enc.args.tolist(),
-        strict=True,
-    )
+def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple[object, ...]]]]:
+    """``(statement, rows)`` for ``executemany``: legacy rows without the identity columns (fewer values
+    to bind), rows with an identity with them; values as Python ints and strings."""
+    ident = pc.or_(pc.is_valid(enc.capture), pc.is_valid(enc.event)).to_numpy(zero_copy_only=False)
+    out: list[tuple[str, Iterable[tuple[object, ...]]]] = []
+    for statement, mask in ((INSERT_LEGACY, ~ident), (INSERT_ROWS, ident)):
+        if not mask.any():
+            continue
+        rows = np.flatnonzero(mask)
+        ints = [col[rows].tolist() for col in (ids, enc.ts, enc.session, enc.seq, enc.labels, enc.latency,
+                                               enc.args)]
+        if statement is INSERT_ROWS:
+            index = pa.array(rows)
+            texts = [pc.fill_null(col.take(index), "").to_pylist() for col in (enc.capture, enc.event)]
+            out.append((statement, zip(ints[0], *texts, *ints[1:], strict=True)))
+        else:
+            out.append((statement, zip(*ints, strict=True)))
+    return out
 
 
 INSERT_ROWS = (
     "INSERT INTO call_rows (id, capture, event, ts_ms, session, seq, labels, latency_ms, args) "
     f"VALUES (?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
+)
+INSERT_LEGACY = (
+    "INSERT INTO call_rows (id, ts_ms, session, seq, labels, latency_ms, args) "
+    f"VALUES (?, NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
 )
 INSERT_ERRORS = (
     "INSERT INTO call_errors (call_id, err_code, err_template, err_template_id, err_retryable) "

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..errors import Cancelled, FindingsError
 from ..journal.snapshot import Cursor
 from ..tables.load import Errors, LoadReport, load_file
-from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, row_tuples
+from .encode import INSERT_ERRORS, Encoded, Encoder, row_batches
 from .schema import NULL_TS
 from .sources import Source, prefix_digest
 from .writer import Writer
@@ -97,10 +97,12 @@ class Ingest:
         error_ids = ids[[i for i, *_ in enc.errors]].tolist()
         errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
         if self.writer is not None:
-            self.writer.put(INSERT_ROWS, row_tuples(enc, ids))
+            for statement, rows in row_batches(enc, ids):
+                self.writer.put(statement, rows)
             self.writer.put(INSERT_ERRORS, errors)
         else:
-            self.db.executemany(INSERT_ROWS, row_tuples(enc, ids))
+            for statement, rows in row_batches(enc, ids):
+                self.db.executemany(statement, rows)
             self.db.executemany(INSERT_ERRORS, errors)
         self.parts.append(enc)
         self.ids.append(ids)
