@@ -200,6 +200,8 @@ def test_a_replayed_event_is_counted_once_and_a_conflicting_one_is_refused(root:
     me.append_record(root, me.CallRecord(**{**record.__dict__, "latency_ms": 7}))
     with pytest.raises(me.FindingsError, match="conflicting records for one event ID"):
         me.build_index(root)
+    with pytest.raises(me.FindingsError, match=r"conflicting records for one event ID in .*calls-2026-08-04"):
+        me.build_index(root, full=True)
 
 
 @pytest.mark.parametrize("content", [b"not a database at all", b"SQLite format 3\x00" + b"\x00" * 200])

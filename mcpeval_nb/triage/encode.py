@@ -62,6 +62,8 @@ class Encoded:
     @staticmethod
     def concat(parts: list[Encoded]) -> Encoded:
         """All parts as one (error rows renumbered)."""
+        if len(parts) == 1:
+            return parts[0]
         errors: list[ErrorRow] = []
         base = 0
         for part in parts:
@@ -217,13 +219,20 @@ def _ints(column: pa.Array) -> np.ndarray:
     return ints
 
 
+def _texts(column: pa.Array, rows: np.ndarray) -> list[str | None]:
+    """The values of a dictionary column at ``rows`` (one Python string per distinct value)."""
+    values: list[str | None] = [*column.dictionary.to_pylist(), None]
+    idx = pc.fill_null(column.indices, -1).to_numpy()[rows]
+    return [values[i] for i in idx.tolist()]
+
+
 def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
     rows = np.flatnonzero(batch.column("has_error").to_numpy(zero_copy_only=False))
     if len(rows) == 0:
         return []
-    index = pa.array(rows)
-    codes, templates, tids = (batch.column(n).take(index).to_pylist()
+    codes, templates, tids = (_texts(batch.column(n), rows)
                               for n in ("error_code", "error_template", "error_template_id"))
+    index = pa.array(rows)
     retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
     return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))
 

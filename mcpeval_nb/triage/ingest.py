@@ -139,7 +139,9 @@ class Ingest:
         Raises:
             FindingsError: conflicting records for one event ID (the journal is named).
         """
+        sizes = np.cumsum([len(p) for p in self.parts])
         enc, ids = self.calls()
+        paths, self.parts, self.ids = self.paths, [enc], [ids]  # concatenated once, reused by calls()
         valid = pc.is_valid(enc.event).to_numpy(zero_copy_only=False)
         codes = pc.fill_null(pc.dictionary_encode(enc.event).indices, -1).to_numpy()
         positions = np.flatnonzero(valid)
@@ -148,7 +150,6 @@ class Ingest:
         if len(repeat) == 0:
             return
         errors = {i: tuple(rest) for i, *rest in enc.errors}
-        sizes = np.cumsum([len(p) for p in self.parts])
         sorted_codes = codes[order]
         starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
         first_of = order[np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))]
@@ -156,7 +157,7 @@ class Ingest:
         for r in repeat.tolist():
             first, later = int(first_of[r]), int(order[r])
             if _values(enc, first, errors.get(first)) != _values(enc, later, errors.get(later)):
-                path = self.paths[int(np.searchsorted(sizes, later, side="right"))]
+                path = paths[int(np.searchsorted(sizes, later, side="right"))]
                 raise FindingsError(f"conflicting records for one event ID in {path}")
             drop.append(later)
         gone = ids[drop].tolist()
@@ -164,12 +165,13 @@ class Ingest:
             self.db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(g,) for g in gone])
         keep = np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
         self.parts, self.ids = [enc.take(keep)], [ids[keep]]
-        self.paths = [self.paths[-1]]
+        self.paths = [paths[-1]]
         self.replayed += len(drop)
 
     def calls(self) -> tuple[Encoded, np.ndarray]:
         """Every call row written in this run and its ids."""
-        ids = np.concatenate(self.ids) if self.ids else np.zeros(0, dtype=np.int64)
+        ids = (self.ids[0] if len(self.ids) == 1 else np.concatenate(self.ids)) if self.ids else \
+            np.zeros(0, dtype=np.int64)
         return Encoded.concat(self.parts), ids
 
     # -- annotations ----------------------------------------------------------------------------------

@@ -51,8 +51,8 @@ def link_full(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: En
     wanted = np.array([-1 if q is None else min(q, 2**62) for _, _, q in notes], dtype=np.int64)
     width = int(max(enc.seq.max(initial=0), wanted.max(initial=0))) + 2
     if (int(enc.session.max(initial=0)) + 1) * width < 2**62:  # one int64 key per (session, seq)
-        keys = np.sort(enc.session * width + enc.seq)
         order = np.argsort(enc.session * width + enc.seq, kind="stable")
+        keys = (enc.session * width + enc.seq)[order]
         targets = codes * width + wanted
         left = np.searchsorted(keys, targets, side="left")
         counts = np.searchsorted(keys, targets, side="right") - left
