@@ -144,6 +144,12 @@ def _append_windows(
     order = np.lexsort((ids, enc.seq, key))
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
     names = {v: k for k, v in encoder.servers.items()}
+    touched = sorted({int(s) for s in enc.session.tolist()} & encoder.known)
+    codes = _json_ints(touched)
+    skipped = set(db.execute("SELECT session, server FROM index_skipped WHERE session IN "
+                             "(SELECT value FROM json_each(?))", (codes,)).fetchall())
+    stored = {(s, v): t for s, v, t in db.execute("SELECT session, server, tail FROM index_groups WHERE "
+                                                  "session IN (SELECT value FROM json_each(?))", (codes,))}
     groups: dict[int, tuple[int, str]] = {}
     tail_key: list[int] = []
     tail_rows: list[tuple[int, int, int]] = []
@@ -160,15 +166,12 @@ def _append_windows(
             groups[k] = (session, server)
             if session not in encoder.known:
                 continue
-            if db.execute(
-                "SELECT 1 FROM index_skipped WHERE session = ? AND server = ?", (session, server)
-            ).fetchone():
+            if (session, server) in skipped:
                 keep &= key != k
                 del groups[k]
                 continue
-            found = db.execute("SELECT tail FROM index_groups WHERE session = ? AND server = ?",
-                               (session, server)).fetchone()
-            rows = [] if found is None else [(i, s, f, 0, 0) for i, s, f in reversed(parse_tail(found[0]))]
+            found = stored.get((session, server))
+            rows = [] if found is None else [(i, s, f, 0, 0) for i, s, f in reversed(parse_tail(found))]
         if rows and lowest <= rows[0][1]:
             return "an appended call goes back in sequence"
         tail_key += [k] * len(rows)
@@ -192,3 +195,7 @@ def _append_windows(
     db.executemany("INSERT OR REPLACE INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
                    [(*groups[k], tail_text(rows)) for k, rows in tails.items() if k in groups])
     return None
+
+
+def _json_ints(values: list[int]) -> str:
+    return "[" + ",".join(str(v) for v in values) + "]"

@@ -105,8 +105,8 @@ def connect(path: Path, *, read_only: bool, timeout: float = 5.0,
         db.execute("PRAGMA foreign_keys=ON")
         db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         db.execute("PRAGMA temp_store=FILE")
-        if not read_only:  # a derived file: crash-safe commits without the full set of fsyncs
-            db.execute("PRAGMA synchronous=NORMAL")
+        if not read_only:  # a derived file: no fsync per commit (docs/findings.md, "Durability")
+            db.execute("PRAGMA synchronous=OFF")
             db.execute("PRAGMA journal_mode=TRUNCATE")
     except sqlite3.Error as exc:
         raise FindingsError(f"cannot open the index database {path} ({type(exc).__name__})") from None
