@@ -22,7 +22,7 @@ from .index import _build_locked, index_lock
 from .lifecycle import STATES, lifecycle
 from .promote import PromoteResult, promote_groups
 from .report import Finding, load_findings, render, table_of
-from .schema import INDEX_FILE, connect, open_for_reading
+from .schema import INDEX_FILE, connect, open_for_reading, transaction
 
 __all__ = [
     "FINDINGS_FORMATS",
@@ -90,13 +90,9 @@ def promote(
         _build_locked(base, full=False, errors="raise", progress=None, cancel=None)
         db = connect(base / INDEX_FILE, read_only=False)
         try:
-            db.execute("BEGIN IMMEDIATE")
-            result = promote_groups(db, base, threshold=threshold, since_ms=since_ms, until_ms=until_ms)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+            with transaction(db):
+                result = promote_groups(db, base, threshold=threshold, since_ms=since_ms,
+                                        until_ms=until_ms)
         finally:
             db.close()
     return result

@@ -21,7 +21,7 @@ from ..tables.load import Errors
 from .encode import Encoded, Encoder
 from .ingest import Ingest, Progress, write_sources
 from .links import link_refresh, parse_tail, tail_text
-from .schema import connect
+from .schema import connect, transaction
 from .sources import Source, prefix_digest
 from .windows import BEFORE, compute_windows, group_keys
 
@@ -50,17 +50,13 @@ def refresh_index(
     """
     db = connect(path, read_only=False)
     try:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            outcome = _refresh(db, path, sources, errors=errors, progress=progress, cancel=cancel)
-        except sqlite3.IntegrityError:
-            outcome = "conflicting records"
-        db.execute("ROLLBACK" if isinstance(outcome, str) else "COMMIT")
+        with transaction(db) as txn:
+            try:
+                outcome = _refresh(db, path, sources, errors=errors, progress=progress, cancel=cancel)
+            except sqlite3.IntegrityError:
+                outcome = "conflicting records"
+            txn.discard = isinstance(outcome, str)
         return outcome
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
     finally:
         db.close()
 

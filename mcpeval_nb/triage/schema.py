@@ -12,13 +12,17 @@ a clear message by the readers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FindingsError
 
-__all__ = ["INDEX_FILE", "SCHEMA", "SCHEMA_DIGEST", "VERSION", "IndexState", "connect", "inspect_index"]
+__all__ = ["INDEX_FILE", "SCHEMA", "SCHEMA_DIGEST", "VERSION", "IndexState", "Transaction", "connect",
+           "inspect_index", "transaction"]
 
 INDEX_FILE = "index.db"
 VERSION = 1
@@ -180,3 +184,24 @@ def open_for_reading(root: Path) -> sqlite3.Connection:
             f"index database {path} is not usable ({state.reason}); run `mcpeval-nb index` to rebuild it"
         )
     return connect(path, read_only=True)
+
+
+@dataclass
+class Transaction:
+    """An open transaction; set ``discard`` to roll it back instead of committing it."""
+
+    discard: bool = False
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection, *, begin: str = "BEGIN IMMEDIATE") -> Iterator[Transaction]:
+    """``begin``, then COMMIT on success (ROLLBACK when ``discard`` was set or on any exception)."""
+    db.execute(begin)
+    txn = Transaction()
+    try:
+        yield txn
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("ROLLBACK" if txn.discard else "COMMIT")

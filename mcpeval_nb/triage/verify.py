@@ -19,9 +19,9 @@ from ..errors import UsageError
 from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
-from ..probe.manifest import Manifest, load_manifest, parse_manifest, select_cases
+from ..probe.manifest import Manifest, select_cases
 from ..probe.report import ProbeReport
-from ..probe.runner import run_probes
+from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
 from ..transport.messages import Target
 from .api import list_findings
 from .lifecycle import lifecycle, now_ms
@@ -70,14 +70,6 @@ class VerifyResult:
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return out
-
-
-def _manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
-    if isinstance(manifest, Manifest):
-        return manifest
-    if isinstance(manifest, str | Path):
-        return load_manifest(manifest)
-    return parse_manifest(manifest)
 
 
 def verify_finding(
