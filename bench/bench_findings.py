@@ -89,7 +89,8 @@ def append_records(root: Path, n: int = 1000, seed: int = 11) -> None:
         session = rng.randrange(PARAMS["sessions"])
         last[session] = last.get(session, 10_000_000 * seed) + 1
         failed = rng.random() < 0.05
-        error = me.error_info({"code": -32000, "message": f"appended failure {i % 3}"}, salt) if failed else None
+        message = {"code": -32000, "message": f"appended failure {i % 3}"}
+        error = me.error_info(message, salt) if failed else None
         out.append(me.CallRecord(ts="2026-08-28T23:59:59.000Z", session=f"synthetic-session-{session}",
                                  seq=last[session], server=f"server-{session % PARAMS['servers']}",
                                  method="tools/call", tool=f"tool_{rng.randrange(12)}", args={},
