@@ -170,6 +170,7 @@ def test_an_unwritable_capture_root_exits_3(tmp_path: Path, capsys: pytest.Captu
     blocker.write_text("keep")
     code, _, err = _in_process([*_annotate_argv(note="CANARY"), "--root", str(blocker / "root")], capsys)
     assert code == 3
-    assert err.startswith("mcpeval-nb: cannot open journal ")
+    # resolve_root now refuses a root the OS refuses before any journal is opened (commit 6621758)
+    assert err.startswith(("mcpeval-nb: cannot use capture root ", "mcpeval-nb: cannot open journal "))
     assert "CANARY" not in err and "Traceback" not in err
     assert blocker.read_text() == "keep"

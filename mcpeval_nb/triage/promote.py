@@ -313,10 +313,11 @@ def promote_groups(
             "WHERE finding_id = ?",
             [(fid,) for fid in promoted],
         )
+        chosen = set(promoted)
         life.open_findings(
             [
                 (fid, k[0], k[1], None, k[2])
-                for fid, k in ((i[0], (i[1], i[2], i[5])) for i in issues if i[0] in set(promoted))
+                for fid, k in ((i[0], (i[1], i[2], i[5])) for i in issues if i[0] in chosen)
             ],
             at=now,
         )
