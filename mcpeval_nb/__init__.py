@@ -82,6 +82,9 @@ if typing.TYPE_CHECKING:
         run_shim_http as run_shim_http,
     )
     from .errors import (
+        Cancelled as Cancelled,
+    )
+    from .errors import (
         DocumentError as DocumentError,
     )
     from .errors import (
@@ -405,6 +408,25 @@ if typing.TYPE_CHECKING:
     from .transport import StdioTarget as StdioTarget
     from .transport.policy import Endpoint as Endpoint
     from .transport.policy import check_endpoint as check_endpoint
+    from .triage.api import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.api import finding_history as finding_history
+    from .triage.api import findings as findings
+    from .triage.api import promote as promote
+    from .triage.api import render_findings as render_findings
+    from .triage.explain import Explanation as Explanation
+    from .triage.explain import explain_finding as explain_finding
+    from .triage.explain import failure_windows as failure_windows
+    from .triage.export import ExportResult as ExportResult
+    from .triage.export import export_issues as export_issues
+    from .triage.generate import Generated as Generated
+    from .triage.generate import generate_manifest as generate_manifest
+    from .triage.index import IndexResult as IndexResult
+    from .triage.index import build_index as build_index
+    from .triage.lifecycle import FINDING_STATES as FINDING_STATES
+    from .triage.promote import PromoteResult as PromoteResult
+    from .triage.report import FINDINGS_SCHEMA as FINDINGS_SCHEMA
+    from .triage.verify import VerifyResult as VerifyResult
+    from .triage.verify import verify_finding as verify_finding
 
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -417,10 +439,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
-        "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError", "LockTimeout",
-        "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError",
-        "SaltError", "ShareOutputError", "ShareRefused", "TransportError", "TrendHistoryCorrupt",
-        "UsageError", "describe",
+        "Cancelled", "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError",
+        "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge",
+        "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
+        "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
         "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets", "parse_budgets",
@@ -465,6 +487,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
+    ".triage.api": ("FINDINGS_FORMATS", "finding_history", "findings", "promote", "render_findings",),
+    ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
+    ".triage.export": ("ExportResult", "export_issues",),
+    ".triage.generate": ("Generated", "generate_manifest",),
+    ".triage.index": ("IndexResult", "build_index",),
+    ".triage.lifecycle": ("FINDING_STATES",),
+    ".triage.promote": ("PromoteResult",),
+    ".triage.report": ("FINDINGS_SCHEMA",),
+    ".triage.verify": ("VerifyResult", "verify_finding",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }
 

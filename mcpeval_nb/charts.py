@@ -19,6 +19,8 @@ from matplotlib.axes import Axes
 import mcpeval_nb
 
 __all__ = [
+    "plot_failure_windows",
+    "plot_finding_factors",
     "plot_latency_distribution",
     "plot_latency_over_time",
     "plot_outcome_mix",
@@ -228,4 +230,80 @@ def plot_readiness_history(data: Any, *, ax: Axes | None = None) -> Axes:
         ax.legend()
     else:
         _empty(ax, "readiness points")
+    return ax
+
+
+_FACTORS = (("confidence", "#5b6fb0"), ("recency", "#4c9a5b"), ("cost", "#c8553d"), ("blast", "#9a6700"))
+
+
+def plot_finding_factors(data: Any, *, ax: Axes | None = None, top: int = 10) -> Axes:
+    """Why findings rank where they do: the four factors of each score as bars, best finding first.
+
+    ``score = confidence × recency × cost × blast``; cost and blast are drawn as the factors they are
+    (``log2(1 + median window)``, ``1 + log2(tools)``), so the product of a group's bars is its score.
+
+    Args:
+        data: ``mcpeval_nb.findings(root)`` (or its frame).
+        ax: axes to draw on. top: at most this many findings (the table's order: best first).
+
+    Returns:
+        The axes (one bar group per finding, labelled ``tool #<id suffix>``).
+    """
+    ax = _axes(ax)
+    frame = _frame(data).head(top)
+    if frame.empty:
+        _empty(ax, "findings")
+        return ax
+    values = {
+        "confidence": frame["confidence"].to_numpy(dtype=float),
+        "recency": frame["recency"].to_numpy(dtype=float),
+        "cost": np.log2(1 + frame["cost"].to_numpy(dtype=float)),
+        "blast": 1 + np.log2(np.maximum(1, frame["blast"].to_numpy(dtype=float))),
+    }
+    x = np.arange(len(frame))
+    width = 0.2
+    for i, (name, colour) in enumerate(_FACTORS):
+        ax.bar(x + (i - 1.5) * width, values[name], width, label=name, color=colour)
+    pairs = zip(frame["tool"], frame["finding_id"], strict=True)
+    labels = [f"{tool or 'unlisted'} #{str(fid)[-6:]}" for tool, fid in pairs]
+    ax.set_xticks(x, labels, rotation=30, ha="right")
+    ax.set_ylabel("factor value")
+    ax.set_title("score factors per finding (score = product)")
+    ax.legend()
+    return ax
+
+
+def plot_failure_windows(data: Any, *, ax: Axes | None = None) -> Axes:
+    """A finding's failure windows as a timeline: one row per failure, the calls at offsets -5..+3
+    coloured by outcome, the failure itself (offset 0) as a cross.
+
+    Args:
+        data: ``mcpeval_nb.failure_windows(root, finding_id)`` (or its frame).
+        ax: axes to draw on.
+
+    Returns:
+        The axes (x: offset from the failure, y: failures, newest on top).
+    """
+    ax = _axes(ax)
+    frame = _frame(data)
+    if frame.empty:
+        _empty(ax, "failure windows")
+        return ax
+    order = {fid: i for i, fid in enumerate(sorted(frame["failure_id"].unique()))}
+    rows = frame["failure_id"].map(order).to_numpy(dtype=float)
+    offsets = frame["offset"].to_numpy(dtype=float)
+    for outcome, colour in _OUTCOME_COLOURS.items():
+        mask = (frame["outcome"] == outcome).to_numpy() & (offsets != 0)
+        if mask.any():
+            ax.scatter(offsets[mask], rows[mask], color=colour, s=40, label=outcome)
+    failed = offsets == 0
+    ax.scatter(offsets[failed], rows[failed], color="#c8553d", marker="X", s=90, label="the failure")
+    ax.axvline(0, color="#6e7781", linewidth=0.8)
+    ax.set_xticks(range(-5, 4))
+    ax.set_yticks(range(len(order)))
+    ax.set_ylim(-0.5, len(order) - 0.5)
+    ax.set_xlabel("offset from the failure (calls)")
+    ax.set_ylabel("failure (oldest at the bottom)")
+    ax.set_title("calls around each failure")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
     return ax

@@ -36,6 +36,7 @@ RANKS: dict[str, float] = {
     "review": 4,
     "findings": 4,
     "gates": 4,
+    "triage": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,

@@ -8,8 +8,9 @@ Steps (progress on stderr, the summary on stdout):
    (``demo/history.py``, through the real writer), so latency, template and readiness trends have
    something to show;
 2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
-   trend history has points and a change;
-3. notebooks: the four notebooks executed against the root and written as HTML with their charts;
+   trend history has points and a change; then findings (``demo/fixture_findings.py``): a broken
+   fixture server captured behind the shim, indexed, promoted, and verified until its finding closes;
+3. notebooks: the five notebooks executed against the root and written as HTML with their charts;
 4. summary: per-tool p95 latency, top error templates, latest readiness per server, the redaction
    check, and the paths to open.
 
@@ -26,8 +27,10 @@ import time
 from pathlib import Path
 
 from mcpeval_nb import (
+    FindingsError,
     check_redaction,
     error_templates,
+    findings,
     format_ms,
     latency_summary,
     open_store,
@@ -35,6 +38,7 @@ from mcpeval_nb import (
 )
 
 from .capture import capture_sessions
+from .fixture_findings import findings_step
 from .history import generate_history
 from .notebooks import run_notebooks
 from .probes import PLAN, QUICK_PLAN, probe_runs
@@ -67,11 +71,12 @@ def build_root(root: Path, *, quick: bool = False) -> Path:
     _say(f"history: {history.calls} generated calls over {history.days} days and {history.points} "
          f"readiness points for server generated-docs ({history.first_day} to {history.last_day})")
     probe_runs(root, say=_say, plan=QUICK_PLAN if quick else PLAN)
+    findings_step(root, say=_say)
     return root
 
 
 def summarize(root: Path) -> list[str]:
-    """The summary lines: p95 per tool, top error templates, latest readiness, redaction check."""
+    """The summary lines: p95 per tool, top error templates, latest readiness, findings, redaction check."""
     store = open_store(root)
     calls = store.calls
     lines = ["per-tool latency (p95 ms):"]
@@ -87,6 +92,16 @@ def summarize(root: Path) -> list[str]:
     for r in readiness_history(store.trends, last=1).to_pylist():
         lines.append(f"  {r['server']:<14} {r['score']}/100 ({r['standard']}) gate "
                      f"{r['cases_passed']}/{r['cases_total']}")
+    lines.append("findings (promoted, best first):")
+    try:
+        promoted = findings(root).slice(0, 5).to_pylist()
+    except FindingsError:
+        promoted = []
+        lines.append("  none yet: run mcpeval-nb promote")
+    for r in promoted:
+        lines.append(f"  {r['severity']:<6} {r['class']:<22} {r['server']}/{r['tool'] or 'unlisted'} "
+                     f"score={r['score']:.3f} failures={r['failures']}/{r['calls']} sessions={r['sessions']} "
+                     f"state={r['state']}")
     report = check_redaction(root)
     verdict = "clean" if report.clean else f"{len(report.flagged)} flagged line(s)"
     lines.append(f"redaction check: {verdict}, {report.files_scanned} file(s) scanned, "

@@ -1,4 +1,4 @@
-"""The demo's notebook step: execute the four notebooks against the demo root and export them as HTML.
+"""The demo's notebook step: execute the notebooks against the demo root and export them as HTML.
 
 Each notebook runs top to bottom in a fresh kernel of this interpreter (nbclient) with
 ``MCPEVAL_HOME`` pointing at the demo root, and is written with its outputs, charts and widget state as
@@ -22,7 +22,8 @@ __all__ = ["NOTEBOOKS", "WEB_ASSETS", "copy_web_assets", "run_notebooks"]
 
 Say = Callable[[str], None]
 #: The user's entry points, in reading order.
-NOTEBOOKS = ("01-latency-and-errors", "02-readiness-history", "03-probe-a-server", "04-review-and-share")
+NOTEBOOKS = ("01-latency-and-errors", "02-readiness-history", "03-probe-a-server", "04-review-and-share",
+             "05-findings")
 #: Where ``make setup`` installs the page scripts (``web/package.json``).
 WEB_ASSETS = Path(__file__).resolve().parents[2] / "web" / "node_modules"
 _RENDERER = "@jupyter-widgets/html-manager/dist"

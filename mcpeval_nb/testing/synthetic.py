@@ -71,11 +71,11 @@ def _ts(day: int, ms_of_day: int) -> str:
 
 
 def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, error_rate: float,
-           salt: bytes) -> Iterator[CallRecord]:
+           salt: bytes, sessions: int | None = None) -> Iterator[CallRecord]:
     medians = [math.log(20 + 780 * rng.random()) for _ in range(tools)]
     shapes = [shape({"query": "x" * rng.randrange(1, 200), "limit": rng.randrange(1, 50),
                      "tags": ["a"] * rng.randrange(3)}) for _ in range(64)]
-    sessions = max(servers * 4, n // 200)
+    sessions = sessions or max(servers * 4, n // 200)
     seqs = [0] * sessions
     for i in range(n):
         day = i * days // max(n, 1)
@@ -119,9 +119,10 @@ def _uuid(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
 
 
-def _annotations(rng: random.Random, calls: int, servers: int, days: int) -> list[AnnotationRecord]:
+def _annotations(rng: random.Random, calls: int, servers: int, days: int,
+                 sessions: int | None = None) -> list[AnnotationRecord]:
     out = []
-    sessions = max(1, calls // 200)
+    sessions = sessions or max(1, calls // 200)
     for i in range(calls // 100):
         out.append(AnnotationRecord(ts=_ts(i * days // max(1, calls // 100), 43_200_000 + i),
                                     session=f"synthetic-session-{rng.randrange(sessions)}",
@@ -150,7 +151,7 @@ def _trends(rng: random.Random, servers: int, days: int) -> list[TrendPoint]:
 
 def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
                     error_rate: float = 0.05, seed: int = 0, annotations: bool = True,
-                    trends: bool = True) -> SyntheticStore:
+                    trends: bool = True, sessions: int | None = None) -> SyntheticStore:
     """Write a deterministic synthetic capture root through the real writer.
 
     Args:
@@ -163,6 +164,7 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
         seed: random seed; the same arguments always give the same bytes.
         annotations: also write about one annotation per 100 calls.
         trends: also write one readiness trend point per server and day.
+        sessions: distinct sessions (default: one per 200 calls, at least 4 per server).
 
     Returns:
         A ``SyntheticStore`` summary.
@@ -171,19 +173,20 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
         UsageError: a count is out of range.
     """
     from ..errors import UsageError
-    if calls < 0 or servers < 1 or tools < 1 or days < 1 or not 0.0 <= error_rate <= 1.0:
+    if calls < 0 or servers < 1 or tools < 1 or days < 1 or not 0.0 <= error_rate <= 1.0 or \
+            (sessions is not None and sessions < 1):
         raise UsageError("synthetic_store: calls >= 0, servers/tools/days >= 1, 0 <= error_rate <= 1")
     root = Path(root)
     rng = random.Random(seed)
     salt = hashlib.sha256(f"mcpeval-nb synthetic salt {seed}".encode()).digest()
     batch: list[CallRecord] = []
-    for record in _calls(rng, calls, servers, tools, days, error_rate, salt):
+    for record in _calls(rng, calls, servers, tools, days, error_rate, salt, sessions):
         batch.append(record)
         if len(batch) >= _BATCH:
             append_records(root, batch)
             batch = []
     append_records(root, batch)
-    notes = _annotations(rng, calls, servers, days) if annotations else []
+    notes = _annotations(rng, calls, servers, days, sessions) if annotations else []
     append_records(root, notes)
     points = _trends(rng, servers, days) if trends else []
     append_records(root, points)

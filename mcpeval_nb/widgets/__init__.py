@@ -1,4 +1,5 @@
-"""ipywidgets panels over the public API: explore captures, probe a server, follow readiness, review.
+"""ipywidgets panels over the public API: explore captures, probe a server, follow readiness, review,
+rank and verify findings.
 
 Each panel keeps its state in a plain dataclass (``panel.state``) and renders it; long work runs on a
 worker thread with progress and a Cancel button, and ``panel.wait(timeout)`` blocks until it settles.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 from .explorer_panel import ExplorerPanel
 from .explorer_state import ExplorerFilters, ExplorerState
+from .findings_panel import FindingsPanel
+from .findings_state import FindingRow, FindingsDetail, FindingsState
 from .probe_panel import ProbePanel
 from .probe_state import CaseRow, ProbeState, mutating_cases
 from .review_panel import ReviewPanel
@@ -21,6 +24,10 @@ __all__ = [
     "ExplorerFilters",
     "ExplorerPanel",
     "ExplorerState",
+    "FindingRow",
+    "FindingsDetail",
+    "FindingsPanel",
+    "FindingsState",
     "ProbePanel",
     "ProbeState",
     "ReviewPanel",

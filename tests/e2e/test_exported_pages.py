@@ -25,6 +25,7 @@ PANEL_TEXT = {
     "02-readiness-history": ("Last N", "first shown point"),
     "03-probe-a-server": ("Run probe", "Gate only (no readiness battery)"),
     "04-review-and-share": ("Run redaction check", "Export envelope"),
+    "05-findings": ("Re-index", "Re-promote"),
 }
 
 

@@ -8,8 +8,10 @@ failure rate (``attempts_to_observe``).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
@@ -17,7 +19,8 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from .scoring import attempts_to_observe
 
-__all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "rebuild_arguments"]
+__all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
+           "rebuild_arguments", "write_new"]
 
 MAX_EXPECT_BYTES = 64 * 1024
 UUID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
@@ -166,3 +169,52 @@ def generate_case(finding_id: str, *, tool: str | None, args: Any, rate: float, 
     document = {"version": 1, "sandboxes": {}, "probes": [case]}
     return Generated(probe_id=finding_id, kind=kind, max_attempts=extra.get("max_attempts"),
                      document=document, placeholders=holes)
+
+
+def write_new(path: Path, text: str, *, force: bool) -> None:
+    """Write ``text`` to ``path``: created new (``O_EXCL``) unless ``force`` replaces a file.
+
+    Raises:
+        UsageError: the file exists without ``force``, or cannot be written.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        raise UsageError(f"{path} exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_only: bool = False,
+                      output: Path | str | None = None, force: bool = False,
+                      expect: bytes | str | None = None) -> Generated:
+    """The read-only manifest that reproduces a finding of the last promotion (SPEC 8.5).
+
+    Args:
+        root: the capture root. finding_id: the finding (any issue of the last promotion).
+        confirm_read_only: the operator attests the finding's tool is read-only (required to write;
+            a preview with ``output=None`` needs none).
+        output: write the manifest there (a new file unless ``force``).
+        expect: an Expectation JSON document (``--expect``), at most 64 KiB.
+
+    Returns:
+        The ``Generated`` manifest (``stdout_lines(output)`` is what ``generate`` prints).
+
+    Raises:
+        UsageError: no attestation, a class that needs ``expect``, an existing output without ``force``.
+        FindingsError: no usable index, or no such finding.
+    """
+    from .api import get_finding
+    if output is not None and not confirm_read_only:
+        raise UsageError("read-only generation requires explicit --confirm-read-only attestation")
+    finding = get_finding(root, finding_id)
+    shape = {} if finding.repro is None else loads(finding.repro)
+    data = expect.encode("utf-8") if isinstance(expect, str) else expect
+    generated = generate_case(finding.finding_id, tool=finding.tool, args=shape, rate=finding.rate,
+                              klass=finding.klass, retryable=finding.retryable, expect=data)
+    if output is not None:
+        write_new(Path(output), generated.manifest_text(), force=force)
+    return generated

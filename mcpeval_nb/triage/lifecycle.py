@@ -18,11 +18,15 @@ from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
 from ..limits import LOCK_TIMEOUT_S
+from .schema import transaction
 
-__all__ = ["LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms", "transition"]
+__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
+           "transition"]
 
 LIFECYCLE_FILE = "lifecycle.db"
 STATES = ("open", "fix-claimed", "verifying", "closed")
+#: The lifecycle states, in order (public name).
+FINDING_STATES = STATES
 CLOSE_AFTER = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS finding_lifecycle (
@@ -176,22 +180,17 @@ def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_
         FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
     """
     path = root / LIFECYCLE_FILE
-    lock = FileLock(str(path) + ".lock") if write else contextlib.nullcontext()
+    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else contextlib.nullcontext()
     try:
         with lock:
             db = _connect(path, write=write, timeout=timeout)
             try:
                 _check_ours(db, path)
-                db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                if write or not path.exists():
-                    for statement in filter(str.strip, _SCHEMA.split(";")):
-                        db.execute(statement)
-                yield Lifecycle(db)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+                with transaction(db, begin="BEGIN IMMEDIATE" if write else "BEGIN"):
+                    if write or not path.exists():
+                        for statement in filter(str.strip, _SCHEMA.split(";")):
+                            db.execute(statement)
+                    yield Lifecycle(db)
             finally:
                 db.close()
     except Timeout:

@@ -1,0 +1,134 @@
+"""Benchmark: ``index`` and ``promote`` against ``open_store(root).calls`` on the same store, same run.
+
+Run ``python -m bench.bench_findings``.  The store is a synthetic capture root of 1,000,000 call records
+(``synthetic_store(calls=1_000_000, servers=4, tools=12, days=28, error_rate=0.05, sessions=400)``:
+5% of tool calls fail, over 28 days and 400 sessions), cached under ``build/bench/findings-1m`` and
+copied to a scratch root per run.  Each measurement runs in a fresh child process (timed after its
+imports) with the journals in the page cache:
+
+* ``open_store``: ``open_store(root).calls`` (the baseline);
+* ``index``: a full ``build_index(root, full=True)``;
+* ``incremental``: ``build_index(root)`` after 1,000 call records were appended through the writer;
+* ``promote``: ``promote(root)`` over the indexed store.
+
+Targets (issue 13): index <= 3x open_store, incremental < 100 ms, promote <= 2x open_store.  For
+reference, the Rust tool on this machine class took 30 s to index such a store and 214 s to promote it.
+Peak RSS is each child's ``ru_maxrss``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "build" / "bench"
+STORE = ROOT / "findings-1m"
+WORK = ROOT / "findings-work"
+PARAMS = {"calls": 1_000_000, "servers": 4, "tools": 12, "days": 28, "error_rate": 0.05, "seed": 1,
+          "sessions": 400}
+TARGETS = {"index": 3.0, "promote": 2.0}
+INCREMENTAL_MS = 100.0
+
+_CHILD = r"""
+import json, resource, sys, time
+mode, root = sys.argv[1], sys.argv[2]
+import mcpeval_nb as me
+import numpy, pyarrow  # imports are not what is measured
+run = {"open_store": me.open_store, "index": me.build_index, "incremental": me.build_index,
+       "promote": me.promote}[mode]
+import mcpeval_nb.tables.load, mcpeval_nb.triage.index, mcpeval_nb.triage.api
+t = time.perf_counter()
+if mode == "open_store":
+    rows = me.open_store(root).calls.num_rows
+elif mode == "index":
+    rows = me.build_index(root, full=True).calls
+elif mode == "incremental":
+    result = me.build_index(root)
+    assert not result.full, result.reason
+    rows = result.added
+else:
+    rows = me.promote(root).issues
+seconds = time.perf_counter() - t
+print(json.dumps({"mode": mode, "seconds": seconds, "rows": rows,
+                  "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def ensure_store() -> Path:
+    """The cached store, generated through the real writer when absent (about a minute)."""
+    marker = STORE / "READY"
+    if marker.exists() and json.loads(marker.read_text() or "{}") == PARAMS:
+        return STORE
+    from mcpeval_nb.testing import synthetic_store
+    shutil.rmtree(STORE, ignore_errors=True)
+    print(f"generating {PARAMS['calls']:,} call records under {STORE} ...", file=sys.stderr)
+    synthetic_store(STORE, **PARAMS)  # type: ignore[arg-type]
+    marker.write_text(json.dumps(PARAMS))
+    return STORE
+
+
+def _child(mode: str, root: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-c", _CHILD, mode, str(root)], capture_output=True, text=True,
+                         check=True, timeout=900)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def append_records(root: Path, n: int = 1000, seed: int = 11) -> None:
+    """Append ``n`` call records continuing the store's sessions (5% failures), through the writer."""
+    import mcpeval_nb as me
+    rng = random.Random(seed)
+    salt = me.load_salt(root)
+    last: dict[int, int] = {}
+    out = []
+    for i in range(n):
+        session = rng.randrange(PARAMS["sessions"])
+        last[session] = last.get(session, 10_000_000 * seed) + 1
+        failed = rng.random() < 0.05
+        message = {"code": -32000, "message": f"appended failure {i % 3}"}
+        error = me.error_info(message, salt) if failed else None
+        out.append(me.CallRecord(ts="2026-08-28T23:59:59.000Z", session=f"synthetic-session-{session}",
+                                 seq=last[session], server=f"server-{session % PARAMS['servers']}",
+                                 method="tools/call", tool=f"tool_{rng.randrange(12)}", args={},
+                                 latency_ms=rng.randrange(5, 500), outcome="error" if failed else "ok",
+                                 error=error, kind="real"))
+    me.append_records(root, out)
+
+
+def main() -> None:
+    """Run the measurements and print the figures, ratios and peak RSS."""
+    store = ensure_store()
+    shutil.rmtree(WORK, ignore_errors=True)
+    shutil.copytree(store, WORK)
+    _child("open_store", WORK)  # warm the page cache
+    figures = {"open_store": _child("open_store", WORK), "index": _child("index", WORK)}
+    append_records(WORK)
+    figures["incremental"] = _child("incremental", WORK)
+    figures["promote"] = _child("promote", WORK)
+    base = figures["open_store"]["seconds"]
+    failed = False
+    print(f"{'measurement':<12} {'seconds':>9} {'x open_store':>13} {'peak RSS MiB':>13}  target")
+    for mode, fig in figures.items():
+        ratio = fig["seconds"] / base
+        if mode in TARGETS:
+            target, ok = f"<= {TARGETS[mode]:.0f}x", ratio <= TARGETS[mode]
+        elif mode == "incremental":
+            target, ok = f"< {INCREMENTAL_MS:.0f} ms", fig["seconds"] * 1000 < INCREMENTAL_MS
+        else:
+            target, ok = "baseline", True
+        failed |= not ok
+        print(f"{mode:<12} {fig['seconds']:>9.3f} {ratio:>13.2f} {fig['peak_rss'] / 2**20:>13.0f}  {target}"
+              f"{'' if ok else '  NOT MET'}")
+    print(f"incremental index read {figures['incremental']['rows']:.0f} appended records in "
+          f"{figures['incremental']['seconds'] * 1000:.1f} ms")
+    shutil.rmtree(WORK, ignore_errors=True)
+    if failed:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""Arrow call batches -> the integer rows of ``index.db`` (``call_rows``, ``call_labels``, ``strings``).
+
+Every text value is stored once: a session, capture id, event id or argument shape becomes a code into
+``strings``, a (server, method, tool, outcome, kind) combination a code into ``call_labels``.  Codes are
+computed per distinct value of a batch's dictionary columns and spread to the rows with numpy, so a
+batch of 30,000 calls costs a few hundred dictionary look-ups, not 30,000 × 10.  The values come from
+the loader's tables, which re-sanitised every record (SPEC 2.2).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .schema import NULL_TS
+
+__all__ = ["Encoded", "Encoder", "LabelRow"]
+
+_I64_MAX = 2**63 - 1
+LabelRow = tuple[str, str, str | None, str, str]
+#: ``(row index, err_code, err_template, err_template_id, err_retryable)``
+ErrorRow = tuple[int, str | None, str | None, str | None, int | None]
+
+
+@dataclass
+class Encoded:
+    """One batch as integer columns (numpy int64), its identity texts, and its error rows.
+
+    ``capture``/``event`` are the identity UUIDs (string arrays, null for legacy records); ``failed``
+    marks ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups); ``errors``
+    holds ``(row index, err_code, err_template, err_template_id, err_retryable)``.
+    """
+
+    capture: pa.Array
+    event: pa.Array
+    ts: np.ndarray
+    session: np.ndarray
+    seq: np.ndarray
+    labels: np.ndarray
+    latency: np.ndarray
+    args: np.ndarray
+    failed: np.ndarray
+    server: np.ndarray
+    errors: list[ErrorRow]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def take(self, keep: np.ndarray) -> Encoded:
+        """The rows at positions ``keep`` (sorted), error rows renumbered."""
+        where = {int(old): new for new, old in enumerate(keep.tolist())}
+        errors = [(where[i], *rest) for i, *rest in self.errors if i in where]
+        index = pa.array(keep, pa.int64())
+        cols: dict[str, object] = {name: getattr(self, name)[keep] for name in _COLUMNS}
+        return Encoded(capture=self.capture.take(index), event=self.event.take(index), errors=errors, **cols)  # type: ignore[arg-type]
+
+    @staticmethod
+    def concat(parts: list[Encoded]) -> Encoded:
+        """All parts as one (error rows renumbered)."""
+        if len(parts) == 1:
+            return parts[0]
+        errors: list[ErrorRow] = []
+        base = 0
+        for part in parts:
+            errors += [(i + base, c, t, tid, r) for i, c, t, tid, r in part.errors]
+            base += len(part)
+        cols = {
+            name: np.concatenate([getattr(p, name) for p in parts])
+            if parts
+            else np.zeros(0, dtype=bool if name == "failed" else np.int64)
+            for name in _COLUMNS
+        }
+        texts = {
+            name: pa.concat_arrays([getattr(p, name) for p in parts]) if parts else pa.array([], pa.string())
+            for name in ("capture", "event")
+        }
+        return Encoded(**texts, **cols, errors=errors)
+
+    def capture_codes(self) -> np.ndarray:
+        """Per-row capture numbers within these rows (0 for a legacy record)."""
+        encoded = pc.dictionary_encode(self.capture)
+        codes: np.ndarray = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
+        return codes
+
+
+_COLUMNS = ("ts", "session", "seq", "labels", "latency", "args", "failed", "server")
+
+
+class Encoder:
+    """Assigns codes to strings and label combinations, for a fresh database or an existing one.
+
+    Args:
+        db: the index being written.
+        fresh: True for a new database (nothing to look up); False reads existing codes on demand.
+    """
+
+    def __init__(self, db: sqlite3.Connection, *, fresh: bool) -> None:
+        self.db, self.fresh = db, fresh
+        self.strings: dict[str, int] = {}
+        self.known: set[int] = set()  # codes that existed before this run
+        self.new_strings: list[tuple[int, str]] = []
+        self.next_string = 1 if fresh else (db.execute("SELECT MAX(id) FROM strings").fetchone()[0] or 0) + 1
+        self.labels: dict[LabelRow, int] = {}
+        self.label_server: dict[int, int] = {}
+        self.servers: dict[str, int] = {}
+        self.new_labels: list[tuple[int, *LabelRow]] = []
+        if not fresh:
+            for code, *row in db.execute("SELECT id, server, method, tool, outcome, kind FROM call_labels"):
+                self._remember_label(code, (row[0], row[1], row[2], row[3], row[4]))
+
+    def code(self, value: str) -> int:
+        """The code of a text value (assigned on first sight)."""
+        found = self.strings.get(value)
+        if found is not None:
+            return found
+        row = (
+            None
+            if self.fresh
+            else self.db.execute("SELECT id FROM strings WHERE value = ?", (value,)).fetchone()
+        )
+        if row is not None:
+            found = int(row[0])
+            self.known.add(found)
+        else:
+            found = self.next_string
+            self.next_string += 1
+            self.new_strings.append((found, value))
+        self.strings[value] = found
+        return found
+
+    def _remember_label(self, code: int, row: LabelRow) -> None:
+        self.labels[row] = code
+        self.label_server[code] = self.servers.setdefault(row[0], len(self.servers))
+
+    def label(self, row: LabelRow) -> int:
+        """The code of a label combination (assigned on first sight)."""
+        found = self.labels.get(row)
+        if found is None:
+            found = len(self.labels) + 1
+            self._remember_label(found, row)
+            self.new_labels.append((found, *row))
+        return found
+
+    def flush(self) -> None:
+        """Write the strings and labels assigned since the last flush."""
+        self.db.executemany("INSERT INTO strings (id, value) VALUES (?, ?)", self.new_strings)
+        self.db.executemany(
+            "INSERT INTO call_labels (id, server, method, tool, outcome, kind) VALUES (?, ?, ?, ?, ?, ?)",
+            self.new_labels,
+        )
+        self.new_strings, self.new_labels = [], []
+
+    # -- batches ------------------------------------------------------------------------------------
+    def _codes(self, column: pa.Array) -> np.ndarray:
+        """Per-row codes of a (dictionary or string) column; 0 where null."""
+        arr = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        lut = np.zeros(len(arr.dictionary) + 1, dtype=np.int64)
+        for i, value in enumerate(arr.dictionary.to_pylist(), start=1):
+            lut[i] = self.code(value)
+        codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
+        return codes
+
+    def _label_codes(self, batch: pa.RecordBatch) -> np.ndarray:
+        parts, sizes, dicts = [], [], []
+        for name in ("server", "method", "tool", "outcome", "kind"):
+            arr = batch.column(name)
+            parts.append(pc.fill_null(arr.indices, -1).to_numpy().astype(np.int64) + 1)
+            dicts.append([None, *arr.dictionary.to_pylist()])
+            sizes.append(len(arr.dictionary) + 1)
+        key = np.zeros(batch.num_rows, dtype=np.int64)
+        for part, size in zip(parts, sizes, strict=True):
+            key = key * size + part
+        uniq, inverse = np.unique(key, return_inverse=True)
+        lut = np.zeros(len(uniq), dtype=np.int64)
+        for i, value in enumerate(uniq.tolist()):
+            digits = []
+            for size in reversed(sizes):
+                value, digit = divmod(value, size)
+                digits.append(digit)
+            texts = [d[x] for d, x in zip(dicts, reversed(digits), strict=True)]
+            lut[i] = self.label((texts[0], texts[1], texts[2], texts[3], texts[4]))
+        codes: np.ndarray = lut[inverse]
+        return codes
+
+    def encode(self, batch: pa.RecordBatch) -> Encoded:
+        """Encode one ``CALLS_SCHEMA`` batch."""
+        labels = self._label_codes(batch)
+        failed_labels = {c for row, c in self.labels.items() if row[3] == "error"}
+        failed = np.isin(labels, np.fromiter(failed_labels, dtype=np.int64, count=len(failed_labels)))
+        server_lut = np.zeros(max(self.labels.values(), default=0) + 1, dtype=np.int64)
+        for code, server in self.label_server.items():
+            server_lut[code] = server
+        return Encoded(
+            capture=batch.column("capture_id"),
+            event=batch.column("event_id"),
+            ts=_ints(batch.column("ts").cast(pa.int64())),
+            session=self._codes(batch.column("session")),
+            seq=_ints(batch.column("seq")),
+            labels=labels,
+            latency=_ints(batch.column("latency_ms")),
+            args=self._codes(batch.column("args")),
+            failed=failed,
+            server=server_lut[labels],
+            errors=_errors(batch),
+        )
+
+
+def _ints(column: pa.Array) -> np.ndarray:
+    """int64 values; null -> ``NULL_TS``; unsigned values past the signed range clipped to its top."""
+    values = column
+    if pa.types.is_unsigned_integer(column.type):
+        values = pc.min_element_wise(column, pa.scalar(_I64_MAX, column.type)).cast(pa.int64())
+    ints: np.ndarray = pc.fill_null(values, NULL_TS).to_numpy().astype(np.int64, copy=False)
+    return ints
+
+
+def _texts(column: pa.Array, rows: np.ndarray) -> list[str | None]:
+    """The values of a dictionary column at ``rows`` (one Python string per distinct value)."""
+    values: list[str | None] = [*column.dictionary.to_pylist(), None]
+    idx = pc.fill_null(column.indices, -1).to_numpy()[rows]
+    return [values[i] for i in idx.tolist()]
+
+
+def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
+    rows = np.flatnonzero(batch.column("has_error").to_numpy(zero_copy_only=False))
+    if len(rows) == 0:
+        return []
+    codes, templates, tids = (_texts(batch.column(n), rows)
+                              for n in ("error_code", "error_template", "error_template_id"))
+    index = pa.array(rows)
+    retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
+    return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))
+
+
+def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple[object, ...]]]]:
+    """``(statement, rows)`` for ``executemany``: legacy rows without the identity columns (fewer values
+    to bind), rows with an identity with them; values as Python ints and strings."""
+    ident = pc.or_(pc.is_valid(enc.capture), pc.is_valid(enc.event)).to_numpy(zero_copy_only=False)
+    out: list[tuple[str, Iterable[tuple[object, ...]]]] = []
+    for statement, mask in ((INSERT_LEGACY, ~ident), (INSERT_ROWS, ident)):
+        if not mask.any():
+            continue
+        rows = np.flatnonzero(mask)
+        ints = [col[rows].tolist() for col in (ids, enc.ts, enc.session, enc.seq, enc.labels, enc.latency,
+                                               enc.args)]
+        if statement is INSERT_ROWS:
+            index = pa.array(rows)
+            texts = [pc.fill_null(col.take(index), "").to_pylist() for col in (enc.capture, enc.event)]
+            out.append((statement, zip(ints[0], *texts, *ints[1:], strict=True)))
+        else:
+            out.append((statement, zip(*ints, strict=True)))
+    return out
+
+
+INSERT_ROWS = (
+    "INSERT INTO call_rows (id, capture, event, ts_ms, session, seq, labels, latency_ms, args) "
+    f"VALUES (?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
+)
+INSERT_LEGACY = (
+    "INSERT INTO call_rows (id, ts_ms, session, seq, labels, latency_ms, args) "
+    f"VALUES (?, NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
+)
+INSERT_ERRORS = (
+    "INSERT INTO call_errors (call_id, err_code, err_template, err_template_id, err_retryable) "
+    "VALUES (?, ?, ?, ?, ?)"
+)

@@ -1,0 +1,110 @@
+"""``export-issues``: one Markdown file per finding, published atomically like the share envelope.
+
+Each file is built from ``index.db`` and ``lifecycle.db`` rows only (labels, counts, scores, the template
+id, the shaped arguments, lifecycle state and probe history), so no payload can be in it.  Files are
+written into an owner-only staging directory beside the output and swapped in with one rename
+(``mcpeval_nb.staging``, with ``review.publish``'s output rules): a refused or failed export leaves
+the previous directory as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import FindingsError
+from ..home import resolve_root
+from ..review.publish import check_output, resolve_output
+from ..staging import Staging, discard, publish, remove_stale_staging
+from .api import list_findings
+from .lifecycle import lifecycle
+from .report import Finding
+
+__all__ = ["ExportResult", "export_issues", "issue_markdown"]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """Where the files went and how many were written."""
+
+    dest: Path
+    files: int
+
+
+def _when(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str:
+    """The Markdown of one finding (everything in it is a label, a number or a shape token)."""
+    lines = [
+        f"# {f.finding_id}: {f.server}/{f.tool or 'unlisted'} ({f.klass})",
+        "",
+        f"- severity: {f.severity} (score {f.score:.6f}, threshold {f.threshold:.6f})",
+        f"- lifecycle: {f.state}, probe {f.probe_id or 'none'}, consecutive passes {f.consecutive_passes}",
+        f"- failures: {f.failures} of {f.calls} calls ({f.rate:.2%}) in {f.sessions} sessions",
+        f"- last seen: {f.last_seen or 'unknown'}",
+        f"- error: code {f.err_code or 'null'}, template id `{f.err_template_id or 'none'}`, "
+        f"codes {f.err_codes}",
+        f"- cost {f.cost:.1f} (median window calls), blast {f.blast} (tools touched)",
+        "",
+        "## Shaped reproduction",
+        "",
+        "```json",
+        f.repro or "{}",
+        "```",
+        "",
+        f"Hint: {f.hint}.",
+        "",
+        "## Probe history",
+        "",
+    ]
+    if history:
+        lines += ["| when (UTC) | probe | result |", "| --- | --- | --- |"]
+        lines += [f"| {_when(ts)} | {probe} | {'pass' if ok else 'fail'} |" for _, probe, ok, ts in history]
+    else:
+        lines.append("No verify run yet.")
+    return "\n".join(lines) + "\n"
+
+
+def export_issues(
+    root: Path | str | None, dest: Path | str, *, include_closed: bool = False, force: bool = False
+) -> ExportResult:
+    """Write ``<finding_id>.md`` for every promoted finding (closed ones only with ``include_closed``).
+
+    Args:
+        root: the capture root. dest: the output directory (replaced whole, atomically).
+        include_closed: also export closed findings. force: replace a non-empty output directory.
+
+    Returns:
+        An ``ExportResult``.
+
+    Raises:
+        ShareOutputError: an unusable output (symlinked, inside the store, not empty without ``force``).
+        FindingsError: no usable index or lifecycle, or staging or publishing failed.
+    """
+    base = resolve_root(root)
+    out = resolve_output(dest, root=base, force=force, what="export-issues")
+    found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
+    with lifecycle(base) as life:
+        histories = {f.finding_id: life.history(f.finding_id) for f in found}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(out.parent, kind="issues")
+    stage = Staging(out.parent, kind="issues", error=FindingsError)
+    try:
+        for f in found:
+            path = stage.path / f"{f.finding_id}.md"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(issue_markdown(f, histories[f.finding_id]))
+        os.chmod(stage.path, 0o755)
+        check_output(out, force=force, what="export-issues")
+        replaced = publish(stage.path, out, what="the issues directory", error=FindingsError)
+    except BaseException:
+        stage.remove()
+        raise
+    stage.release()
+    discard(replaced)
+    return ExportResult(dest=out, files=len(found))

@@ -1,0 +1,282 @@
+"""``build_index``: ``<root>/index.db`` from the store, incrementally when it can be (SPEC 12.1).
+
+One writer at a time: ``index``, ``promote`` and the panel hold ``index.db.lock`` (a sidecar filelock),
+so a second run waits instead of interleaving.  An incremental refresh parses only the bytes appended
+since the checkpoint, in one ``BEGIN IMMEDIATE`` transaction (a SIGKILL rolls it back); anything the
+refresh cannot prove (a rewritten or removed journal, another layout, a non-monotonic append) makes a
+full build, written to ``.index.db.tmp-<uuid>`` and renamed over ``index.db``, so the file is always
+either the previous index or the complete new one.  Promotion tables (``issues``, ``findings``) are
+carried over a full build.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+from ..errors import FindingsError
+from ..home import resolve_root
+from ..journal.snapshot import Cursor
+from ..tables.load import Errors, check_errors
+from .encode import Encoded, Encoder
+from .ingest import Ingest, Progress, write_sources
+from .links import link_full, tail_text
+from .refresh import refresh_index
+from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
+from .sources import Source, plan_sources
+from .windows import Windows, compute_windows, group_keys
+from .writer import Writer
+
+__all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
+
+INDEX_LOCK_TIMEOUT_S = 600.0
+_TMP_PREFIX = ".index.db.tmp-"
+_BUILD_PRAGMAS = (
+    "PRAGMA journal_mode=OFF",
+    "PRAGMA synchronous=OFF",
+    "PRAGMA locking_mode=EXCLUSIVE",
+    "PRAGMA cache_size=-262144",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA threads=2",
+)
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """What ``build_index`` did.
+
+    Attributes:
+        path: the index file. calls / failures / annotations: totals now indexed.
+        replayed_events: records dropped as replays of an indexed event (total).
+        full: a full build ran; reason: why (``requested``, ``missing``, ``a journal was rewritten`` ...),
+            empty for an incremental refresh. added: call rows added by this run. skipped: bad lines
+            skipped under ``errors="report"``.
+    """
+
+    path: Path
+    calls: int
+    failures: int
+    annotations: int
+    replayed_events: int
+    full: bool
+    reason: str
+    added: int
+    skipped: int = 0
+
+    def line(self) -> str:
+        """SPEC 12.1's output line."""
+        return f"indexed {self.calls} calls, {self.failures} failures, {self.annotations} annotations"
+
+
+@contextlib.contextmanager
+def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator[FileLock]:
+    """Hold ``<root>/index.db.lock`` (one index writer at a time).
+
+    Raises:
+        FindingsError: another run held it past ``timeout``.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(root / (INDEX_FILE + ".lock")))
+    try:
+        with lock.acquire(timeout=timeout):
+            yield lock
+    except Timeout:
+        raise FindingsError(f"timed out waiting for another index run on {root / INDEX_FILE}") from None
+
+
+def build_index(
+    root: Path | str | None = None,
+    *,
+    full: bool = False,
+    errors: str = "raise",
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> IndexResult:
+    """Bring ``<root>/index.db`` up to date with the store.
+
+    Args:
+        root: the capture root (default ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
+        full: rebuild from scratch even when an incremental refresh would do.
+        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
+        progress: ``(done_bytes, total_bytes)`` callback. cancel: stop at the next batch (nothing changes).
+
+    Returns:
+        An ``IndexResult`` (``result.line()`` is what ``mcpeval-nb index`` prints).
+
+    Raises:
+        FindingsError: conflicting records, or the lock was not acquired in time.
+        InvalidRecord, RecordTooLarge: a bad journal line (``errors="raise"``).
+        Cancelled: ``cancel`` was set.
+    """
+    base = resolve_root(root)
+    policy = check_errors(errors)
+    with index_lock(base):
+        return _build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
+
+
+def _build_locked(
+    base: Path, *, full: bool, errors: Errors, progress: Progress | None, cancel: threading.Event | None
+) -> IndexResult:
+    _remove_stale(base)
+    path = base / INDEX_FILE
+    sources = plan_sources(base)
+    state = inspect_index(path)
+    reason = "requested" if full else state.reason
+    if not full and state.ok:
+        outcome = refresh_index(path, sources, errors=errors, progress=progress, cancel=cancel)
+        if isinstance(outcome, IndexResult):
+            return outcome
+        reason = str(outcome)
+    return _full_build(
+        base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress, cancel=cancel
+    )
+
+
+def _remove_stale(base: Path) -> None:
+    """Delete temporary builds left by a killed run (we hold the lock: none is live)."""
+    for name in os.listdir(base):
+        if name.startswith(_TMP_PREFIX):
+            with contextlib.suppress(OSError):
+                os.unlink(base / name)
+
+
+def _full_build(
+    base: Path,
+    sources: list[Source],
+    *,
+    reason: str,
+    carry: bool,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> IndexResult:
+    path = base / INDEX_FILE
+    tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
+    db = connect(tmp, read_only=False, threads=True)
+    writer: Writer | None = None
+    try:
+        for pragma in _BUILD_PRAGMAS:
+            db.execute(pragma)
+        db.execute("BEGIN")
+        for statement in statements(_TABLES):
+            db.execute(statement)
+        writer = Writer(db)
+        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
+                        cancel=cancel, writer=writer)
+        ingest.total = sum(s.end for s in sources)
+        done = []
+        for source in sources:
+            cursor = Cursor()
+            ingest.read(source, cursor)
+            done.append((source, cursor))
+        writer.close()
+        ingest.writer = None
+        ingest.drop_replays()
+        ingest.encoder.flush()
+        writer = Writer(db)  # the indexes build (no GIL) while the windows are computed here
+        for statement in statements(INDEXES):
+            writer.run(statement)
+        enc, ids = ingest.calls()
+        windows = _windows(enc, ids)
+        writer.close()
+        _write_windows(db, windows, enc, ids, ingest.encoder)
+        link_full(db, enc, ids, ingest.encoder)
+        write_sources(db, done)
+        failures = int(enc.failed.sum())
+        db.execute(
+            "INSERT INTO index_checkpoint (singleton, version, schema_digest, replayed_events, calls, "
+            "failures, annotations) VALUES (1, ?, ?, ?, ?, ?, ?)",
+            (VERSION, SCHEMA_DIGEST, ingest.replayed, len(ids), failures, ingest.annotations),
+        )
+        if carry:
+            _carry_promotion(db, path)
+        db.execute("COMMIT")
+        db.close()
+        os.replace(tmp, path)
+    except BaseException:
+        if writer is not None:
+            with contextlib.suppress(BaseException):
+                writer.close()
+        db.close()
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return IndexResult(
+        path=path,
+        calls=len(ids),
+        failures=failures,
+        annotations=ingest.annotations,
+        replayed_events=ingest.replayed,
+        full=True,
+        reason=reason,
+        added=len(ids),
+        skipped=len(ingest.report.rows),
+    )
+
+
+def _windows(enc: Encoded, ids: np.ndarray) -> tuple[Windows, np.ndarray]:
+    """Every window of a full build and the rows' group keys.
+
+    Raises:
+        FindingsError: a capture repeats a ``seq``, or one capture spans two (session, server) pairs.
+    """
+    capture = enc.capture_codes()
+    key = group_keys(capture, enc.session, enc.server)
+    win = compute_windows(key, enc.seq, ids, enc.failed)
+    if len(win.conflicts):
+        raise FindingsError("two records of one capture share a sequence number (conflicting records)")
+    check_captures(capture, enc)
+    return win, key
+
+
+def _write_windows(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], enc: Encoded,
+                   ids: np.ndarray, encoder: Encoder) -> None:
+    """Write the windows, the skipped legacy groups and the legacy groups' tails."""
+    win, key = computed
+    db.executemany("INSERT INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows())
+    width = int(enc.server.max(initial=0)) + 1
+    names = {v: k for k, v in encoder.servers.items()}
+
+    def group(k: int) -> tuple[int, str]:
+        pair = -(k + 1)
+        return pair // width, names[pair % width]
+
+    skipped = [group(k) for k in win.skipped.tolist()]
+    db.executemany("INSERT INTO index_skipped (session, server) VALUES (?, ?)", skipped)
+    tails = win.tails(key, enc.seq, ids, enc.failed)
+    db.executemany("INSERT INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
+                   [(*group(k), tail_text(rows)) for k, rows in tails.items()])
+
+
+def check_captures(capture: np.ndarray, enc: Encoded) -> None:
+    """Refuse a capture id that spans two (session, server) pairs (SPEC 2.5).
+
+    Raises:
+        FindingsError: it does.
+    """
+    captured = capture != 0
+    pairs = np.unique(np.stack([capture[captured], enc.session[captured], enc.server[captured]]), axis=1)
+    if pairs.shape[1] != len(np.unique(capture[captured])):
+        raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
+
+
+def _carry_promotion(db: sqlite3.Connection, old: Path) -> None:
+    """Copy the last promotion (``issues``, ``findings``) from the index being replaced."""
+    source = connect(old, read_only=True)
+    try:
+        for table in ("issues", "findings"):
+            rows = source.execute(f"SELECT * FROM {table}").fetchall()
+            if rows:
+                marks = ", ".join("?" * len(rows[0]))
+                db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    finally:
+        source.close()

@@ -1,0 +1,245 @@
+"""Reading journal suffixes into an index being written: calls, replays, annotations, links, checkpoint.
+
+Used by the full build (a fresh database) and by the incremental refresh (an existing one, in one
+transaction).  Journals are read with the Arrow loader (``tables.load.load_file``) from a ``Cursor``, so
+every record is re-sanitised exactly as ``open_store`` does, under the same shared-lock snapshot rule.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import Cancelled, FindingsError
+from ..journal.snapshot import Cursor
+from ..tables.load import Errors, LoadReport, load_file
+from .encode import INSERT_ERRORS, Encoded, Encoder, row_batches
+from .schema import NULL_TS
+from .sources import Source, prefix_digest
+from .writer import Writer
+
+__all__ = ["Ingest", "Progress", "write_sources"]
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Ingest:
+    """One run's reading state.
+
+    Args:
+        db: the index being written. encoder: its codes. next_id: the first free call id.
+        writer: a full build's writer thread (call rows are queued to it instead of written here).
+        errors / report: the loader's bad-line policy and report. progress / cancel: as for build_index.
+    """
+
+    db: sqlite3.Connection
+    encoder: Encoder
+    next_id: int
+    errors: Errors = "raise"
+    report: LoadReport = field(default_factory=LoadReport)
+    progress: Progress | None = None
+    cancel: threading.Event | None = None
+    parts: list[Encoded] = field(default_factory=list)
+    ids: list[np.ndarray] = field(default_factory=list)
+    writer: Writer | None = None
+    paths: list[Path] = field(default_factory=list)
+    seen_events: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    replayed: int = 0
+    annotations: int = 0
+    done: int = 0
+    total: int = 0
+
+    def _step(self, done: int) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+        if self.progress is not None:
+            self.progress(done, self.total)
+
+    def read(self, source: Source, cursor: Cursor) -> None:
+        """Read ``source`` from ``cursor`` to its snapshot end and write its rows."""
+        before, start = self.done, cursor.offset
+
+        def on_bytes(n: int) -> None:
+            self._step(before + n)
+
+        for batch in load_file(
+            source.kind,
+            source.path,
+            cursor,
+            source.end,
+            errors=self.errors,
+            report=self.report,
+            on_bytes=on_bytes,
+        ):
+            self._step(before + cursor.offset - start)
+            if source.kind == "calls":
+                self._calls(batch, source.path)
+            else:
+                self._annotations(batch)
+        self.done = before + max(0, source.end - start)
+
+    # -- calls ----------------------------------------------------------------------------------------
+    def _calls(self, batch: pa.RecordBatch, path: Path) -> None:
+        enc = self.encoder.encode(batch)
+        keep = None if self.encoder.fresh else self._unreplayed(enc, path)
+        if keep is not None:
+            enc = enc.take(keep)
+        ids = np.arange(self.next_id, self.next_id + len(enc), dtype=np.int64)
+        self.next_id += len(enc)
+        error_ids = ids[[i for i, *_ in enc.errors]].tolist()
+        errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
+        if self.writer is not None:
+            for statement, rows in row_batches(enc, ids):
+                self.writer.put(statement, rows)
+            self.writer.put(INSERT_ERRORS, errors)
+        else:
+            for statement, rows in row_batches(enc, ids):
+                self.db.executemany(statement, rows)
+            self.db.executemany(INSERT_ERRORS, errors)
+        self.parts.append(enc)
+        self.ids.append(ids)
+        self.paths.append(path)
+
+    def _unreplayed(self, enc: Encoded, path: Path) -> np.ndarray | None:
+        """Rows to keep when refreshing: a record whose event id is indexed (or seen earlier in this run)
+        with the same stored values is a replay (dropped and counted); with other values a conflict."""
+        rows = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
+        if len(rows) == 0:
+            return None
+        texts: list[str] = enc.event.take(pa.array(rows)).to_pylist()
+        stored = stored_values(self.db, sorted(set(texts)))
+        errors = {i: tuple(rest) for i, *rest in enc.errors}
+        drop = []
+        for i, text in zip(rows.tolist(), texts, strict=True):
+            values = _values(enc, i, errors.get(i))
+            first = self.seen_events.get(text) or stored.get(text)
+            if first is None:
+                self.seen_events[text] = values
+            elif first == values:
+                drop.append(i)
+            else:
+                raise FindingsError(f"conflicting records for one event ID in {path}")
+        if not drop:
+            return None
+        self.replayed += len(drop)
+        return np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
+
+    def drop_replays(self) -> None:
+        """After a full build's reads: drop later records repeating an earlier event id with the same
+        values (counted as replays); differing values are a conflict.
+
+        Raises:
+            FindingsError: conflicting records for one event ID (the journal is named).
+        """
+        sizes = np.cumsum([len(p) for p in self.parts])
+        enc, ids = self.calls()
+        paths, self.parts, self.ids = self.paths, [enc], [ids]  # concatenated once, reused by calls()
+        valid = pc.is_valid(enc.event).to_numpy(zero_copy_only=False)
+        codes = pc.fill_null(pc.dictionary_encode(enc.event).indices, -1).to_numpy()
+        positions = np.flatnonzero(valid)
+        order = positions[np.argsort(codes[positions], kind="stable")]
+        repeat = np.flatnonzero(codes[order][1:] == codes[order][:-1]) + 1
+        if len(repeat) == 0:
+            return
+        errors = {i: tuple(rest) for i, *rest in enc.errors}
+        sorted_codes = codes[order]
+        starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
+        first_of = order[np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))]
+        drop = []
+        for r in repeat.tolist():
+            first, later = int(first_of[r]), int(order[r])
+            if _values(enc, first, errors.get(first)) != _values(enc, later, errors.get(later)):
+                path = paths[int(np.searchsorted(sizes, later, side="right"))]
+                raise FindingsError(f"conflicting records for one event ID in {path}")
+            drop.append(later)
+        gone = ids[drop].tolist()
+        for table, column in (("call_rows", "id"), ("call_errors", "call_id")):
+            self.db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(g,) for g in gone])
+        keep = np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
+        self.parts, self.ids = [enc.take(keep)], [ids[keep]]
+        self.paths = [paths[-1]]
+        self.replayed += len(drop)
+
+    def calls(self) -> tuple[Encoded, np.ndarray]:
+        """Every call row written in this run and its ids."""
+        ids = (self.ids[0] if len(self.ids) == 1 else np.concatenate(self.ids)) if self.ids else \
+            np.zeros(0, dtype=np.int64)
+        return Encoded.concat(self.parts), ids
+
+    # -- annotations ----------------------------------------------------------------------------------
+    def _annotations(self, batch: pa.RecordBatch) -> None:
+        ts = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ"), "unknown")
+        rows = zip(
+            batch.column("event_id").to_pylist(),
+            batch.column("session").to_pylist(),
+            batch.column("seq").to_pylist(),
+            ts.to_pylist(),
+            batch.column("kind").to_pylist(),
+            strict=True,
+        )
+        # The note is the user's prose: it stays in the journal and is never copied into index.db.
+        self.db.executemany(
+            "INSERT INTO annotations (call_id, event_id, session, seq, ts, kind, note) "
+            "VALUES (NULL, ?, ?, ?, ?, ?, NULL)",
+            [(e, s, None if q is None else min(q, 2**63 - 1), t, k) for e, s, q, t, k in rows],
+        )
+        self.annotations += batch.num_rows
+
+
+def _values(enc: Encoded, i: int, error: tuple[object, ...] | None) -> tuple[object, ...]:
+    """A row's stored values in comparison order (replay detection)."""
+    return (
+        enc.capture[i].as_py(),
+        int(enc.ts[i]),
+        int(enc.session[i]),
+        int(enc.seq[i]),
+        int(enc.labels[i]),
+        int(enc.latency[i]),
+        int(enc.args[i]),
+        error,
+    )
+
+
+def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[object, ...]]:
+    """The stored values of the indexed calls with these event ids, in ``_values`` order."""
+    found: dict[str, tuple[object, ...]] = {}
+    for start in range(0, len(events), 500):
+        part = events[start : start + 500]
+        marks = ", ".join("?" * len(part))
+        for row in db.execute(
+            "SELECT r.event, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
+            "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
+            "e.err_retryable FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
+            f"WHERE r.event IN ({marks})",
+            part,
+        ):
+            event, capture, ts, session, seq, labels, latency, args, has_error, *err = row
+            found[event] = (
+                capture,
+                NULL_TS if ts is None else ts,
+                session,
+                seq,
+                labels,
+                NULL_TS if latency is None else latency,
+                args,
+                None if has_error is None else tuple(err),
+            )
+    return found
+
+
+def write_sources(db: sqlite3.Connection, done: list[tuple[Source, Cursor]]) -> None:
+    """Record each read journal's consumed prefix: offset, proof digest and next line number."""
+    db.executemany(
+        "INSERT INTO index_sources (path, offset, digest, next_line, kind) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, digest = excluded.digest, "
+        "next_line = excluded.next_line",
+        [(str(s.path), c.offset, prefix_digest(s.path, c.offset), c.next_line, s.kind) for s, c in done],
+    )

@@ -1,0 +1,197 @@
+"""The incremental refresh of an existing ``index.db``: only the appended bytes, in one transaction.
+
+Preconditions (else the caller makes a full build, and says why): every journal indexed before is still
+there and proven unchanged up to its indexed offset (``sources.prefix_digest``), and every new call
+sorts after its group's indexed calls.  New windows are computed over each touched group's last five
+indexed calls plus its new calls (the only calls a new window can reach), and inserted beside the
+existing ones; annotations whose target may have changed are linked again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import FindingsError
+from ..journal.snapshot import Cursor
+from ..tables.load import Errors
+from .encode import Encoded, Encoder
+from .ingest import Ingest, Progress, write_sources
+from .links import link_refresh, parse_tail, tail_text
+from .schema import connect, transaction
+from .sources import Source, prefix_digest
+from .windows import BEFORE, compute_windows, group_keys
+
+__all__ = ["refresh_index"]
+
+_TAIL_CAPTURE = (
+    "SELECT r.id, r.seq, l.outcome = 'error', r.session, l.server FROM call_rows r "
+    "JOIN call_labels l ON l.id = r.labels WHERE r.capture = ? AND r.capture IS NOT NULL AND r.id < ? "
+    f"ORDER BY r.seq DESC, r.id DESC LIMIT {BEFORE}"
+)
+
+
+
+def refresh_index(
+    path: Path,
+    sources: list[Source],
+    *,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> object:
+    """Refresh ``path`` in place; returns an ``IndexResult``, or the reason a full build is needed.
+
+    Raises:
+        FindingsError, InvalidRecord, RecordTooLarge, Cancelled: as ``build_index`` (nothing changed).
+    """
+    db = connect(path, read_only=False)
+    try:
+        with transaction(db) as txn:
+            try:
+                outcome = _refresh(db, path, sources, errors=errors, progress=progress, cancel=cancel)
+            except sqlite3.IntegrityError:
+                outcome = "conflicting records"
+            txn.discard = isinstance(outcome, str)
+        return outcome
+    finally:
+        db.close()
+
+
+def _refresh(
+    db: sqlite3.Connection,
+    path: Path,
+    sources: list[Source],
+    *,
+    errors: Errors,
+    progress: Progress | None,
+    cancel: threading.Event | None,
+) -> object:
+    from .index import IndexResult
+
+    seen = {
+        p: (offset, digest, line)
+        for p, offset, digest, line in db.execute("SELECT path, offset, digest, next_line FROM index_sources")
+    }
+    if set(seen) - {str(s.path) for s in sources}:
+        return "a journal was removed"
+    work: list[tuple[Source, Cursor]] = []
+    for source in sources:
+        old = seen.get(str(source.path))
+        cursor = Cursor() if old is None else Cursor(offset=old[0], next_line=old[2])
+        if old is not None and (source.end < old[0] or prefix_digest(source.path, old[0]) != old[1]):
+            return "a journal was rewritten"
+        if source.end > cursor.offset:
+            work.append((source, cursor))
+    replayed, calls, failures, annotations = db.execute(
+        "SELECT replayed_events, calls, failures, annotations FROM index_checkpoint"
+    ).fetchone()
+    first_id = (db.execute("SELECT MAX(id) FROM call_rows").fetchone()[0] or 0) + 1
+    last_note = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM annotations").fetchone()[0]
+    ingest = Ingest(
+        db, Encoder(db, fresh=False), next_id=first_id, errors=errors, progress=progress, cancel=cancel
+    )
+    ingest.total = sum(s.end - c.offset for s, c in work)
+    for source, cursor in work:
+        ingest.read(source, cursor)
+    enc, ids = ingest.calls()
+    ingest.encoder.flush()
+    if len(ids):
+        reason = _append_windows(db, enc, ids, ingest.encoder, first_id)
+        if reason is not None:
+            return reason
+    link_refresh(db, enc, ids, ingest.encoder, last_note)
+    write_sources(db, work)
+    added_failures = int(enc.failed.sum())
+    db.execute(
+        "UPDATE index_checkpoint SET replayed_events = ?, calls = ?, failures = ?, annotations = ?",
+        (
+            replayed + ingest.replayed,
+            calls + len(ids),
+            failures + added_failures,
+            annotations + ingest.annotations,
+        ),
+    )
+    return IndexResult(
+        path=path,
+        calls=calls + len(ids),
+        failures=failures + added_failures,
+        annotations=annotations + ingest.annotations,
+        replayed_events=replayed + ingest.replayed,
+        full=False,
+        reason="",
+        added=len(ids),
+        skipped=len(ingest.report.rows),
+    )
+
+
+def _append_windows(
+    db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder, first_id: int
+) -> str | None:
+    """Insert the windows the new calls create; a reason string when only a full build can tell."""
+    from .index import check_captures
+
+    capture_codes = enc.capture_codes()
+    captures = enc.capture.to_pylist()
+    key = group_keys(capture_codes, enc.session, enc.server)
+    order = np.lexsort((ids, enc.seq, key))
+    starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
+    names = {v: k for k, v in encoder.servers.items()}
+    touched = sorted({int(s) for s in enc.session.tolist()} & encoder.known)
+    codes = _json_ints(touched)
+    skipped = set(db.execute("SELECT session, server FROM index_skipped WHERE session IN "
+                             "(SELECT value FROM json_each(?))", (codes,)).fetchall())
+    stored = {(s, v): t for s, v, t in db.execute("SELECT session, server, tail FROM index_groups WHERE "
+                                                  "session IN (SELECT value FROM json_each(?))", (codes,))}
+    groups: dict[int, tuple[int, str]] = {}
+    tail_key: list[int] = []
+    tail_rows: list[tuple[int, int, int]] = []
+    keep = np.ones(len(ids), dtype=bool)
+    for start in starts.tolist():
+        i = int(order[start])
+        k, capture, session = int(key[i]), captures[i], int(enc.session[i])
+        server, lowest = names[int(enc.server[i])], int(enc.seq[i])
+        if capture is not None:
+            rows = db.execute(_TAIL_CAPTURE, (capture, first_id)).fetchall()
+            if rows and (rows[0][3], rows[0][4]) != (session, server):
+                raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
+        else:
+            groups[k] = (session, server)
+            if session not in encoder.known:
+                continue
+            if (session, server) in skipped:
+                keep &= key != k
+                del groups[k]
+                continue
+            found = stored.get((session, server))
+            rows = [] if found is None else [(i, s, f, 0, 0) for i, s, f in reversed(parse_tail(found))]
+        if rows and lowest <= rows[0][1]:
+            return "an appended call goes back in sequence"
+        tail_key += [k] * len(rows)
+        tail_rows += [(r[0], r[1], r[2]) for r in reversed(rows)]
+    check_captures(capture_codes, enc)
+    old = np.array(tail_rows, dtype=np.int64).reshape(-1, 3)
+    win = compute_windows(
+        np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]]),
+        np.concatenate([old[:, 1], enc.seq[keep]]),
+        np.concatenate([old[:, 0], ids[keep]]),
+        np.concatenate([old[:, 2].astype(bool), enc.failed[keep]]),
+    )
+    if len(win.skipped) or len(win.conflicts):
+        return "a group repeats a sequence number"
+    db.executemany(
+        "INSERT OR IGNORE INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows()
+    )
+    all_key = np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]])
+    tails = win.tails(all_key, np.concatenate([old[:, 1], enc.seq[keep]]),
+                      np.concatenate([old[:, 0], ids[keep]]), np.concatenate([old[:, 2], enc.failed[keep]]))
+    db.executemany("INSERT OR REPLACE INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
+                   [(*groups[k], tail_text(rows)) for k, rows in tails.items() if k in groups])
+    return None
+
+
+def _json_ints(values: list[int]) -> str:
+    return "[" + ",".join(str(v) for v in values) + "]"

@@ -1,0 +1,97 @@
+"""Failure windows (SPEC 12.1): the calls at offsets -5..-1 and +1..+3 around every failed call.
+
+Calls are grouped by capture id, or for legacy records (no identity) by (session, server); within a
+group they are ranked by ``seq`` then ``id``.  A legacy group in which any ``seq`` occurs twice is
+skipped whole (its order is unknowable); in a capture a repeated ``seq`` is a conflict.  Everything is
+one vectorised pass: sort by (group, seq, id), then for each offset compare the group at ``p`` and
+``p + offset``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys"]
+
+BEFORE, AFTER = 5, 3
+OFFSETS = (*range(-BEFORE, 0), *range(1, AFTER + 1))
+#: ``(id, seq, failed)`` rows of a group's last calls, oldest first.
+Tail = list[tuple[int, int, int]]
+
+
+@dataclass
+class Windows:
+    """Window rows (``failure``, ``neighbour``, ``offset``), sorted by (failure, neighbour), plus the
+    legacy groups that were skipped and the capture groups whose ``seq`` repeats (conflicts)."""
+
+    failure: np.ndarray
+    neighbour: np.ndarray
+    offset: np.ndarray
+    skipped: np.ndarray
+    conflicts: np.ndarray
+    order: np.ndarray
+
+    def tails(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> dict[int, Tail]:
+        """The last five ``(id, seq, failed)`` of every legacy group that is not skipped, by group key."""
+        g = key[self.order]
+        ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True])
+        starts = np.r_[0, ends[:-1] + 1]
+        skipped = set(self.skipped.tolist())
+        out: dict[int, Tail] = {}
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            k = int(g[end])
+            if k >= 0 or k in skipped:
+                continue
+            pos = self.order[max(start, end - BEFORE + 1):end + 1]
+            out[k] = list(zip(ids[pos].tolist(), seq[pos].tolist(), failed[pos].astype(int).tolist(),
+                              strict=True))
+        return out
+
+    def rows(self) -> list[tuple[int, int, int]]:
+        """The rows as Python tuples for ``executemany``."""
+        return list(zip(self.failure.tolist(), self.neighbour.tolist(), self.offset.tolist(), strict=True))
+
+    def __len__(self) -> int:
+        return len(self.failure)
+
+
+def group_keys(capture: np.ndarray, session: np.ndarray, server: np.ndarray) -> np.ndarray:
+    """One int64 key per row: the capture code (> 0), else ``-(session, server) pair`` (< 0)."""
+    width = int(server.max(initial=0)) + 1
+    legacy = -(session * width + server) - 1
+    return np.where(capture != 0, capture, legacy)
+
+
+def compute_windows(key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> Windows:
+    """The windows of every failed row among these rows.
+
+    Args:
+        key: group keys (``group_keys``; legacy groups are negative).
+        seq: sequence numbers. ids: row ids (the tie-break after ``seq``). failed: ``outcome='error'``.
+
+    Returns:
+        The window rows, the skipped legacy group keys and the conflicting capture keys.
+    """
+    order = np.lexsort((ids, seq, key))
+    g, s, i = key[order], seq[order], ids[order]
+    repeated = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
+    bad = np.unique(g[1:][repeated])
+    skipped, conflicts = bad[bad < 0], bad[bad > 0]
+    usable = failed[order] & ~np.isin(g, skipped)
+    positions = np.flatnonzero(usable)
+    fail_parts, near_parts, off_parts = [], [], []
+    for offset in OFFSETS:
+        q = positions + offset
+        inside = (q >= 0) & (q < len(g))
+        p, q = positions[inside], q[inside]
+        same = g[q] == g[p]
+        fail_parts.append(i[p[same]])
+        near_parts.append(i[q[same]])
+        off_parts.append(np.full(int(same.sum()), offset, dtype=np.int64))
+    failure = np.concatenate(fail_parts) if fail_parts else np.zeros(0, np.int64)
+    neighbour = np.concatenate(near_parts) if near_parts else np.zeros(0, np.int64)
+    offsets = np.concatenate(off_parts) if off_parts else np.zeros(0, np.int64)
+    by = np.lexsort((neighbour, failure))
+    return Windows(failure[by], neighbour[by], offsets[by], skipped, conflicts, order)
