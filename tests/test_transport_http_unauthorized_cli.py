@@ -23,7 +23,7 @@ def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess
 
 
 @pytest.mark.usefixtures("root")
-def test_init_probe_and_score_name_a_401_and_a_403(tmp_path: Path) -> None:
+def test_init_probe_score_and_compare_name_a_401_and_a_403(tmp_path: Path) -> None:
     manifest = tmp_path / "m.json"
     manifest.write_text(json.dumps({"version": 1, "probes": [
         {"id": "c", "probe": "degradation-over-n", "access": "read_only", "tool": "ok", "arguments": {},
@@ -33,6 +33,7 @@ def test_init_probe_and_score_name_a_401_and_a_403(tmp_path: Path) -> None:
         init = _cli("init", "--url", forbidden, cwd=tmp_path)
         probe = _cli("probe", "--server", "x", "--manifest", str(manifest), "--url", auth, cwd=tmp_path)
         score = _cli("score", "--server", "x", "--url", auth, cwd=tmp_path)
+        compare = _cli("compare", "--endpoint", f"a={auth}", "--endpoint", f"b={forbidden}", cwd=tmp_path)
         wrong = _cli("init", "--url", auth, cwd=tmp_path, env={"MCPEVAL_HTTP_AUTHORIZATION": SECRET})
     assert init.returncode == 3
     assert init.stderr.strip() == f"mcpeval-nb: HTTP endpoint answered 403 (forbidden): set {VAR}"
@@ -40,4 +41,10 @@ def test_init_probe_and_score_name_a_401_and_a_403(tmp_path: Path) -> None:
     assert f"HTTP endpoint answered 401 (authorization required): set {VAR}" in probe.stdout + probe.stderr
     assert "reason=transport-unauthorized" in probe.stdout
     assert score.returncode == 3 and "readiness error reason=transport-unauthorized" in score.stdout
+    assert (f"readiness transport-unauthorized: HTTP endpoint answered 401 (authorization required): "
+            f"set {VAR}") in score.stderr
+    assert compare.returncode == 3
+    said = "readiness transport-unauthorized: HTTP endpoint answered"
+    assert f"{said} 401 (authorization required): set {VAR}" in compare.stderr
+    assert f"{said} 403 (forbidden): set {VAR}" in compare.stderr
     assert "check MCPEVAL_HTTP_AUTHORIZATION" in wrong.stderr and SECRET not in wrong.stdout + wrong.stderr

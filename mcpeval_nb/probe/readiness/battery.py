@@ -280,6 +280,8 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
         readiness = run_battery(ctx, options)
     except TransportError as exc:
         reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
+        if options.progress is not None:  # the report carries the label; say why, as probe does
+            options.progress(f"readiness {reason}: {exc}")
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
     except Cancelled:
         return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
