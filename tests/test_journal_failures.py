@@ -17,6 +17,7 @@ import pytest
 from mcpeval_nb import CallRecord, JournalError, append_record, read_records
 from mcpeval_nb.home import calls_path
 from mcpeval_nb.journal import encode_line
+from tests.fs_support import small_tmpfs
 
 TS = "2026-08-04T12:00:00.250Z"
 
@@ -63,19 +64,9 @@ def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(ro
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs (needs root and mount(8); the file-size-limit test above runs everywhere)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        if os.environ.get("CI") and os.geteuid() == 0:
-            pytest.fail("CI runs as root: a tmpfs must be mountable for the full-disk test")
-        pytest.skip("cannot mount a tmpfs here; the RLIMIT_FSIZE test covers the same path")
-    try:
+    """A 64 KiB tmpfs (the file-size-limit test above runs everywhere)."""
+    with small_tmpfs(tmp_path / "disk", "64k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 def test_a_full_disk_refuses_the_record_and_the_journal_reads_clean_afterwards(small_disk: Path) -> None:

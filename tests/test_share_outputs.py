@@ -4,13 +4,12 @@ the rule (exit 2), a disk that fills mid-export is one line and exit 3, and noth
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.fs_support import small_tmpfs
 from tests.review_support import clean_store, run_cli, tree_bytes
 
 
@@ -40,18 +39,8 @@ def test_an_envelope_below_a_file_is_a_usage_error_not_a_traceback(store_root: P
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        if os.environ.get("CI") and os.geteuid() == 0:
-            pytest.fail("CI runs as root: a tmpfs must be mountable for the full-disk test")
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with small_tmpfs(tmp_path / "disk", "16k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 def test_a_disk_that_fills_during_the_export_is_one_line_and_keeps_the_previous_envelope(
