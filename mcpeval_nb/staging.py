@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import MCPEvalError
 
-__all__ = ["Staging", "discard", "publish", "remove_stale_staging", "stage_prefix"]
+__all__ = ["Staging", "discard", "publish", "remove_stale_staging", "stage_prefix", "write_new_file"]
 
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
@@ -182,3 +182,22 @@ def discard(path: Path | None) -> None:
     if path is not None:
         with contextlib.suppress(OSError):
             shutil.rmtree(path)
+
+
+def write_new_file(path: Path, text: str, *, force: bool) -> None:
+    """Write one generated file (a manifest): created new (``O_EXCL``) unless ``force`` replaces it.
+
+    Raises:
+        UsageError: the file exists without ``force``, or cannot be written (path and reason named).
+    """
+    from .errors import UsageError
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except FileExistsError:
+        raise UsageError(f"{path} exists; pass --force to replace it") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)

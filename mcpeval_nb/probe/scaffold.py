@@ -8,7 +8,6 @@ latency).  The manifest is validated by the manifest parser before it is returne
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..errors import ProbeError, TransportError, UsageError
 from ..jsonfmt import dumps
 from ..limits import BATTERY_CALL_TIMEOUT_S, BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
+from ..staging import write_new_file
 from ..transport.budget import Budget
 from ..transport.messages import Target
 from ..transport.session import McpSession
@@ -207,17 +207,8 @@ def write_manifest(scaffold: Scaffold, path: str | Path, *, force: bool = False)
     """Write the scaffolded manifest; refuses to overwrite an existing file unless ``force``.
 
     Raises:
-        UsageError: the file exists and ``force`` is not set.
-        ProbeError: the file cannot be written.
+        UsageError: the file exists and ``force`` is not set, or cannot be written.
     """
     path = Path(path)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except FileExistsError:
-        raise UsageError(f"{path} exists; pass --force to overwrite it") from None
-    except OSError as exc:
-        raise ProbeError(f"cannot write {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(scaffold.text())
+    write_new_file(path, scaffold.text(), force=force)
     return path

@@ -8,7 +8,6 @@ failure rate (``attempts_to_observe``).
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +16,11 @@ from typing import Any
 from ..errors import UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
+from ..staging import write_new_file
 from .scoring import attempts_to_observe
 
 __all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
-           "rebuild_arguments", "write_new"]
+           "rebuild_arguments"]
 
 MAX_EXPECT_BYTES = 64 * 1024
 UUID_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
@@ -171,23 +171,6 @@ def generate_case(finding_id: str, *, tool: str | None, args: Any, rate: float, 
                      document=document, placeholders=holes)
 
 
-def write_new(path: Path, text: str, *, force: bool) -> None:
-    """Write ``text`` to ``path``: created new (``O_EXCL``) unless ``force`` replaces a file.
-
-    Raises:
-        UsageError: the file exists without ``force``, or cannot be written.
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_TRUNC if force else os.O_EXCL)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except FileExistsError:
-        raise UsageError(f"{path} exists; pass --force to replace it") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-
-
 def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_only: bool = False,
                       output: Path | str | None = None, force: bool = False,
                       expect: bytes | str | None = None) -> Generated:
@@ -216,5 +199,5 @@ def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_
     generated = generate_case(finding.finding_id, tool=finding.tool, args=shape, rate=finding.rate,
                               klass=finding.klass, retryable=finding.retryable, expect=data)
     if output is not None:
-        write_new(Path(output), generated.manifest_text(), force=force)
+        write_new_file(Path(output), generated.manifest_text(), force=force)
     return generated
