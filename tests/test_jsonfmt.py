@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from mcpeval_nb.jsonfmt import JSONFormatError, dumps, format_number, loads
@@ -226,6 +226,7 @@ def test_exponents_past_the_reference_table_follow_its_steps() -> None:
 @given(st.integers(min_value=1, max_value=10**19 - 1), st.integers(min_value=-290, max_value=290))
 def test_up_to_19_significant_digits_stay_correctly_rounded(digits: int, exponent: int) -> None:
     literal = f"{digits}e{exponent}"
+    assume(math.isfinite(float(literal)))  # past the largest double serde_json refuses: tested above
     value = loads(literal)
     assert value == float(literal)
     mid = str(digits)
