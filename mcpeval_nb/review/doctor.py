@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError
-from ..home import resolve_root, salt_path, store_dir
+from ..home import entry_exists, resolve_root, salt_path, store_dir
 from ..journal.snapshot import Chunk, iter_chunks, locked_size
 from ..journal.walk import StoreFile, walk_store
 from ..limits import DOCTOR_READ_BYTES
@@ -248,7 +248,7 @@ def check_redaction(root: str | os.PathLike[str] | None = None, *,
     files: list[Path] = []
     tally = _Tally()
     done = 0
-    if os.path.lexists(store):
+    if entry_exists(store):  # an unreadable root is an error, never a clean empty store
         total = _total_bytes(store) if progress is not None else 0
         for item, fd in store_files(store, what="doctor"):
             try:

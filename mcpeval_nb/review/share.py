@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError, ShareRefused
-from ..home import resolve_root, store_dir
+from ..home import entry_exists, resolve_root, store_dir
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
 from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
@@ -386,7 +386,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
     """
     base = resolve_root(root)
     store = store_dir(base)
-    if not os.path.lexists(store):
+    if not entry_exists(store):
         raise ReviewError("nothing to share: store does not exist")
     out = resolve_output(dest, root=base, force=options.force)
     names, total = _inventory(store, options)  # refuses symlinks before anything is written
