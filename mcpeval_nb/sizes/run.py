@@ -32,7 +32,7 @@ from .manifest import CallManifest, ListedCall, load_call_manifest, parse_call_m
 from .measure import CallSize, measure_failure, measure_outcome
 from .report import ResultSizes
 
-__all__ = ["SizesOptions", "open_gated", "probe_result_sizes"]
+__all__ = ["SizesOptions", "open_gated", "probe_result_sizes", "run_context"]
 
 #: ``progress(index, total, row)`` after each call (row holds labels and numbers only).
 SizesProgress = Callable[[int, int, CallSize], None]
@@ -40,14 +40,15 @@ SizesProgress = Callable[[int, int, CallSize], None]
 
 @dataclass(frozen=True, kw_only=True)
 class SizesOptions:
-    """How to run a call manifest.
+    """How to run a call manifest (``probe_result_sizes``) or a capture manifest (``capture_phases``).
 
     Attributes:
         server: the label for the report, the journal and the history.
         allow_mutation: the operator's half of the mutation double gate.
         allow_remote_http: permit a non-loopback HTTPS endpoint.
         root: the capture root (default ``$MCPEVAL_HOME``).
-        journal: journal each call as a synthetic record. history: append the run's sizes point.
+        journal: journal each call as a synthetic record.
+        history: append the run's sizes point (``probe_result_sizes`` only).
         env: variables laid over the inherited environment of a stdio server.
         timeout_s: per-call deadline (default: the transport's, 30 s stdio / 5 s HTTP).
     """
@@ -66,8 +67,9 @@ def _reason(ctx: RunContext, exc: TransportError) -> str:
     return BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
 
 
-def _context(target: Target | str | Sequence[str], options: SizesOptions,
+def run_context(target: Target | str | Sequence[str], options: SizesOptions,
              cancel: threading.Event | None) -> RunContext:
+    """The probe runner's context for a call run: target, shared budget, synthetic journal."""
     probe = ProbeOptions(server=options.server, allow_mutation=options.allow_mutation,
                          allow_remote_http=options.allow_remote_http, root=options.root,
                          journal=options.journal, env=options.env, battery=None, history=False)
@@ -163,7 +165,7 @@ def probe_result_sizes(target: Target | str | Sequence[str], *,
         raise UsageError("server label is invalid")
     loaded = _manifest(call_manifest)
     check_authority(loaded.calls, allow_mutation=options.allow_mutation)
-    ctx = _context(target, options, cancel)
+    ctx = run_context(target, options, cancel)
     salt = load_salt(resolve_root(options.root))
     session: McpSession | None = None
     lost: str | None = None
