@@ -1,9 +1,9 @@
 """Fixture: a phase-swapped server whose tool list changes when an advance tool is called.
 
 Phase ``design`` (at start): ``describe_model``, ``load_model``, ``list_models``.  Calling ``load_model``
-(a writer: ``readOnlyHint: false``) swaps to phase ``run``: ``describe_model`` (its description and
-schema change), ``run_query``, ``list_models``, ``unload_model``; ``load_model`` is gone.  ``unload_model``
-swaps back.  Resources (2) and prompts (1) are declared.  Descriptions carry ``CANARY tool description``.
+(unannotated, as in mcp-xray's capture example) swaps to phase ``run``: ``describe_model`` (its
+description and schema change), ``run_query``, ``list_models``, ``unload_model``; ``load_model`` is gone.
+``unload_model`` (a writer: ``readOnlyHint: false``) swaps back.  Resources (2) and prompts (1) are declared.  Descriptions carry ``CANARY tool description``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _design(server: Server) -> None:
     server.tool("describe_model", lambda a, c: text_result("no model"),
                 description=f"Describe the model being designed. {CANARY_DESCRIPTION}",
                 properties={"detail": {"type": "boolean"}})
-    server.tool("load_model", lambda a, c: _swap(server, _run), read_only=False,
+    server.tool("load_model", lambda a, c: _swap(server, _run), read_only=None,
                 description=f"Load a model and enter the run phase. {CANARY_DESCRIPTION}",
                 properties={"model": {"type": "object"}}, required=["model"])
     server.tool("list_models", lambda a, c: text_result("m1"), description=f"List models. {CANARY_DESCRIPTION}")

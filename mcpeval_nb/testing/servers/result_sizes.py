@@ -7,7 +7,9 @@
 - ``tool_error``: an ``isError: true`` result whose text is ``CANARY private error``;
 - ``rpc_error``: a JSON-RPC error -32001 with the same text;
 - ``crash``: the process exits mid-call (the transport closes; a client must reconnect);
-- ``wipe``: annotated ``destructiveHint: true`` (a writer: refused without both mutation controls).
+- ``wipe``: annotated ``destructiveHint: true`` (a writer: refused without both mutation controls);
+- ``list_labels`` and ``get_table_details`` (``table_name``): the tools of mcp-xray's safe-calls
+  example, so its call manifest runs unchanged.
 
 Every description carries ``CANARY tool description``.  Run with ``http`` as the first argument to serve
 Streamable HTTP on loopback instead of stdio.
@@ -79,6 +81,11 @@ def build() -> Server:
     server.tool("crash", crash, description=_describe("Exit mid-call."))
     server.tool("wipe", wipe, read_only=None, description=_describe("Delete everything (a writer)."),
                 annotations={"destructiveHint": True, "readOnlyHint": False})
+    server.tool("list_labels", lambda a, c: text_result("INBOX,CANARY"), description=_describe("List labels."))
+    server.tool("get_table_details", lambda a, c: text_result("columns: id, total " * 10,
+                                                              structuredContent={"columns": ["id", "total"]}),
+                description=_describe("Describe one table."), properties={"table_name": {"type": "string"}},
+                required=["table_name"])
     return server
 
 
