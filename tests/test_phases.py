@@ -21,8 +21,9 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "xray"
 
 
 def capture(doc: Any, out: Path, root: Path, **options: Any) -> mcpeval_nb.PhaseCapture:
-    return capture_phases(SERVER, capture_manifest=doc, out_dir=out,
-                          options=SizesOptions(server="fx", root=root, **options))
+    return capture_phases(
+        SERVER, capture_manifest=doc, out_dir=out, options=SizesOptions(server="fx", root=root, **options)
+    )
 
 
 def tree(path: Path) -> dict[str, bytes]:
@@ -36,7 +37,9 @@ def advance(*calls: dict[str, Any]) -> dict[str, Any]:
 def test_the_mcp_xray_capture_example_runs_unchanged(root: Path, tmp_path: Path) -> None:
     result = capture(DATA / "capture.yaml", tmp_path / "phases", root)
     assert [(p["name"], p["file"], p["tool_count"]) for p in result.phases] == [
-        ("design", "01-design.json", 3), ("run", "02-run.json", 4)]
+        ("design", "01-design.json", 3),
+        ("run", "02-run.json", 4),
+    ]
     view = load_phases(result.dest)
     design, run = view.phases
     assert design.added == ("describe_model", "list_models", "load_model")
@@ -50,8 +53,15 @@ def test_a_snapshot_keeps_facts_and_digests_never_text(root: Path, tmp_path: Pat
     result = capture(DATA / "capture.yaml", tmp_path / "phases", root)
     snap = json.loads((result.dest / "02-run.json").read_text())
     query = next(t for t in snap["tools"] if t["name"] == "run_query")
-    assert set(query) == {"name", "hints", "schema_bytes", "property_count", "tokens", "description_digest",
-                          "schema_digest"}
+    assert set(query) == {
+        "name",
+        "hints",
+        "schema_bytes",
+        "property_count",
+        "tokens",
+        "description_digest",
+        "schema_digest",
+    }
     assert query["property_count"] == 2 and query["hints"] == {"readOnlyHint": True}
     unload = next(t for t in snap["tools"] if t["name"] == "unload_model")
     assert unload["hints"] == {"readOnlyHint": False}
@@ -59,7 +69,8 @@ def test_a_snapshot_keeps_facts_and_digests_never_text(root: Path, tmp_path: Pat
     from mcpeval_nb.privacy.fingerprint import content_digest
 
     assert query["description_digest"] == content_digest(
-        salt, "description", "Run a query against the loaded model. CANARY tool description")
+        salt, "description", "Run a query against the loaded model. CANARY tool description"
+    )
     for path in result.dest.iterdir():
         assert b"CANARY" not in path.read_bytes()
 
@@ -75,22 +86,55 @@ def test_the_output_is_owner_only_and_replaces_an_earlier_capture(root: Path, tm
     assert [p.name for p in out.parent.iterdir()] == ["phases"]  # no staging left behind
 
 
-@pytest.mark.parametrize(("doc", "options", "error", "message"), [
-    (advance({"tool": "no_such_tool", "args": {}}), {}, UsageError,
-     "phase run advance call #1: the tool was not declared by the server"),
-    ({"phases": [{"name": "design"}, {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
-                 {"name": "back", "advance": [{"tool": "unload_model", "args": {}}]}]}, {"allow_mutation": True},
-     UsageError, "phase back advance call #1: refuses a tool annotated as a writer"),
-    ({"phases": [{"name": "design"}, {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
-                 {"name": "back", "advance": [{"tool": "unload_model", "args": {}, "access": "mutating",
-                                               "sandbox": "fixture"}]}]}, {},
-     UsageError, "mutating calls require --allow-mutation"),
-    (advance({"tool": "load_model", "args": {}}, {"tool": "load_model", "args": {}}), {}, ProbeError,
-     "phase run: advance call #2 answered rpc-error; nothing was published"),
-])
-def test_a_refused_or_failed_capture_leaves_the_prior_directory(root: Path, tmp_path: Path, doc: Any,
-                                                                  options: dict[str, Any], error: type,
-                                                                  message: str) -> None:
+@pytest.mark.parametrize(
+    ("doc", "options", "error", "message"),
+    [
+        (
+            advance({"tool": "no_such_tool", "args": {}}),
+            {},
+            UsageError,
+            "phase run advance call #1: the tool was not declared by the server",
+        ),
+        (
+            {
+                "phases": [
+                    {"name": "design"},
+                    {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
+                    {"name": "back", "advance": [{"tool": "unload_model", "args": {}}]},
+                ]
+            },
+            {"allow_mutation": True},
+            UsageError,
+            "phase back advance call #1: refuses a tool annotated as a writer",
+        ),
+        (
+            {
+                "phases": [
+                    {"name": "design"},
+                    {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
+                    {
+                        "name": "back",
+                        "advance": [
+                            {"tool": "unload_model", "args": {}, "access": "mutating", "sandbox": "fixture"}
+                        ],
+                    },
+                ]
+            },
+            {},
+            UsageError,
+            "mutating calls require --allow-mutation",
+        ),
+        (
+            advance({"tool": "load_model", "args": {}}, {"tool": "load_model", "args": {}}),
+            {},
+            ProbeError,
+            "phase run: advance call #2 answered rpc-error; nothing was published",
+        ),
+    ],
+)
+def test_a_refused_or_failed_capture_leaves_the_prior_directory(
+    root: Path, tmp_path: Path, doc: Any, options: dict[str, Any], error: type, message: str
+) -> None:
     out = tmp_path / "exports" / "phases"
     capture(DATA / "capture.yaml", out, root)
     before = tree(out)
@@ -101,9 +145,16 @@ def test_a_refused_or_failed_capture_leaves_the_prior_directory(root: Path, tmp_
 
 
 def test_a_writer_advance_runs_with_both_controls(root: Path, tmp_path: Path) -> None:
-    doc = {"phases": [{"name": "design"}, {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
-                      {"name": "back", "advance": [{"tool": "unload_model", "args": {}, "access": "mutating",
-                                                    "sandbox": "fixture"}]}]}
+    doc = {
+        "phases": [
+            {"name": "design"},
+            {"name": "run", "advance": [{"tool": "load_model", "args": {}}]},
+            {
+                "name": "back",
+                "advance": [{"tool": "unload_model", "args": {}, "access": "mutating", "sandbox": "fixture"}],
+            },
+        ]
+    }
     result = capture(doc, tmp_path / "phases", root, allow_mutation=True)
     back = load_phases(result.dest).phases[2]
     assert back.added == ("load_model",) and back.removed == ("run_query", "unload_model")
@@ -141,19 +192,51 @@ def test_a_hand_edited_snapshot_cannot_put_prose_on_the_terminal(root: Path, tmp
 def test_cli_capture_and_render(root: Path, tmp_path: Path) -> None:
     env = {"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}
     out = tmp_path / "phases"
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "capture-phases", "--capture",
-                           str(DATA / "capture.yaml"), "--server", "fx", "--out-dir", str(out), "--", *SERVER],
-                          capture_output=True, text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpeval_nb",
+            "capture-phases",
+            "--capture",
+            str(DATA / "capture.yaml"),
+            "--server",
+            "fx",
+            "--out-dir",
+            str(out),
+            "--",
+            *SERVER,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"captured 2 phases in {out}\n"
     assert done.stderr.splitlines() == ["capture [1/2] design tools=3", "capture [2/2] run tools=4"]
-    shown = subprocess.run([sys.executable, "-m", "mcpeval_nb", "phases", str(out)], capture_output=True,
-                           text=True, env=env, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", "phases", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert shown.returncode == 0
     assert "  run tools=4" in shown.stdout and "    removed load_model" in shown.stdout
-    as_json = subprocess.run([sys.executable, "-m", "mcpeval_nb", "phases", str(out), "--format", "json"],
-                             capture_output=True, text=True, env=env, timeout=60)
+    as_json = subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", "phases", str(out), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert json.loads(as_json.stdout)["schema"] == "mcpeval-nb.phase-diff/v1"
-    missing = subprocess.run([sys.executable, "-m", "mcpeval_nb", "phases", str(tmp_path / "none")],
-                             capture_output=True, text=True, env=env, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", "phases", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert missing.returncode == 2 and missing.stderr.startswith("mcpeval-nb: cannot read")

@@ -25,7 +25,9 @@ def calls(*entries: tuple[str, dict[str, Any]] | dict[str, Any]) -> dict[str, An
 
 
 def run(doc: Any, root: Path, **options: Any) -> mcpeval_nb.ResultSizes:
-    return probe_result_sizes(SERVER, call_manifest=doc, options=SizesOptions(server="fx", root=root, **options))
+    return probe_result_sizes(
+        SERVER, call_manifest=doc, options=SizesOptions(server="fx", root=root, **options)
+    )
 
 
 def journal(root: Path) -> list[mcpeval_nb.CallRecord]:
@@ -58,19 +60,36 @@ def test_error_results_are_rows_with_reason_and_template_and_never_abort_the_res
 
 
 def test_a_transport_crash_is_an_error_row_and_the_next_call_reconnects(root: Path) -> None:
-    sizes = run(calls(("fixed_text", {}), ("crash", {}), ("fixed_text", {}), ("crash", {}), ("mixed", {})), root)
+    sizes = run(
+        calls(("fixed_text", {}), ("crash", {}), ("fixed_text", {}), ("crash", {}), ("mixed", {})), root
+    )
     assert [(r.outcome, r.reason) for r in sizes.calls] == [
-        ("ok", None), ("error", "transport-closed"), ("ok", None), ("error", "transport-closed"), ("ok", None)]
+        ("ok", None),
+        ("error", "transport-closed"),
+        ("ok", None),
+        ("error", "transport-closed"),
+        ("ok", None),
+    ]
     assert sizes.calls[1].template_id is not None and sizes.calls[1].result_bytes is None
 
 
 def test_every_call_is_one_synthetic_record_in_order(root: Path) -> None:
-    run(calls(("fixed_text", {}), ("sized_text", {"chars": 3, "note": "CANARY manifest argument"}),
-              ("tool_error", {}), ("crash", {})), root)
+    run(
+        calls(
+            ("fixed_text", {}),
+            ("sized_text", {"chars": 3, "note": "CANARY manifest argument"}),
+            ("tool_error", {}),
+            ("crash", {}),
+        ),
+        root,
+    )
     records = journal(root)
     assert [(r.seq, r.tool, r.outcome, r.kind) for r in records] == [
-        (1, "fixed_text", "ok", "synthetic"), (2, "sized_text", "ok", "synthetic"),
-        (3, "tool_error", "error", "synthetic"), (4, "crash", "error", "synthetic")]
+        (1, "fixed_text", "ok", "synthetic"),
+        (2, "sized_text", "ok", "synthetic"),
+        (3, "tool_error", "error", "synthetic"),
+        (4, "crash", "error", "synthetic"),
+    ]
     assert records[1].args == {"chars": "num:3", "note": "str<32"}
     assert records[2].error["code"] == "tool-error"
     assert records[3].error == {"code": "transport-closed"}
@@ -79,7 +98,12 @@ def test_every_call_is_one_synthetic_record_in_order(root: Path) -> None:
 
 def test_each_run_appends_one_history_point_and_never_a_readiness_trend(root: Path) -> None:
     run(calls(("fixed_text", {}), ("mixed", {})), root)
-    run(calls(("sized_text", {"chars": 10}),), root)
+    run(
+        calls(
+            ("sized_text", {"chars": 10}),
+        ),
+        root,
+    )
     points = load_size_history(root=root)
     assert [[c["tool"] for c in p.calls] for p in points] == [["fixed_text", "mixed"], ["sized_text"]]
     assert points[0].calls[0]["result_bytes"] == 1039 and points[1].server == "fx"
@@ -89,13 +113,21 @@ def test_each_run_appends_one_history_point_and_never_a_readiness_trend(root: Pa
 
 
 def test_no_history_and_no_journal_write_nothing(root: Path) -> None:
-    run(calls(("fixed_text", {}),), root, history=False, journal=False)
+    run(
+        calls(
+            ("fixed_text", {}),
+        ),
+        root,
+        history=False,
+        journal=False,
+    )
     assert load_size_history(root=root) == [] and journal(root) == []
 
 
 def test_the_json_document_matches_its_published_schema(root: Path) -> None:
-    sizes = run(calls(("fixed_text", {}), ("mixed", {}), ("tool_error", {}), ("rpc_error", {}), ("crash", {})),
-                root)
+    sizes = run(
+        calls(("fixed_text", {}), ("mixed", {}), ("tool_error", {}), ("rpc_error", {}), ("crash", {})), root
+    )
     doc = json.loads(sizes.render("json"))
     schema = json.loads(mcpeval_nb.sizes_schema_text("result-sizes"))
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -118,13 +150,23 @@ def test_the_mcp_xray_example_runs_unchanged(root: Path) -> None:
     assert sizes.calls[1].structured_bytes == len('{"columns":["id","total"]}')
 
 
-@pytest.mark.parametrize(("entry", "allow", "message"), [
-    ({"tool": "wipe", "args": {}}, False, "calls entry #2: refuses a tool annotated as a writer"),
-    ({"tool": "wipe", "args": {}}, True, "calls entry #2: refuses a tool annotated as a writer"),
-    ({"tool": "wipe", "args": {}, "access": "mutating", "sandbox": "fixture"}, False,
-     "mutating calls require --allow-mutation"),
-    ({"tool": "no_such_tool", "args": {}}, True, "calls entry #2: the tool was not declared by the server"),
-])
+@pytest.mark.parametrize(
+    ("entry", "allow", "message"),
+    [
+        ({"tool": "wipe", "args": {}}, False, "calls entry #2: refuses a tool annotated as a writer"),
+        ({"tool": "wipe", "args": {}}, True, "calls entry #2: refuses a tool annotated as a writer"),
+        (
+            {"tool": "wipe", "args": {}, "access": "mutating", "sandbox": "fixture"},
+            False,
+            "mutating calls require --allow-mutation",
+        ),
+        (
+            {"tool": "no_such_tool", "args": {}},
+            True,
+            "calls entry #2: the tool was not declared by the server",
+        ),
+    ],
+)
 def test_refusals_come_before_any_call(root: Path, entry: dict[str, Any], allow: bool, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         run(calls(("fixed_text", {}), entry), root, allow_mutation=allow)
@@ -145,8 +187,11 @@ def test_an_oversized_manifest_is_refused_before_the_server_starts(root: Path, t
 
 
 def test_an_unreachable_server_gives_transport_rows_and_exit_3(root: Path) -> None:
-    sizes = probe_result_sizes(["/nonexistent/server"], call_manifest=calls(("a", {}), ("b", {})),
-                               options=SizesOptions(server="fx", root=root))
+    sizes = probe_result_sizes(
+        ["/nonexistent/server"],
+        call_manifest=calls(("a", {}), ("b", {})),
+        options=SizesOptions(server="fx", root=root),
+    )
     assert [r.reason for r in sizes.calls] == ["transport-error", "transport-error"]
     assert sizes.exit_code == 3
 
@@ -157,8 +202,13 @@ def test_an_invalid_label_is_a_usage_error(root: Path) -> None:
 
 
 def _cli(*args: str, root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpeval_nb", *args],
+        capture_output=True,
+        text=True,
+        env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
 
 
 def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path) -> None:
@@ -167,9 +217,23 @@ def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path
     done = _cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Result sizes (per call): fx")
-    assert done.stderr.splitlines() == ["sizes [1/2] fixed_text ok", "sizes [2/2] tool_error error:tool-error"]
-    as_json = _cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--format", "json",
-                   "--no-history", "--", *SERVER, root=root)
+    assert done.stderr.splitlines() == [
+        "sizes [1/2] fixed_text ok",
+        "sizes [2/2] tool_error error:tool-error",
+    ]
+    as_json = _cli(
+        "sizes",
+        "--call-manifest",
+        str(manifest),
+        "--server",
+        "fx",
+        "--format",
+        "json",
+        "--no-history",
+        "--",
+        *SERVER,
+        root=root,
+    )
     assert json.loads(as_json.stdout)["calls"][0]["result_bytes"] == 1039
     manifest.write_text("calls:\n  - tool: wipe\n    args: {}\n")
     refused = _cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
@@ -180,6 +244,7 @@ def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path
 
 def test_cli_schemas_are_the_shipped_files() -> None:
     for name in ("calls", "capture", "result-sizes"):
-        done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "schema", name], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpeval_nb", "schema", name], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0 and json.loads(done.stdout)["$id"].endswith(f"/{name}.schema.json")

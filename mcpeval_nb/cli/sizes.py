@@ -23,10 +23,19 @@ def _phase_progress(index: int, total: int, name: str, snapshot: dict[str, Any])
     click.echo(f"capture [{index}/{total}] {name} tools={snapshot['tool_count']}", err=True)
 
 
-@click.command("sizes", epilog=opt.example(
-    "mcpeval-nb sizes --call-manifest safe.yaml --server time -- python -m mcp_server_time"))
-@click.option("--call-manifest", "call_manifest", required=True, type=click.Path(dir_okay=False),
-              help="The calls to make, each once, in order (YAML or JSON, mcp-xray's calls shape).")
+@click.command(
+    "sizes",
+    epilog=opt.example(
+        "mcpeval-nb sizes --call-manifest safe.yaml --server time -- python -m mcp_server_time"
+    ),
+)
+@click.option(
+    "--call-manifest",
+    "call_manifest",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The calls to make, each once, in order (YAML or JSON, mcp-xray's calls shape).",
+)
 @opt.server("Server label for the report, the journal and the sizes history.")
 @opt.output_format("text", "markdown", "json")
 @opt.allow_mutation
@@ -36,46 +45,90 @@ def _phase_progress(index: int, total: int, name: str, snapshot: dict[str, Any])
 @opt.root
 @opt.url
 @opt.command_argument
-def sizes_cmd(call_manifest: str, server: str, fmt: str, allow_mutation: bool, allow_remote_http: bool,
-              no_journal: bool, no_history: bool, root: str | None, url: str | None,
-              command: tuple[str, ...]) -> int:
+def sizes_cmd(
+    call_manifest: str,
+    server: str,
+    fmt: str,
+    allow_mutation: bool,
+    allow_remote_http: bool,
+    no_journal: bool,
+    no_history: bool,
+    root: str | None,
+    url: str | None,
+    command: tuple[str, ...],
+) -> int:
     """Measure what each listed call returns: characters, bytes, tokens, content items, latency.
 
     Informational: exit 0 when the server was reached (an erroring call is a row), 2 on a usage error
     (nothing was called), 3 when the server could not be reached.
     """
-    options = mcpeval_nb.SizesOptions(server=server, allow_mutation=allow_mutation,
-                                      allow_remote_http=allow_remote_http, root=root, journal=not no_journal,
-                                      history=not no_history)
+    options = mcpeval_nb.SizesOptions(
+        server=server,
+        allow_mutation=allow_mutation,
+        allow_remote_http=allow_remote_http,
+        root=root,
+        journal=not no_journal,
+        history=not no_history,
+    )
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    sizes = mcpeval_nb.probe_result_sizes(target, call_manifest=call_manifest, options=options,
-                                          progress=_call_progress)
+    sizes = mcpeval_nb.probe_result_sizes(
+        target, call_manifest=call_manifest, options=options, progress=_call_progress
+    )
     click.echo(sizes.render(fmt), nl=False)
     return sizes.exit_code
 
 
-@click.command("capture-phases", epilog=opt.example(
-    "mcpeval-nb capture-phases --capture capture.yaml --server demo --out-dir dumps/phases "
-    "--allow-mutation -- python -m my_server"))
-@click.option("--capture", "capture", required=True, type=click.Path(dir_okay=False),
-              help="The phases and their advance calls (YAML or JSON, mcp-xray's phases shape).")
+@click.command(
+    "capture-phases",
+    epilog=opt.example(
+        "mcpeval-nb capture-phases --capture capture.yaml --server demo --out-dir dumps/phases "
+        "--allow-mutation -- python -m my_server"
+    ),
+)
+@click.option(
+    "--capture",
+    "capture",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The phases and their advance calls (YAML or JSON, mcp-xray's phases shape).",
+)
 @opt.server("Server label for the capture index and the journal.")
-@click.option("--out-dir", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output directory: absent, empty, or an earlier capture (replaced atomically).")
+@click.option(
+    "--out-dir",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Output directory: absent, empty, or an earlier capture (replaced atomically).",
+)
 @opt.allow_mutation
 @opt.allow_remote_http
 @click.option("--no-journal", is_flag=True, help="Do not journal the advance calls as synthetic records.")
 @opt.root
 @opt.url
 @opt.command_argument
-def capture_phases_cmd(capture: str, server: str, out_dir: str, allow_mutation: bool, allow_remote_http: bool,
-                       no_journal: bool, root: str | None, url: str | None, command: tuple[str, ...]) -> int:
+def capture_phases_cmd(
+    capture: str,
+    server: str,
+    out_dir: str,
+    allow_mutation: bool,
+    allow_remote_http: bool,
+    no_journal: bool,
+    root: str | None,
+    url: str | None,
+    command: tuple[str, ...],
+) -> int:
     """Snapshot each phase of a phase-swapped server (content-free) into OUT-DIR."""
-    options = mcpeval_nb.SizesOptions(server=server, allow_mutation=allow_mutation,
-                                      allow_remote_http=allow_remote_http, root=root, journal=not no_journal)
+    options = mcpeval_nb.SizesOptions(
+        server=server,
+        allow_mutation=allow_mutation,
+        allow_remote_http=allow_remote_http,
+        root=root,
+        journal=not no_journal,
+    )
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    result = mcpeval_nb.capture_phases(target, capture_manifest=capture, out_dir=out_dir, options=options,
-                                       progress=_phase_progress)
+    result = mcpeval_nb.capture_phases(
+        target, capture_manifest=capture, out_dir=out_dir, options=options, progress=_phase_progress
+    )
     click.echo(f"captured {len(result.phases)} phases in {result.dest}")
     return 0
 
@@ -90,8 +143,11 @@ def phases_cmd(directory: str, fmt: str) -> int:
 
 
 def _schema_command(name: str, what: str) -> click.Command:
-    @click.command(name, help=f"Print the {what} JSON Schema.",
-                   epilog=opt.example(f"mcpeval-nb schema {name} > {name}.schema.json"))
+    @click.command(
+        name,
+        help=f"Print the {what} JSON Schema.",
+        epilog=opt.example(f"mcpeval-nb schema {name} > {name}.schema.json"),
+    )
     def show() -> int:
         click.echo(mcpeval_nb.sizes_schema_text(name), nl=False)
         return 0

@@ -11,5 +11,13 @@ from .capture import INDEX_SCHEMA, PhaseCapture, capture_phases
 from .render import PHASE_DIFF_SCHEMA, PhaseChange, PhaseView, load_phases
 from .snapshot import SNAPSHOT_SCHEMA
 
-__all__ = ["INDEX_SCHEMA", "PHASE_DIFF_SCHEMA", "SNAPSHOT_SCHEMA", "PhaseCapture", "PhaseChange", "PhaseView",
-           "capture_phases", "load_phases"]
+__all__ = [
+    "INDEX_SCHEMA",
+    "PHASE_DIFF_SCHEMA",
+    "SNAPSHOT_SCHEMA",
+    "PhaseCapture",
+    "PhaseChange",
+    "PhaseView",
+    "capture_phases",
+    "load_phases",
+]

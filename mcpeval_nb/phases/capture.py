@@ -66,8 +66,10 @@ def _output(dest: str | Path, root: Path) -> Path:
     """The resolved OUT-DIR: absent, empty, or a previous capture (holding ``phases.json``)."""
     out = resolve_output(dest, root=root, force=True, what="capture-phases")
     if out.is_dir() and os.listdir(out) and not (out / INDEX_FILE).is_file():
-        raise ShareOutputError(f"capture-phases output is not empty and holds no earlier capture "
-                               f"({INDEX_FILE}); choose another directory: {out}")
+        raise ShareOutputError(
+            f"capture-phases output is not empty and holds no earlier capture "
+            f"({INDEX_FILE}); choose another directory: {out}"
+        )
     return out
 
 
@@ -83,19 +85,28 @@ class _Walk:
             try:
                 outcome = self.session.call_tool(call.tool, dict(call.args))
             except TransportError as exc:
-                raise ProbeError(f"phase {phase.name}: advance call #{call.index} lost the transport "
-                                 f"({exc.reason}); nothing was published") from None
+                raise ProbeError(
+                    f"phase {phase.name}: advance call #{call.index} lost the transport "
+                    f"({exc.reason}); nothing was published"
+                ) from None
             if self.journal is not None:
                 self.journal.record(call.tool, dict(call.args), outcome)
             if not outcome.ok:
-                raise ProbeError(f"phase {phase.name}: advance call #{call.index} answered {outcome.kind}; "
-                                 "nothing was published")
+                raise ProbeError(
+                    f"phase {phase.name}: advance call #{call.index} answered {outcome.kind}; "
+                    "nothing was published"
+                )
 
     def capture(self, phase: CapturePhase, index: int) -> dict[str, Any]:
         catalog = self.session.list_tools()
-        return snapshot_of(phase.name, index, catalog, self.salt,
-                           resources=surface_count(self.session, "resources"),
-                           prompts=surface_count(self.session, "prompts"))
+        return snapshot_of(
+            phase.name,
+            index,
+            catalog,
+            self.salt,
+            resources=surface_count(self.session, "resources"),
+            prompts=surface_count(self.session, "prompts"),
+        )
 
 
 def _write(stage: Path, name: str, doc: Any) -> None:
@@ -121,10 +132,15 @@ def _publish(out: Path, index: dict[str, Any], snapshots: list[dict[str, Any]]) 
     discard(replaced)
 
 
-def capture_phases(target: Target | str | Sequence[str], *,
-                   capture_manifest: CaptureManifest | str | Path | bytes | Mapping[str, Any],
-                   out_dir: str | Path, options: SizesOptions, progress: PhaseProgress | None = None,
-                   cancel: threading.Event | None = None) -> PhaseCapture:
+def capture_phases(
+    target: Target | str | Sequence[str],
+    *,
+    capture_manifest: CaptureManifest | str | Path | bytes | Mapping[str, Any],
+    out_dir: str | Path,
+    options: SizesOptions,
+    progress: PhaseProgress | None = None,
+    cancel: threading.Event | None = None,
+) -> PhaseCapture:
     """Capture every phase of a capture manifest into ``out_dir`` (published atomically).
 
     Args:
@@ -162,9 +178,21 @@ def capture_phases(target: Target | str | Sequence[str], *,
             snapshots.append(walk.capture(phase, i + 1))
             if progress is not None:
                 progress(i + 1, len(loaded.phases), phase.name, snapshots[-1])
-    entries = [{"name": s["phase"], "file": f"{i + 1:02d}-{s['phase']}.json", "tool_count": s["tool_count"],
-                "total_tokens": s["total_tokens"]} for i, s in enumerate(snapshots)]
-    index = {"schema": INDEX_SCHEMA, "server": options.server, "manifest_sha256": loaded.sha256,
-             "captured_at": now_ts(), "phases": entries}
+    entries = [
+        {
+            "name": s["phase"],
+            "file": f"{i + 1:02d}-{s['phase']}.json",
+            "tool_count": s["tool_count"],
+            "total_tokens": s["total_tokens"],
+        }
+        for i, s in enumerate(snapshots)
+    ]
+    index = {
+        "schema": INDEX_SCHEMA,
+        "server": options.server,
+        "manifest_sha256": loaded.sha256,
+        "captured_at": now_ts(),
+        "phases": entries,
+    }
     _publish(out, index, snapshots)
     return PhaseCapture(dest=out, index=index)

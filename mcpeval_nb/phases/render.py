@@ -59,10 +59,16 @@ class PhaseChange:
 
     def to_dict(self) -> dict[str, Any]:
         """The phase as the phase-diff document holds it."""
-        return {"name": self.name, "tool_count": self.tool_count, "total_tokens": self.total_tokens,
-                "resources": self.resources, "prompts": self.prompts, "added": list(self.added),
-                "removed": list(self.removed),
-                "changed": [{"tool": t, "aspects": list(a)} for t, a in self.changed]}
+        return {
+            "name": self.name,
+            "tool_count": self.tool_count,
+            "total_tokens": self.total_tokens,
+            "resources": self.resources,
+            "prompts": self.prompts,
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "changed": [{"tool": t, "aspects": list(a)} for t, a in self.changed],
+        }
 
 
 def _tools(snapshot: Any) -> dict[str, dict[str, Any]]:
@@ -82,10 +88,16 @@ def _change(name: str, snap: dict[str, Any], before: dict[str, dict[str, Any]] |
         aspects = tuple(label for label, key in _ASPECTS if now[tool].get(key) != old[tool].get(key))
         if aspects:
             changed.append((tool, aspects))
-    return PhaseChange(name=name, tool_count=_count(snap.get("tool_count")) or 0,
-                       total_tokens=_count(snap.get("total_tokens")) or 0, resources=_count(snap.get("resources")),
-                       prompts=_count(snap.get("prompts")), added=tuple(sorted(set(now) - set(old))),
-                       removed=tuple(sorted(set(old) - set(now))), changed=tuple(changed))
+    return PhaseChange(
+        name=name,
+        tool_count=_count(snap.get("tool_count")) or 0,
+        total_tokens=_count(snap.get("total_tokens")) or 0,
+        resources=_count(snap.get("resources")),
+        prompts=_count(snap.get("prompts")),
+        added=tuple(sorted(set(now) - set(old))),
+        removed=tuple(sorted(set(old) - set(now))),
+        changed=tuple(changed),
+    )
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,11 @@ class PhaseView:
 
     def to_json(self) -> str:
         """The ``mcpeval-nb.phase-diff/v1`` document (pretty, key-sorted, trailing newline)."""
-        doc = {"schema": PHASE_DIFF_SCHEMA, "server": self.server, "phases": [p.to_dict() for p in self.phases]}
+        doc = {
+            "schema": PHASE_DIFF_SCHEMA,
+            "server": self.server,
+            "phases": [p.to_dict() for p in self.phases],
+        }
         return dumps(doc, sort_keys=True, indent=2) + "\n"
 
     def to_text(self) -> str:
@@ -105,8 +121,9 @@ class PhaseView:
         lines = [f"phases of {self.server} ({len(self.phases)})"]
         for i, p in enumerate(self.phases):
             head = f"  {p.name} tools={p.tool_count} tokens={p.total_tokens}"
-            head += "".join(f" {k}={v}" for k, v in (("resources", p.resources), ("prompts", p.prompts))
-                            if v is not None)
+            head += "".join(
+                f" {k}={v}" for k, v in (("resources", p.resources), ("prompts", p.prompts)) if v is not None
+            )
             if i:
                 head += f" +{len(p.added)} -{len(p.removed)} ~{len(p.changed)}"
             lines.append(head)
@@ -150,4 +167,4 @@ def load_phases(directory: str | Path) -> PhaseView:
             raise DocumentError(f"{base / file} is not a phase snapshot ({SNAPSHOT_SCHEMA})")
         changes.append(_change(str(name), snap, before))
         before = _tools(snap)
-    return PhaseView(server=server if valid_server(server) else "invalid", phases=tuple(changes))
+    return PhaseView(server=str(server) if valid_server(server) else "invalid", phases=tuple(changes))

@@ -44,8 +44,11 @@ def tool_facts(entry: dict[str, Any], salt: bytes) -> dict[str, Any]:
         "property_count": len(props) if isinstance(props, dict) else 0,
         "tokens": tool_tokens(entry),
         "description_digest": content_digest(salt, "description", description)
-        if isinstance(description, str) else None,
-        "schema_digest": content_digest(salt, "input-schema", _canonical(schema)) if schema is not None else None,
+        if isinstance(description, str)
+        else None,
+        "schema_digest": content_digest(salt, "input-schema", _canonical(schema))
+        if schema is not None
+        else None,
     }
 
 
@@ -72,13 +75,22 @@ def surface_count(session: McpSession, surface: str) -> int | None:
     return count
 
 
-def snapshot_of(name: str, index: int, catalog: Catalog, salt: bytes, *, resources: int | None,
-                prompts: int | None) -> dict[str, Any]:
+def snapshot_of(
+    name: str, index: int, catalog: Catalog, salt: bytes, *, resources: int | None, prompts: int | None
+) -> dict[str, Any]:
     """The snapshot document of one phase (tools sorted by name)."""
-    tools = sorted((tool_facts(e, salt) for e in catalog.tools if valid_tool(e["name"])),
-                   key=lambda t: str(t["name"]))
+    tools = sorted(
+        (tool_facts(e, salt) for e in catalog.tools if valid_tool(e["name"])), key=lambda t: str(t["name"])
+    )
     unlisted = sum(not valid_tool(e["name"]) for e in catalog.tools)
-    return {"schema": SNAPSHOT_SCHEMA, "phase": name, "index": index, "tools": tools,
-            "unlisted_tools": unlisted, "tool_count": len(catalog.tools),
-            "total_tokens": sum(tool_tokens(e) for e in catalog.tools),
-            "resources": resources, "prompts": prompts}
+    return {
+        "schema": SNAPSHOT_SCHEMA,
+        "phase": name,
+        "index": index,
+        "tools": tools,
+        "unlisted_tools": unlisted,
+        "tool_count": len(catalog.tools),
+        "total_tokens": sum(tool_tokens(e) for e in catalog.tools),
+        "resources": resources,
+        "prompts": prompts,
+    }

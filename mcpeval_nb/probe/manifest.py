@@ -191,8 +191,8 @@ def select_cases(manifest: Manifest, *, probe: str | None = None, case_id: str |
     if not cases:
         raise UsageError("no probe cases selected")
     for case in cases:
-        require_mutation(case.access, sandboxed=case.sandbox is not None and case.sandbox in manifest.sandboxes,
-                         allow_mutation=allow_mutation, what="probes")
+        sandboxed = case.sandbox is not None and case.sandbox in manifest.sandboxes
+        require_mutation(case.access, sandboxed=sandboxed, allow_mutation=allow_mutation, what="probes")
     return cases
 
 

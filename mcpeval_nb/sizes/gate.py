@@ -27,8 +27,9 @@ def check_authority(calls: Sequence[ListedCall], *, allow_mutation: bool) -> Non
         UsageError: a mutating call without ``allow_mutation`` (``mutating calls require --allow-mutation``).
     """
     for call in calls:
-        require_mutation(call.access, sandboxed=call.sandbox is not None, allow_mutation=allow_mutation,
-                         what="calls")
+        require_mutation(
+            call.access, sandboxed=call.sandbox is not None, allow_mutation=allow_mutation, what="calls"
+        )
 
 
 def check_listed(calls: Sequence[ListedCall], catalog: Catalog, *, where: str = "calls entry") -> None:
@@ -45,8 +46,11 @@ def check_listed(calls: Sequence[ListedCall], catalog: Catalog, *, where: str = 
     for call in calls:
         refusal = access_refusal(catalog.get(call.tool), call.access)
         if refusal == "undeclared":
-            raise UsageError(f"{where} #{call.index}: the tool was not declared by the server; "
-                             "nothing was called")
+            raise UsageError(
+                f"{where} #{call.index}: the tool was not declared by the server; nothing was called"
+            )
         if refusal == "writer":
-            raise UsageError(f"{where} #{call.index}: refuses a tool annotated as a writer (declare "
-                             "access mutating with a sandbox, and pass --allow-mutation); nothing was called")
+            raise UsageError(
+                f"{where} #{call.index}: refuses a tool annotated as a writer (declare "
+                "access mutating with a sandbox, and pass --allow-mutation); nothing was called"
+            )

@@ -16,9 +16,9 @@ from typing import Any
 
 from ..errors import InvalidRecord, RecordTooLarge, TrendHistoryCorrupt
 from ..home import resolve_root, store_dir
-from ..jsonfmt import dumps
 from ..journal.append import append_line
 from ..journal.read import iter_lines, parse_line
+from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server, valid_template_id
 from ..privacy.timestamps import valid_rfc3339
 from ..probe.cases import listed
@@ -70,15 +70,25 @@ class SizePoint:
         """The point with every field passed through its rule (idempotent)."""
         sha = self.manifest_sha256
         ok_sha = isinstance(sha, str) and len(sha) == 64 and all(c in "0123456789abcdef" for c in sha)
-        return SizePoint(ts=self.ts if valid_rfc3339(self.ts) else "unknown",
-                         server=self.server if valid_server(self.server) else "invalid",
-                         manifest_sha256=sha if ok_sha else None,
-                         calls=tuple(_call(c) for c in self.calls))
+        return SizePoint(
+            ts=self.ts if valid_rfc3339(self.ts) else "unknown",
+            server=self.server if valid_server(self.server) else "invalid",
+            manifest_sha256=sha if ok_sha else None,
+            calls=tuple(_call(c) for c in self.calls),
+        )
 
     def encode(self) -> str:
         """Compact, key-sorted JSON (no newline)."""
-        return dumps({"schema": SIZE_POINT_SCHEMA, "ts": self.ts, "server": self.server,
-                      "manifest_sha256": self.manifest_sha256, "calls": list(self.calls)}, sort_keys=True)
+        return dumps(
+            {
+                "schema": SIZE_POINT_SCHEMA,
+                "ts": self.ts,
+                "server": self.server,
+                "manifest_sha256": self.manifest_sha256,
+                "calls": list(self.calls),
+            },
+            sort_keys=True,
+        )
 
     @classmethod
     def from_dict(cls, d: Any) -> SizePoint:
@@ -87,16 +97,28 @@ class SizePoint:
         Raises:
             ValueError: not an object of this schema.
         """
-        if not isinstance(d, dict) or d.get("schema") != SIZE_POINT_SCHEMA or not isinstance(d.get("calls"), list):
+        if (
+            not isinstance(d, dict)
+            or d.get("schema") != SIZE_POINT_SCHEMA
+            or not isinstance(d.get("calls"), list)
+        ):
             raise ValueError("not a sizes point")
-        return cls(ts=str(d.get("ts")), server=str(d.get("server")), manifest_sha256=d.get("manifest_sha256"),
-                   calls=tuple(d["calls"]))
+        return cls(
+            ts=str(d.get("ts")),
+            server=str(d.get("server")),
+            manifest_sha256=d.get("manifest_sha256"),
+            calls=tuple(d["calls"]),
+        )
 
     @classmethod
     def of(cls, sizes: ResultSizes) -> SizePoint:
         """The point of one run."""
-        return cls(ts=sizes.ts, server=sizes.server, manifest_sha256=sizes.manifest_sha256,
-                   calls=tuple(_call(r.to_dict()) for r in sizes.calls)).sanitized()
+        return cls(
+            ts=sizes.ts,
+            server=sizes.server,
+            manifest_sha256=sizes.manifest_sha256,
+            calls=tuple(_call(r.to_dict()) for r in sizes.calls),
+        ).sanitized()
 
 
 def record_sizes(sizes: ResultSizes, *, root: Path | str | None = None) -> Path:

@@ -22,15 +22,25 @@ from ..jsonfmt import JSONFormatError, loads
 from ..limits import MAX_CALL_MANIFEST_BYTES
 from ..schemacheck import Violation, packaged_checker
 
-__all__ = ["CallManifest", "CaptureManifest", "CapturePhase", "ListedCall", "load_call_manifest",
-           "load_capture_manifest", "parse_call_manifest", "parse_capture_manifest"]
+__all__ = [
+    "CallManifest",
+    "CaptureManifest",
+    "CapturePhase",
+    "ListedCall",
+    "load_call_manifest",
+    "load_capture_manifest",
+    "parse_call_manifest",
+    "parse_capture_manifest",
+]
 
 _KNOWN_KEYS = frozenset({"calls", "phases", "tool", "args", "access", "sandbox", "name", "advance"})
 _MESSAGES = {
     "additionalProperties": "unknown field (a call allows tool, args, access and sandbox; a phase name "
-                            "and advance; the document calls or phases)",
-    "type": "has the wrong JSON type", "pattern": "is outside its grammar",
-    "enum": "must be read_only or mutating", "minItems": "must list at least one entry",
+    "and advance; the document calls or phases)",
+    "type": "has the wrong JSON type",
+    "pattern": "is outside its grammar",
+    "enum": "must be read_only or mutating",
+    "minItems": "must list at least one entry",
     "maxItems": "lists too many entries",
 }
 
@@ -125,7 +135,7 @@ def _read(path: str | Path) -> bytes:
 def _yaml(text: str, source: str) -> Any:
     import yaml
 
-    class _NoAliases(yaml.SafeLoader):
+    class _NoAliases(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.AliasEvent):
                 line = self.peek_event().start_mark.line + 1
@@ -133,7 +143,7 @@ def _yaml(text: str, source: str) -> Any:
             return super().compose_node(parent, index)
 
     try:
-        return yaml.load(text, Loader=_NoAliases)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_NoAliases)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -171,8 +181,12 @@ def _json_data(value: Any, path: tuple[str | int, ...], source: str, depth: int 
     elif not (value is None or isinstance(value, str | int | bool)):
         bad = True
     if bad:
-        raise _fail(source, path, "value is not JSON data (YAML dates, binary, sets, non-string keys, "
-                                  "non-finite numbers and nesting past 128 levels are refused)")
+        raise _fail(
+            source,
+            path,
+            "value is not JSON data (YAML dates, binary, sets, non-string keys, "
+            "non-finite numbers and nesting past 128 levels are refused)",
+        )
 
 
 def _document(data: bytes | str | Mapping[str, Any], source: str, schema: str) -> tuple[Any, bytes]:
@@ -204,7 +218,9 @@ def _call(entry: dict[str, Any], index: int, path: tuple[str | int, ...], source
     return ListedCall(index=index + 1, tool=entry["tool"], args=entry["args"], access=access, sandbox=sandbox)
 
 
-def parse_call_manifest(data: bytes | str | Mapping[str, Any], *, source: str = "call manifest") -> CallManifest:
+def parse_call_manifest(
+    data: bytes | str | Mapping[str, Any], *, source: str = "call manifest"
+) -> CallManifest:
     """Parse and validate a call manifest (``calls: [{tool, args}]``).
 
     Args:
@@ -223,8 +239,9 @@ def parse_call_manifest(data: bytes | str | Mapping[str, Any], *, source: str = 
     return CallManifest(calls=calls, sha256=hashlib.sha256(raw).hexdigest())
 
 
-def parse_capture_manifest(data: bytes | str | Mapping[str, Any], *,
-                           source: str = "capture manifest") -> CaptureManifest:
+def parse_capture_manifest(
+    data: bytes | str | Mapping[str, Any], *, source: str = "capture manifest"
+) -> CaptureManifest:
     """Parse and validate a capture manifest (``phases: [{name, advance: [{tool, args}]}]``).
 
     The first phase is captured before any call, so it may not list advance calls; names are unique.
@@ -239,10 +256,14 @@ def parse_capture_manifest(data: bytes | str | Mapping[str, Any], *,
         if phase["name"] in {p.name for p in phases}:
             raise _fail(source, ("phases", i, "name"), "phase names must be unique")
         if i == 0 and phase.get("advance"):
-            raise _fail(source, ("phases", 0, "advance"),
-                        "the first phase is captured before any call; it must not list advance calls")
-        advance = tuple(_call(c, j, ("phases", i, "advance", j), source)
-                        for j, c in enumerate(phase.get("advance", ())))
+            raise _fail(
+                source,
+                ("phases", 0, "advance"),
+                "the first phase is captured before any call; it must not list advance calls",
+            )
+        advance = tuple(
+            _call(c, j, ("phases", i, "advance", j), source) for j, c in enumerate(phase.get("advance", ()))
+        )
         phases.append(CapturePhase(name=phase["name"], advance=advance))
     return CaptureManifest(phases=tuple(phases), sha256=hashlib.sha256(raw).hexdigest())
 

@@ -10,7 +10,7 @@ never leaves this module.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..jsonfmt import dumps
@@ -54,11 +54,21 @@ class CallSize:
 
     def to_dict(self) -> dict[str, Any]:
         """The row as the result-sizes document holds it."""
-        return {"index": self.index, "tool": self.tool, "access": self.access, "outcome": self.outcome,
-                "reason": self.reason, "template_id": self.template_id, "error_code": self.error_code,
-                "text_chars": self.text_chars, "result_bytes": self.result_bytes, "tokens": self.tokens,
-                "structured_bytes": self.structured_bytes, "content": dict(sorted(self.content.items())),
-                "latency_ms": self.latency_ms}
+        return {
+            "index": self.index,
+            "tool": self.tool,
+            "access": self.access,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "template_id": self.template_id,
+            "error_code": self.error_code,
+            "text_chars": self.text_chars,
+            "result_bytes": self.result_bytes,
+            "tokens": self.tokens,
+            "structured_bytes": self.structured_bytes,
+            "content": dict(sorted(self.content.items())),
+            "latency_ms": self.latency_ms,
+        }
 
 
 def _bytes(value: Any) -> int:
@@ -67,7 +77,7 @@ def _bytes(value: Any) -> int:
 
 def _content(result: dict[str, Any]) -> tuple[int, dict[str, int]]:
     items = result.get("content")
-    chars, counts = 0, {}
+    chars, counts = 0, dict[str, int]()
     for item in items if isinstance(items, list) else ():
         kind = item.get("type") if isinstance(item, dict) else None
         label = kind if isinstance(kind, str) and kind in CONTENT_TYPES else "other"
@@ -77,31 +87,58 @@ def _content(result: dict[str, Any]) -> tuple[int, dict[str, int]]:
     return chars, counts
 
 
-def _sizes(result: Any) -> dict[str, Any]:
+def _with_sizes(row: CallSize, result: Any) -> CallSize:
     body = result if isinstance(result, dict) else {}
     chars, counts = _content(body)
     total = _bytes(result)
     structured = _bytes(body["structuredContent"]) if "structuredContent" in body else None
-    return {"text_chars": chars, "result_bytes": total, "tokens": estimate_tokens(total),
-            "structured_bytes": structured, "content": counts}
+    return replace(
+        row,
+        text_chars=chars,
+        result_bytes=total,
+        tokens=estimate_tokens(total),
+        structured_bytes=structured,
+        content=counts,
+    )
 
 
 def measure_outcome(index: int, tool: str, access: str, outcome: ToolOutcome, salt: bytes) -> CallSize:
     """The row of a call that completed (a success, an ``isError`` result or a JSON-RPC error)."""
-    base = {"index": index, "tool": tool, "access": access, "latency_ms": outcome.latency_ms}
     if outcome.kind == "success":
-        return CallSize(outcome="ok", **base, **_sizes(outcome.result))
+        row = CallSize(index=index, tool=tool, access=access, outcome="ok", latency_ms=outcome.latency_ms)
+        return _with_sizes(row, outcome.result)
     if outcome.kind == "tool-error":
         info = tool_error_info(outcome.result, salt)
-        return CallSize(outcome="error", reason="tool-error", template_id=info.get("template_id"), **base,
-                        **_sizes(outcome.result))
+        row = CallSize(
+            index=index,
+            tool=tool,
+            access=access,
+            outcome="error",
+            reason="tool-error",
+            template_id=info.get("template_id"),
+            latency_ms=outcome.latency_ms,
+        )
+        return _with_sizes(row, outcome.result)
     info = error_info(outcome.payload or {}, salt)
-    code = outcome.code if isinstance(outcome.code, int) else None
-    return CallSize(outcome="error", reason="rpc-error", template_id=info.get("template_id"), error_code=code,
-                    **base)
+    return CallSize(
+        index=index,
+        tool=tool,
+        access=access,
+        outcome="error",
+        reason="rpc-error",
+        template_id=info.get("template_id"),
+        error_code=outcome.code,
+        latency_ms=outcome.latency_ms,
+    )
 
 
 def measure_failure(index: int, tool: str, access: str, reason: str, message: str, salt: bytes) -> CallSize:
     """The row of a call whose transport failed (``message`` is the transport's fixed, content-free text)."""
-    return CallSize(index=index, tool=tool, access=access, outcome="error", reason=reason,
-                    template_id=template_id(salt, message))
+    return CallSize(
+        index=index,
+        tool=tool,
+        access=access,
+        outcome="error",
+        reason=reason,
+        template_id=template_id(salt, message),
+    )

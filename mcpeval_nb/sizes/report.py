@@ -31,8 +31,17 @@ def _items(row: CallSize) -> str:
 
 def _cells(row: CallSize) -> tuple[str, ...]:
     outcome = row.outcome if row.reason is None else f"{row.outcome}:{row.reason}"
-    return (str(row.index), row.tool, outcome, _num(row.text_chars), _num(row.result_bytes), _num(row.tokens),
-            _items(row), _num(row.structured_bytes), _num(row.latency_ms))
+    return (
+        str(row.index),
+        row.tool,
+        outcome,
+        _num(row.text_chars),
+        _num(row.result_bytes),
+        _num(row.tokens),
+        _items(row),
+        _num(row.structured_bytes),
+        _num(row.latency_ms),
+    )
 
 
 @dataclass(frozen=True)
@@ -58,15 +67,24 @@ class ResultSizes:
 
     def totals(self) -> dict[str, int]:
         """Calls, errors, and the summed result bytes and tokens of the calls that returned a result."""
-        return {"calls": len(self.calls), "errors": sum(r.outcome != "ok" for r in self.calls),
-                "result_bytes": sum(r.result_bytes or 0 for r in self.calls),
-                "tokens": sum(r.tokens or 0 for r in self.calls)}
+        return {
+            "calls": len(self.calls),
+            "errors": sum(r.outcome != "ok" for r in self.calls),
+            "result_bytes": sum(r.result_bytes or 0 for r in self.calls),
+            "tokens": sum(r.tokens or 0 for r in self.calls),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The ``mcpeval-nb.result-sizes/v1`` document as a dict."""
-        return {"schema": RESULT_SIZES_SCHEMA, "server": self.server, "manifest_sha256": self.manifest_sha256,
-                "ts": self.ts, "reached": self.reached, "calls": [r.to_dict() for r in self.calls],
-                "totals": self.totals()}
+        return {
+            "schema": RESULT_SIZES_SCHEMA,
+            "server": self.server,
+            "manifest_sha256": self.manifest_sha256,
+            "ts": self.ts,
+            "reached": self.reached,
+            "calls": [r.to_dict() for r in self.calls],
+            "totals": self.totals(),
+        }
 
     def to_json(self) -> str:
         """The document as pretty, key-sorted JSON with a trailing newline."""
@@ -82,19 +100,30 @@ class ResultSizes:
         lines = [f"{_TITLE}: {self.server}"]
         lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
         t = self.totals()
-        lines.append(f"  total calls={t['calls']} errors={t['errors']} bytes={t['result_bytes']} "
-                     f"tokens={t['tokens']} (informational: no score or gate uses it)")
+        lines.append(
+            f"  total calls={t['calls']} errors={t['errors']} bytes={t['result_bytes']} "
+            f"tokens={t['tokens']} (informational: no score or gate uses it)"
+        )
         return "\n".join(lines) + "\n"
 
     def to_markdown(self) -> str:
         """The table as GitHub markdown."""
         rows = self._rows()
-        lines = [f"### {_TITLE}: `{self.server}`", "", "| " + " | ".join(rows[0]) + " |",
-                 "|" + "---|" * len(_COLUMNS)]
-        lines += ["| " + " | ".join(f"`{c}`" if i == 1 else c for i, c in enumerate(r)) + " |" for r in rows[1:]]
+        lines = [
+            f"### {_TITLE}: `{self.server}`",
+            "",
+            "| " + " | ".join(rows[0]) + " |",
+            "|" + "---|" * len(_COLUMNS),
+        ]
+        lines += [
+            "| " + " | ".join(f"`{c}`" if i == 1 else c for i, c in enumerate(r)) + " |" for r in rows[1:]
+        ]
         t = self.totals()
-        lines += ["", f"{t['calls']} calls, {t['errors']} errors, {t['result_bytes']} result bytes, "
-                      f"~{t['tokens']} tokens (informational)."]
+        lines += [
+            "",
+            f"{t['calls']} calls, {t['errors']} errors, {t['result_bytes']} result bytes, "
+            f"~{t['tokens']} tokens (informational).",
+        ]
         return "\n".join(lines) + "\n"
 
     def render(self, fmt: str = "text") -> str:

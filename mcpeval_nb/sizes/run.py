@@ -67,17 +67,27 @@ def _reason(ctx: RunContext, exc: TransportError) -> str:
     return BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
 
 
-def run_context(target: Target | str | Sequence[str], options: SizesOptions,
-             cancel: threading.Event | None) -> RunContext:
+def run_context(
+    target: Target | str | Sequence[str], options: SizesOptions, cancel: threading.Event | None
+) -> RunContext:
     """The probe runner's context for a call run: target, shared budget, synthetic journal."""
-    probe = ProbeOptions(server=options.server, allow_mutation=options.allow_mutation,
-                         allow_remote_http=options.allow_remote_http, root=options.root,
-                         journal=options.journal, env=options.env, battery=None, history=False)
+    probe = ProbeOptions(
+        server=options.server,
+        allow_mutation=options.allow_mutation,
+        allow_remote_http=options.allow_remote_http,
+        root=options.root,
+        journal=options.journal,
+        env=options.env,
+        battery=None,
+        history=False,
+    )
     tgt = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
     ctx = RunContext(target=tgt, options=probe, budget=Budget(), timeout=options.timeout_s, cancel=cancel)
     if options.journal:
         root = resolve_root(options.root)
-        ctx.journal = SyntheticJournal(root, server=options.server, salt=load_salt(root), session=ctx.session_id)
+        ctx.journal = SyntheticJournal(
+            root, server=options.server, salt=load_salt(root), session=ctx.session_id
+        )
     return ctx
 
 
@@ -139,10 +149,14 @@ def _manifest(manifest: CallManifest | str | Path | bytes | Mapping[str, Any]) -
     return parse_call_manifest(manifest)
 
 
-def probe_result_sizes(target: Target | str | Sequence[str], *,
-                       call_manifest: CallManifest | str | Path | bytes | Mapping[str, Any],
-                       options: SizesOptions, progress: SizesProgress | None = None,
-                       cancel: threading.Event | None = None) -> ResultSizes:
+def probe_result_sizes(
+    target: Target | str | Sequence[str],
+    *,
+    call_manifest: CallManifest | str | Path | bytes | Mapping[str, Any],
+    options: SizesOptions,
+    progress: SizesProgress | None = None,
+    cancel: threading.Event | None = None,
+) -> ResultSizes:
     """Make each call of a call manifest once, in order, and measure each result.
 
     Args:
@@ -182,8 +196,13 @@ def probe_result_sizes(target: Target | str | Sequence[str], *,
     finally:
         if run.session is not None:
             run.session.close()
-    sizes = ResultSizes(server=options.server, manifest_sha256=loaded.sha256, calls=tuple(run.rows),
-                        ts=now_ts(), reached=lost is None)
+    sizes = ResultSizes(
+        server=options.server,
+        manifest_sha256=loaded.sha256,
+        calls=tuple(run.rows),
+        ts=now_ts(),
+        reached=lost is None,
+    )
     if options.history:
         record_sizes(sizes, root=options.root)
     return sizes

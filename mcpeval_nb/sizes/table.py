@@ -13,13 +13,22 @@ from .history import load_size_history
 __all__ = ["SIZES_SCHEMA", "result_size_history", "sizes_schema_text"]
 
 #: The columns of ``result_size_history``.
-SIZES_SCHEMA = pa.schema([
-    pa.field("ts", pa.timestamp("ms", tz="UTC")), pa.field("server", pa.string()),
-    pa.field("run", pa.int64()), pa.field("index", pa.int64()), pa.field("tool", pa.string()),
-    pa.field("outcome", pa.string()), pa.field("reason", pa.string()), pa.field("result_bytes", pa.int64()),
-    pa.field("text_chars", pa.int64()), pa.field("tokens", pa.int64()),
-    pa.field("structured_bytes", pa.int64()), pa.field("latency_ms", pa.int64()),
-])
+SIZES_SCHEMA = pa.schema(
+    [
+        pa.field("ts", pa.timestamp("ms", tz="UTC")),
+        pa.field("server", pa.string()),
+        pa.field("run", pa.int64()),
+        pa.field("index", pa.int64()),
+        pa.field("tool", pa.string()),
+        pa.field("outcome", pa.string()),
+        pa.field("reason", pa.string()),
+        pa.field("result_bytes", pa.int64()),
+        pa.field("text_chars", pa.int64()),
+        pa.field("tokens", pa.int64()),
+        pa.field("structured_bytes", pa.int64()),
+        pa.field("latency_ms", pa.int64()),
+    ]
+)
 _NAMES = {"calls": "calls", "capture": "capture", "result-sizes": "result-sizes"}
 
 
@@ -41,8 +50,10 @@ def result_size_history(*, root: Path | str | None = None, server: str | None = 
         if server is not None and point.server != server:
             continue
         ts = None if point.ts == "unknown" else datetime.fromisoformat(point.ts)
-        rows += [{"ts": ts, "server": point.server, "run": run, **{k: c.get(k) for k in SIZES_SCHEMA.names[3:]}}
-                 for c in point.calls]
+        rows += [
+            {"ts": ts, "server": point.server, "run": run, **{k: c.get(k) for k in SIZES_SCHEMA.names[3:]}}
+            for c in point.calls
+        ]
     return pa.Table.from_pylist(rows, schema=SIZES_SCHEMA)
 
 

@@ -53,11 +53,15 @@ def build() -> Server:
         return text_result("a" * chars)
 
     def mixed(args: Any, ctx: Context) -> Any:
-        return {"content": [{"type": "text", "text": "CANARY raw response"},
-                            {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
-                            {"type": "resource_link", "uri": "file:///CANARY", "name": "CANARY"},
-                            {"type": "CANARY-type"}],
-                "structuredContent": {"rows": [1, 2, 3]}}
+        return {
+            "content": [
+                {"type": "text", "text": "CANARY raw response"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "resource_link", "uri": "file:///CANARY", "name": "CANARY"},
+                {"type": "CANARY-type"},
+            ],
+            "structuredContent": {"rows": [1, 2, 3]},
+        }
 
     def tool_error(args: Any, ctx: Context) -> Any:
         return text_result(CANARY_ERROR, isError=True)
@@ -73,19 +77,33 @@ def build() -> Server:
         return text_result("wiped")
 
     server.tool("fixed_text", fixed_text, description=_describe("Return 500 accented characters."))
-    server.tool("sized_text", sized_text, description=_describe("Return `chars` ASCII characters."),
-                properties={"chars": {"type": "integer", "minimum": 0, "maximum": 100000}})
+    server.tool(
+        "sized_text",
+        sized_text,
+        description=_describe("Return `chars` ASCII characters."),
+        properties={"chars": {"type": "integer", "minimum": 0, "maximum": 100000}},
+    )
     server.tool("mixed", mixed, description=_describe("Return one item of every content type."))
     server.tool("tool_error", tool_error, description=_describe("Always answer isError."))
     server.tool("rpc_error", rpc_error, description=_describe("Always answer a JSON-RPC error."))
     server.tool("crash", crash, description=_describe("Exit mid-call."))
-    server.tool("wipe", wipe, read_only=None, description=_describe("Delete everything (a writer)."),
-                annotations={"destructiveHint": True, "readOnlyHint": False})
-    server.tool("list_labels", lambda a, c: text_result("INBOX,CANARY"), description=_describe("List labels."))
-    server.tool("get_table_details", lambda a, c: text_result("columns: id, total " * 10,
-                                                              structuredContent={"columns": ["id", "total"]}),
-                description=_describe("Describe one table."), properties={"table_name": {"type": "string"}},
-                required=["table_name"])
+    server.tool(
+        "wipe",
+        wipe,
+        read_only=None,
+        description=_describe("Delete everything (a writer)."),
+        annotations={"destructiveHint": True, "readOnlyHint": False},
+    )
+    server.tool(
+        "list_labels", lambda a, c: text_result("INBOX,CANARY"), description=_describe("List labels.")
+    )
+    server.tool(
+        "get_table_details",
+        lambda a, c: text_result("columns: id, total " * 10, structuredContent={"columns": ["id", "total"]}),
+        description=_describe("Describe one table."),
+        properties={"table_name": {"type": "string"}},
+        required=["table_name"],
+    )
     return server
 
 
