@@ -49,13 +49,37 @@ def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
     capture.write_text(json.dumps(CAPTURE))
     outputs = []
     for fmt in ("text", "markdown", "json"):
-        done = _cli(["sizes", "--call-manifest", str(manifest), "--server", "fx", "--format", fmt, "--",
-                     *fixture("result_sizes")], root)
+        done = _cli(
+            [
+                "sizes",
+                "--call-manifest",
+                str(manifest),
+                "--server",
+                "fx",
+                "--format",
+                fmt,
+                "--",
+                *fixture("result_sizes"),
+            ],
+            root,
+        )
         assert done.returncode == 0, done.stderr
         outputs += [done.stdout, done.stderr]
     out = tmp_path / "exports" / "phases"
-    done = _cli(["capture-phases", "--capture", str(capture), "--server", "fx", "--out-dir", str(out), "--",
-                 *fixture("phase_swap")], root)
+    done = _cli(
+        [
+            "capture-phases",
+            "--capture",
+            str(capture),
+            "--server",
+            "fx",
+            "--out-dir",
+            str(out),
+            "--",
+            *fixture("phase_swap"),
+        ],
+        root,
+    )
     assert done.returncode == 0, done.stderr
     outputs += [done.stdout, done.stderr]
     for fmt in ("text", "json"):
@@ -64,7 +88,9 @@ def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
     # the run did what it should: rows, records, history points and snapshots exist
     assert "Result sizes (per call): fx" in outputs[0] and '"result_bytes": 1039' in outputs[4]
     journals = sorted((root / "store").rglob("*.jsonl"))
-    assert {p.name for p in journals} >= {"sizes.jsonl"} and any(p.name.startswith("calls-") for p in journals)
+    assert {p.name for p in journals} >= {"sizes.jsonl"} and any(
+        p.name.startswith("calls-") for p in journals
+    )
     assert len(mcpeval_nb.load_size_history(root=root)) == 3
     snapshots = sorted(out.iterdir())
     assert [p.name for p in snapshots] == ["01-design.json", "02-run.json", "phases.json"]
@@ -77,7 +103,8 @@ def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
 
 
 def test_the_redaction_check_passes_a_store_with_sizes_history(root: Path) -> None:
-    mcpeval_nb.probe_result_sizes(fixture("result_sizes"), call_manifest=CALLS,
-                                  options=mcpeval_nb.SizesOptions(server="fx", root=root))
+    mcpeval_nb.probe_result_sizes(
+        fixture("result_sizes"), call_manifest=CALLS, options=mcpeval_nb.SizesOptions(server="fx", root=root)
+    )
     report = mcpeval_nb.check_redaction(root)
     assert report.files_scanned >= 2 and report.flagged == ()
