@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import ProbeError, ShareOutputError, SizesOptions, UsageError, capture_phases, load_phases
-from tests.probe_support import fixture
+from tests.probe_support import fixture, run_cli
 
 SERVER = fixture("phase_swap")
 DATA = Path(__file__).resolve().parents[1] / "data" / "xray"
@@ -190,53 +188,16 @@ def test_a_hand_edited_snapshot_cannot_put_prose_on_the_terminal(root: Path, tmp
 
 
 def test_cli_capture_and_render(root: Path, tmp_path: Path) -> None:
-    env = {"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}
     out = tmp_path / "phases"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mcpeval_nb",
-            "capture-phases",
-            "--capture",
-            str(DATA / "capture.yaml"),
-            "--server",
-            "fx",
-            "--out-dir",
-            str(out),
-            "--",
-            *SERVER,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    done = run_cli("capture-phases", "--capture", str(DATA / "capture.yaml"), "--server", "fx", "--out-dir",
+                   str(out), "--", *SERVER, root=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"captured 2 phases in {out}\n"
     assert done.stderr.splitlines() == ["capture [1/2] design tools=3", "capture [2/2] run tools=4"]
-    shown = subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", "phases", str(out)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    shown = run_cli("phases", str(out), root=root)
     assert shown.returncode == 0
     assert "  run tools=4" in shown.stdout and "    removed load_model" in shown.stdout
-    as_json = subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", "phases", str(out), "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    as_json = run_cli("phases", str(out), "--format", "json", root=root)
     assert json.loads(as_json.stdout)["schema"] == "mcpeval-nb.phase-diff/v1"
-    missing = subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", "phases", str(tmp_path / "none")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    missing = run_cli("phases", str(tmp_path / "none"), root=root)
     assert missing.returncode == 2 and missing.stderr.startswith("mcpeval-nb: cannot read")

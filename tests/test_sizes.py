@@ -13,7 +13,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import SizesOptions, UsageError, load_size_history, probe_result_sizes, read_records
-from tests.probe_support import fixture
+from tests.probe_support import fixture, run_cli
 
 SERVER = fixture("result_sizes")
 DATA = Path(__file__).resolve().parents[1] / "data" / "xray"
@@ -201,27 +201,17 @@ def test_an_invalid_label_is_a_usage_error(root: Path) -> None:
         probe_result_sizes(SERVER, call_manifest=calls(("a", {})), options=SizesOptions(server="bad label"))
 
 
-def _cli(*args: str, root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", *args],
-        capture_output=True,
-        text=True,
-        env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
-
-
 def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "calls.yaml"
     manifest.write_text("calls:\n  - tool: fixed_text\n    args: {}\n  - tool: tool_error\n    args: {}\n")
-    done = _cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
+    done = run_cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Result sizes (per call): fx")
     assert done.stderr.splitlines() == [
         "sizes [1/2] fixed_text ok",
         "sizes [2/2] tool_error error:tool-error",
     ]
-    as_json = _cli(
+    as_json = run_cli(
         "sizes",
         "--call-manifest",
         str(manifest),
@@ -236,7 +226,7 @@ def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path
     )
     assert json.loads(as_json.stdout)["calls"][0]["result_bytes"] == 1039
     manifest.write_text("calls:\n  - tool: wipe\n    args: {}\n")
-    refused = _cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
+    refused = run_cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--", *SERVER, root=root)
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.startswith("mcpeval-nb: calls entry #1: refuses a tool annotated as a writer")
     assert len(refused.stderr.splitlines()) == 1

@@ -4,12 +4,10 @@ JSON document, the journals, the sizes history or the phase snapshots (through t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import mcpeval_nb
-from tests.probe_support import fixture
+from tests.probe_support import fixture, run_cli
 
 MARK = "CANARY"  # the fixture servers put it in every result, error text and description
 # Argument values carry it too; argument *keys* are kept by design (docs/privacy.md), so none holds it.
@@ -32,16 +30,6 @@ CAPTURE = {
 }
 
 
-def _cli(args: list[str], root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpeval_nb", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"},
-    )
-
-
 def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "calls.json"
     manifest.write_text(json.dumps(CALLS))
@@ -49,41 +37,17 @@ def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
     capture.write_text(json.dumps(CAPTURE))
     outputs = []
     for fmt in ("text", "markdown", "json"):
-        done = _cli(
-            [
-                "sizes",
-                "--call-manifest",
-                str(manifest),
-                "--server",
-                "fx",
-                "--format",
-                fmt,
-                "--",
-                *fixture("result_sizes"),
-            ],
-            root,
-        )
+        done = run_cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--format", fmt, "--",
+                       *fixture("result_sizes"), root=root)
         assert done.returncode == 0, done.stderr
         outputs += [done.stdout, done.stderr]
     out = tmp_path / "exports" / "phases"
-    done = _cli(
-        [
-            "capture-phases",
-            "--capture",
-            str(capture),
-            "--server",
-            "fx",
-            "--out-dir",
-            str(out),
-            "--",
-            *fixture("phase_swap"),
-        ],
-        root,
-    )
+    done = run_cli("capture-phases", "--capture", str(capture), "--server", "fx", "--out-dir", str(out), "--",
+                   *fixture("phase_swap"), root=root)
     assert done.returncode == 0, done.stderr
     outputs += [done.stdout, done.stderr]
     for fmt in ("text", "json"):
-        shown = _cli(["phases", str(out), "--format", fmt], root)
+        shown = run_cli("phases", str(out), "--format", fmt, root=root)
         outputs += [shown.stdout, shown.stderr]
     # the run did what it should: rows, records, history points and snapshots exist
     assert "Result sizes (per call): fx" in outputs[0] and '"result_bytes": 1039' in outputs[4]

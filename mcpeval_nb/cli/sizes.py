@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -13,6 +14,8 @@ from . import options as opt
 
 __all__ = ["COMMANDS", "SCHEMA_COMMANDS", "capture_phases_cmd", "phases_cmd", "sizes_cmd"]
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 def _call_progress(index: int, total: int, row: mcpeval_nb.CallSize) -> None:
     verdict = row.outcome if row.reason is None else f"{row.outcome}:{row.reason}"
@@ -21,6 +24,15 @@ def _call_progress(index: int, total: int, row: mcpeval_nb.CallSize) -> None:
 
 def _phase_progress(index: int, total: int, name: str, snapshot: dict[str, Any]) -> None:
     click.echo(f"capture [{index}/{total}] {name} tools={snapshot['tool_count']}", err=True)
+
+
+def _calling(f: F) -> F:
+    """The options of a command that makes listed calls: the mutation flag, the target, the journal."""
+    for decorate in (opt.command_argument, opt.url, opt.root,
+                     click.option("--no-journal", is_flag=True, help="Do not journal the calls as synthetic "
+                                  "records."), opt.allow_remote_http, opt.allow_mutation):
+        f = decorate(f)
+    return f
 
 
 @click.command(
@@ -38,13 +50,8 @@ def _phase_progress(index: int, total: int, name: str, snapshot: dict[str, Any])
 )
 @opt.server("Server label for the report, the journal and the sizes history.")
 @opt.output_format("text", "markdown", "json")
-@opt.allow_mutation
-@opt.allow_remote_http
-@click.option("--no-journal", is_flag=True, help="Do not journal the calls as synthetic records.")
 @click.option("--no-history", is_flag=True, help="Do not append the run to store/probes/sizes.jsonl.")
-@opt.root
-@opt.url
-@opt.command_argument
+@_calling
 def sizes_cmd(
     call_manifest: str,
     server: str,
@@ -100,12 +107,7 @@ def sizes_cmd(
     type=click.Path(file_okay=False),
     help="Output directory: absent, empty, or an earlier capture (replaced atomically).",
 )
-@opt.allow_mutation
-@opt.allow_remote_http
-@click.option("--no-journal", is_flag=True, help="Do not journal the advance calls as synthetic records.")
-@opt.root
-@opt.url
-@opt.command_argument
+@_calling
 def capture_phases_cmd(
     capture: str,
     server: str,

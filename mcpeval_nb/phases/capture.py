@@ -25,7 +25,7 @@ from ..privacy.grammar import valid_server
 from ..privacy.timestamps import now_ts
 from ..review.publish import check_output, resolve_output
 from ..sizes.gate import check_authority, check_listed
-from ..sizes.manifest import CaptureManifest, CapturePhase, load_capture_manifest, parse_capture_manifest
+from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
 from ..sizes.run import SizesOptions, run_context
 from ..staging import Staging, discard, publish, remove_stale_staging
 from ..transport.messages import Target
@@ -52,14 +52,6 @@ class PhaseCapture:
     def phases(self) -> list[dict[str, Any]]:
         """The index entries: ``name``, ``file``, ``tool_count``, ``total_tokens``."""
         return list(self.index["phases"])
-
-
-def _manifest(manifest: CaptureManifest | str | Path | bytes | Mapping[str, Any]) -> CaptureManifest:
-    if isinstance(manifest, CaptureManifest):
-        return manifest
-    if isinstance(manifest, str | Path):
-        return load_capture_manifest(manifest)
-    return parse_capture_manifest(manifest)
 
 
 def _output(dest: str | Path, root: Path) -> Path:
@@ -163,7 +155,7 @@ def capture_phases(
     """
     if not valid_server(options.server):
         raise UsageError("server label is invalid")
-    loaded = _manifest(capture_manifest)
+    loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
     check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
     root = resolve_root(options.root)
     out = _output(out_dir, root)

@@ -17,6 +17,7 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..limits import MAX_RECORD_BYTES
 from ..privacy.grammar import valid_identifier, valid_server
 from ..probe.cases import listed
+from ..sizes.manifest import read_bounded
 from .capture import INDEX_FILE, INDEX_SCHEMA
 from .snapshot import SNAPSHOT_SCHEMA
 
@@ -27,13 +28,7 @@ _ASPECTS = (("description", "description_digest"), ("schema", "schema_digest"), 
 
 
 def _read(path: Path) -> Any:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_RECORD_BYTES + 1)
-    except OSError as exc:
-        raise DocumentError(f"cannot read {path}: {exc.strerror}") from None
-    if len(raw) > MAX_RECORD_BYTES:
-        raise DocumentError(f"{path} exceeds 4 MiB")
+    raw = read_bounded(path, MAX_RECORD_BYTES, what="phase file", error=DocumentError)
     try:
         return loads(raw)
     except JSONFormatError:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ManifestError
+from ..errors import ManifestError, MCPEvalError
 from ..jsonfmt import JSONFormatError, loads
 from ..limits import MAX_CALL_MANIFEST_BYTES
 from ..schemacheck import Violation, packaged_checker
@@ -27,10 +27,12 @@ __all__ = [
     "CaptureManifest",
     "CapturePhase",
     "ListedCall",
+    "coerce_manifest",
     "load_call_manifest",
     "load_capture_manifest",
     "parse_call_manifest",
     "parse_capture_manifest",
+    "read_bounded",
 ]
 
 _KNOWN_KEYS = frozenset({"calls", "phases", "tool", "args", "access", "sandbox", "name", "advance"})
@@ -121,15 +123,27 @@ def _fail(source: str, path: tuple[str | int, ...], message: str) -> ManifestErr
     return ManifestError(f"{source}: {_where(path)}{message} (at {_pointer(path)})")
 
 
-def _read(path: str | Path) -> bytes:
+def read_bounded(path: str | Path, limit: int, *, what: str, error: type[MCPEvalError],
+                 note: str = "") -> bytes:
+    """The bytes of a small input file, never reading more than one byte past ``limit``.
+
+    Raises:
+        MCPEvalError: (``error``) unreadable (``cannot read <what> <path>: <reason>``) or over the limit
+            (``<path>: <what> exceeds <n> MiB<note>``).
+    """
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(MAX_CALL_MANIFEST_BYTES + 1)
+            raw = handle.read(limit + 1)
     except OSError as exc:
-        raise ManifestError(f"cannot read manifest {path}: {exc.strerror}") from None
-    if len(raw) > MAX_CALL_MANIFEST_BYTES:
-        raise ManifestError(f"{path}: manifest exceeds 1 MiB; refused before any call")
+        raise error(f"cannot read {what} {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise error(f"{path}: {what} exceeds {limit // (1024 * 1024)} MiB{note}")
     return raw
+
+
+def _read(path: str | Path) -> bytes:
+    return read_bounded(path, MAX_CALL_MANIFEST_BYTES, what="manifest", error=ManifestError,
+                        note="; refused before any call")
 
 
 def _yaml(text: str, source: str) -> Any:
@@ -284,3 +298,18 @@ def load_capture_manifest(path: str | Path) -> CaptureManifest:
         ManifestError: unreadable, too large or invalid (see ``parse_capture_manifest``).
     """
     return parse_capture_manifest(_read(path), source=str(path))
+
+
+def coerce_manifest(value: Any, kind: type[CallManifest] | type[CaptureManifest]) -> Any:
+    """A validated manifest of ``kind`` from itself, a file path (``str`` or ``Path``), its bytes, or a
+    parsed mapping.
+
+    Raises:
+        ManifestError: as ``load_call_manifest`` / ``parse_call_manifest`` (or their capture twins).
+    """
+    if isinstance(value, kind):
+        return value
+    calls = kind is CallManifest
+    if isinstance(value, str | Path):
+        return load_call_manifest(value) if calls else load_capture_manifest(value)
+    return parse_call_manifest(value) if calls else parse_capture_manifest(value)

@@ -28,7 +28,7 @@ from ..transport.messages import Target, ToolOutcome
 from ..transport.session import McpSession
 from .gate import check_authority, check_listed
 from .history import record_sizes
-from .manifest import CallManifest, ListedCall, load_call_manifest, parse_call_manifest
+from .manifest import CallManifest, ListedCall, coerce_manifest
 from .measure import CallSize, measure_failure, measure_outcome
 from .report import ResultSizes
 
@@ -141,14 +141,6 @@ class _Calls:
         return measure_outcome(call.index, call.tool, call.access, outcome, self.salt)
 
 
-def _manifest(manifest: CallManifest | str | Path | bytes | Mapping[str, Any]) -> CallManifest:
-    if isinstance(manifest, CallManifest):
-        return manifest
-    if isinstance(manifest, str | Path):
-        return load_call_manifest(manifest)
-    return parse_call_manifest(manifest)
-
-
 def probe_result_sizes(
     target: Target | str | Sequence[str],
     *,
@@ -177,7 +169,7 @@ def probe_result_sizes(
     """
     if not valid_server(options.server):
         raise UsageError("server label is invalid")
-    loaded = _manifest(call_manifest)
+    loaded: CallManifest = coerce_manifest(call_manifest, CallManifest)
     check_authority(loaded.calls, allow_mutation=options.allow_mutation)
     ctx = run_context(target, options, cancel)
     salt = load_salt(resolve_root(options.root))
