@@ -35,6 +35,15 @@ def _calling(f: F) -> F:
     return f
 
 
+def _run_of(server: str, calling: dict[str, Any], **extra: Any) -> tuple[Any, Any]:
+    """The options and target from ``_calling``'s parameters."""
+    remote = calling["allow_remote_http"]
+    options = mcpeval_nb.SizesOptions(server=server, allow_mutation=calling["allow_mutation"],
+                                      allow_remote_http=remote, root=calling["root"],
+                                      journal=not calling["no_journal"], **extra)
+    return options, opt.target_of(calling["url"], calling["command"], allow_remote_http=remote)
+
+
 @click.command(
     "sizes",
     epilog=opt.example(
@@ -52,35 +61,15 @@ def _calling(f: F) -> F:
 @opt.output_format("text", "markdown", "json")
 @click.option("--no-history", is_flag=True, help="Do not append the run to store/probes/sizes.jsonl.")
 @_calling
-def sizes_cmd(
-    call_manifest: str,
-    server: str,
-    fmt: str,
-    allow_mutation: bool,
-    allow_remote_http: bool,
-    no_journal: bool,
-    no_history: bool,
-    root: str | None,
-    url: str | None,
-    command: tuple[str, ...],
-) -> int:
+def sizes_cmd(call_manifest: str, server: str, fmt: str, no_history: bool, **calling: Any) -> int:
     """Measure what each listed call returns: characters, bytes, tokens, content items, latency.
 
     Informational: exit 0 when the server was reached (an erroring call is a row), 2 on a usage error
     (nothing was called), 3 when the server could not be reached.
     """
-    options = mcpeval_nb.SizesOptions(
-        server=server,
-        allow_mutation=allow_mutation,
-        allow_remote_http=allow_remote_http,
-        root=root,
-        journal=not no_journal,
-        history=not no_history,
-    )
-    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
-    sizes = mcpeval_nb.probe_result_sizes(
-        target, call_manifest=call_manifest, options=options, progress=_call_progress
-    )
+    options, target = _run_of(server, calling, history=not no_history)
+    sizes = mcpeval_nb.probe_result_sizes(target, call_manifest=call_manifest, options=options,
+                                          progress=_call_progress)
     click.echo(sizes.render(fmt), nl=False)
     return sizes.exit_code
 
@@ -108,26 +97,9 @@ def sizes_cmd(
     help="Output directory: absent, empty, or an earlier capture (replaced atomically).",
 )
 @_calling
-def capture_phases_cmd(
-    capture: str,
-    server: str,
-    out_dir: str,
-    allow_mutation: bool,
-    allow_remote_http: bool,
-    no_journal: bool,
-    root: str | None,
-    url: str | None,
-    command: tuple[str, ...],
-) -> int:
+def capture_phases_cmd(capture: str, server: str, out_dir: str, **calling: Any) -> int:
     """Snapshot each phase of a phase-swapped server (content-free) into OUT-DIR."""
-    options = mcpeval_nb.SizesOptions(
-        server=server,
-        allow_mutation=allow_mutation,
-        allow_remote_http=allow_remote_http,
-        root=root,
-        journal=not no_journal,
-    )
-    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
+    options, target = _run_of(server, calling)
     result = mcpeval_nb.capture_phases(
         target, capture_manifest=capture, out_dir=out_dir, options=options, progress=_phase_progress
     )
