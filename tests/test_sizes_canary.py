@@ -37,13 +37,33 @@ def test_no_canary_crosses_the_boundary(root: Path, tmp_path: Path) -> None:
     capture.write_text(json.dumps(CAPTURE))
     outputs = []
     for fmt in ("text", "markdown", "json"):
-        done = run_cli("sizes", "--call-manifest", str(manifest), "--server", "fx", "--format", fmt, "--",
-                       *fixture("result_sizes"), root=root)
+        done = run_cli(
+            "sizes",
+            "--call-manifest",
+            str(manifest),
+            "--server",
+            "fx",
+            "--format",
+            fmt,
+            "--",
+            *fixture("result_sizes"),
+            root=root,
+        )
         assert done.returncode == 0, done.stderr
         outputs += [done.stdout, done.stderr]
     out = tmp_path / "exports" / "phases"
-    done = run_cli("capture-phases", "--capture", str(capture), "--server", "fx", "--out-dir", str(out), "--",
-                   *fixture("phase_swap"), root=root)
+    done = run_cli(
+        "capture-phases",
+        "--capture",
+        str(capture),
+        "--server",
+        "fx",
+        "--out-dir",
+        str(out),
+        "--",
+        *fixture("phase_swap"),
+        root=root,
+    )
     assert done.returncode == 0, done.stderr
     outputs += [done.stdout, done.stderr]
     for fmt in ("text", "json"):
@@ -72,3 +92,21 @@ def test_the_redaction_check_passes_a_store_with_sizes_history(root: Path) -> No
     )
     report = mcpeval_nb.check_redaction(root)
     assert report.files_scanned >= 2 and report.flagged == ()
+
+
+def test_the_share_envelope_carries_the_sizes_history_with_the_probe_history(
+    root: Path, tmp_path: Path
+) -> None:
+    mcpeval_nb.probe_result_sizes(
+        fixture("result_sizes"), call_manifest=CALLS, options=mcpeval_nb.SizesOptions(server="fx", root=root)
+    )
+    with_history = tmp_path / "with"
+    mcpeval_nb.export_share(
+        root, dest=with_history, options=mcpeval_nb.ShareOptions(include_probe_history=True)
+    )
+    shared = with_history / "store" / "probes" / "sizes.jsonl"
+    assert shared.read_bytes() == (root / "store" / "probes" / "sizes.jsonl").read_bytes()
+    assert MARK.encode() not in shared.read_bytes()
+    without = tmp_path / "without"
+    mcpeval_nb.export_share(root, dest=without)
+    assert not (without / "store" / "probes").exists()
