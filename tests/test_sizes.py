@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,38 @@ def test_cli_schemas_are_the_shipped_files() -> None:
             [sys.executable, "-m", "mcpeval_nb", "schema", name], capture_output=True, text=True, timeout=60
         )
         assert done.returncode == 0 and json.loads(done.stdout)["$id"].endswith(f"/{name}.schema.json")
+
+
+@pytest.fixture
+def sizes_http() -> Iterator[str]:
+    proc = subprocess.Popen(fixture("result_sizes", "http"), stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_sizes_run_over_streamable_http(root: Path, sizes_http: str) -> None:
+    assert sizes_http.startswith("http://127.0.0.1:")
+    sizes = probe_result_sizes(
+        sizes_http,
+        call_manifest=calls(("fixed_text", {}), ("tool_error", {})),
+        options=SizesOptions(server="fx", root=root),
+    )
+    assert [(r.outcome, r.result_bytes) for r in sizes.calls] == [("ok", 1039), ("error", 74)]
+    done = run_cli(
+        "sizes",
+        "--call-manifest",
+        str(DATA / "safe.yaml"),
+        "--server",
+        "fx",
+        "--url",
+        sizes_http,
+        "--format",
+        "json",
+        root=root,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [c["tool"] for c in json.loads(done.stdout)["calls"]] == ["list_labels", "get_table_details"]
