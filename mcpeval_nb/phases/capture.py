@@ -27,7 +27,7 @@ from ..review.publish import check_output, resolve_output
 from ..sizes.gate import check_authority, check_listed
 from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
 from ..sizes.run import SizesOptions, run_context
-from ..staging import Staging, discard, publish, remove_stale_staging
+from ..staging import build_and_publish
 from ..transport.messages import Target
 from ..transport.session import McpSession
 from .snapshot import snapshot_of, surface_count
@@ -108,20 +108,13 @@ def _write(stage: Path, name: str, doc: Any) -> None:
 
 
 def _publish(out: Path, index: dict[str, Any], snapshots: list[dict[str, Any]]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_staging(out.parent, kind="phases")
-    stage = Staging(out.parent, kind="phases", error=ProbeError)
-    try:
+    def fill(stage: Path) -> None:
         for entry, snap in zip(index["phases"], snapshots, strict=True):
-            _write(stage.path, entry["file"], snap)
-        _write(stage.path, INDEX_FILE, index)
-        check_output(out, force=True, what="capture-phases")
-        replaced = publish(stage.path, out, what="the phase capture", error=ProbeError)
-    except BaseException:
-        stage.remove()
-        raise
-    stage.release()
-    discard(replaced)
+            _write(stage, entry["file"], snap)
+        _write(stage, INDEX_FILE, index)
+
+    build_and_publish(out, kind="phases", what="the phase capture", error=ProbeError, fill=fill,
+                      check=lambda: check_output(out, force=True, what="capture-phases"))
 
 
 def capture_phases(
