@@ -31,11 +31,11 @@ from ..home import load_salt, resolve_root
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
+from ..transport.loopback import error_response
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
-from .http_proxy import error_response
 from .http_streams import Streams
 from .recorder import Recorder
 from .spawn import announce_root, say
