@@ -385,6 +385,11 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .serve import FindingsServer as FindingsServer
+    from .serve import ServeConfig as ServeConfig
+    from .serve import ServeOptions as ServeOptions
+    from .serve import run_serve as run_serve
+    from .serve import serve_config as serve_config
     from .tables import (
         ANNOTATIONS_SCHEMA as ANNOTATIONS_SCHEMA,
     )
@@ -483,6 +488,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),

@@ -58,3 +58,10 @@ MAX_PENDING_REQUESTS = 1024
 MAX_PENDING_BYTES = 16 * 1024 * 1024
 #: shim-http event streams relayed at once (apart from the request workers; past it: 503).
 MAX_HTTP_STREAMS = 64
+#: serve (SPEC 13.1): header bytes (request line and header lines) and the JSON-RPC body per request;
+#: worker threads, and accepted connections waiting for one (past it the listener stops accepting and
+#: the kernel's backlog holds them).
+SERVE_MAX_HEADER_BYTES = 16 * 1024
+SERVE_MAX_BODY_BYTES = 1024 * 1024
+SERVE_WORKERS = 8
+SERVE_ACCEPT_QUEUE = 64

@@ -26,6 +26,7 @@ __all__ = ["cli", "main"]
 
 #: Command modules, one per command family.
 COMMAND_MODULES = ("annotate", "capture", "findings", "gates", "probe", "readiness", "review", "tables")
+COMMAND_MODULES += ("serve",)
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
 

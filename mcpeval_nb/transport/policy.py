@@ -188,12 +188,15 @@ def url_host(url: str) -> str | None:
     return None if parsed is None else parsed.host
 
 
-def check_listen_address(addr: str, *, what: str = "shim-http") -> tuple[str, int]:
+def check_listen_address(addr: str, *, what: str = "shim-http",
+                         loopback_message: str | None = None) -> tuple[str, int]:
     """Parse a ``--listen`` socket address that must be a loopback IP with a port.
 
     Args:
         addr: ``127.0.0.1:PORT`` or ``[::1]:PORT`` (port 0 lets the OS choose).
-        what: the component named in the error message.
+        what: the component named in the error messages.
+        loopback_message: the message for a non-loopback address (default ``<what> must listen on a
+            loopback address``).
 
     Returns:
         ``(ip, port)`` with the IPv6 address unbracketed.
@@ -213,5 +216,5 @@ def check_listen_address(addr: str, *, what: str = "shim-http") -> tuple[str, in
     if ip is None or not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
         raise UsageError(f"--listen must be a socket address such as 127.0.0.1:8080 for {what}")
     if not ip.is_loopback:
-        raise UsageError(f"{what} must listen on a loopback address")
+        raise UsageError(loopback_message or f"{what} must listen on a loopback address")
     return str(ip), int(port_text)
