@@ -17,15 +17,23 @@ from __future__ import annotations
 import contextlib
 import queue
 import select
-import signal
 import socket
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from ..limits import SERVE_ACCEPT_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_HEADER_BYTES, SERVE_WORKERS
-from ..transport.loopback import BadRequest, error_response, json_response, provenance_error, read_request
+from ..transport.loopback import (
+    BadRequest,
+    bound_address,
+    endpoint_url,
+    error_response,
+    json_response,
+    listen_socket,
+    provenance_error,
+    read_request,
+    run_until_signalled,
+)
 from .config import ServeConfig, ServeOptions, serve_config
 from .rpc import handle_body
 from .spawn_tools import SpawnSlot
@@ -54,15 +62,7 @@ class FindingsServer:
         self._timeout = options.timeout_s
         self._slot = SpawnSlot()
         self._ctx = ToolContext(root=self.config.root, allow_spawn=options.allow_spawn, slot=self._slot)
-        family = socket.AF_INET6 if ":" in self.config.ip else socket.AF_INET
-        self._sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self._sock.bind((self.config.ip, self.config.port))
-            self._sock.listen(128)
-        except OSError:
-            self._sock.close()
-            raise
+        self._sock = listen_socket(self.config.ip, self.config.port, backlog=128)
         self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=SERVE_ACCEPT_QUEUE)
         self._wake_r, self._wake_w = socket.socketpair()
         self._stopped = threading.Event()
@@ -75,14 +75,12 @@ class FindingsServer:
     @property
     def address(self) -> tuple[str, int]:
         """The bound ``(ip, port)``."""
-        name = self._sock.getsockname()
-        return str(name[0]), int(name[1])
+        return bound_address(self._sock)
 
     @property
     def url(self) -> str:
         """``http://<ip>:<port>/mcp``: the endpoint to give an MCP client (any path is served)."""
-        ip, port = self.address
-        return f"http://{f'[{ip}]' if ':' in ip else ip}:{port}/mcp"
+        return endpoint_url(self.address, "/mcp")
 
     def start(self) -> FindingsServer:
         """Accept connections on a background thread; returns self."""
@@ -175,24 +173,7 @@ def run_serve(options: ServeOptions, *, on_listening: Callable[[str], None] | No
     Raises:
         UsageError: a non-loopback or unparsable listen address, or one that cannot be bound.
     """
-    try:
-        server = FindingsServer(options)
-    except OSError as exc:
-        from ..errors import UsageError
-
-        raise UsageError(f"cannot listen on the --listen address: {exc.strerror}") from None
-    previous: dict[signal.Signals, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            previous[signum] = signal.signal(signum, lambda _s, _f: server.stop())
-    try:
-        (on_listening or _announce)(server.url)
-        server.serve_forever()
-    finally:
-        server.close()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return 0
+    return run_until_signalled(lambda: FindingsServer(options), on_listening or _announce)
 
 
 def _announce(url: str) -> None:

@@ -9,6 +9,8 @@
   must carry ``Content-Type: application/json``.  Refusals are SPEC's statuses and ``{"error": ...}``
   bodies.  Applied to every request before anything is forwarded (shim-http) or executed (serve).
 - ``response_head`` / ``error_response`` / ``json_response``: ``Connection: close`` responses.
+- ``listen_socket``, ``bound_address``, ``endpoint_url`` and ``run_until_signalled``: a listener's
+  socket, its address and URL, and the SIGTERM/SIGINT run both commands use.
 
 Nothing here keeps, logs or echoes a header value or a body.
 """
@@ -16,22 +18,32 @@ Nothing here keeps, logs or echoes a header value or a body.
 from __future__ import annotations
 
 import re
+import signal
 import socket
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
+from ..errors import UsageError
 from .policy import is_loopback_host, url_host
 
 __all__ = [
     "BadRequest",
+    "Listener",
     "Request",
+    "bound_address",
+    "endpoint_url",
     "error_response",
     "is_loopback_host_header",
     "is_loopback_origin",
     "json_response",
     "provenance_error",
     "read_request",
+    "listen_socket",
     "response_head",
+    "run_until_signalled",
 ]
 
 _REQUEST_LINE = re.compile(rb"([!#$%&'*+.^_`|~0-9A-Za-z-]+) ([\x21-\x7e]+) HTTP/1\.1")
@@ -219,3 +231,73 @@ def provenance_error(request: Request) -> bytes | None:
         if media != "application/json":
             return error_response(415, CONTENT_TYPE_MESSAGE)
     return None
+
+
+class Listener(Protocol):
+    """What ``run_until_signalled`` runs: a bound listener with an accept loop."""
+
+    @property
+    def url(self) -> str: ...  # pragma: no cover - protocol
+
+    def serve_forever(self) -> None: ...  # pragma: no cover
+
+    def stop(self) -> None: ...  # pragma: no cover
+
+    def close(self) -> None: ...  # pragma: no cover
+
+
+def listen_socket(ip: str, port: int, *, backlog: int) -> socket.socket:
+    """A TCP socket bound to ``(ip, port)`` and listening (``SO_REUSEADDR``); closed again on failure.
+
+    Raises:
+        OSError: the address could not be bound.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((ip, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def bound_address(sock: socket.socket) -> tuple[str, int]:
+    """The bound ``(ip, port)`` of a listening socket."""
+    name = sock.getsockname()
+    return str(name[0]), int(name[1])
+
+
+def endpoint_url(address: tuple[str, int], path: str) -> str:
+    """``http://<ip>:<port><path>`` (an IPv6 address bracketed)."""
+    ip, port = address
+    return f"http://{f'[{ip}]' if ':' in ip else ip}:{port}{path}"
+
+
+def run_until_signalled(make: Callable[[], Listener], announce: Callable[[str], None]) -> int:
+    """Build a listener, announce its URL and serve until SIGTERM or SIGINT (handlers installed on the
+    main thread only, restored afterwards); the listener is closed however the loop ends.
+
+    Returns:
+        0 after a clean shutdown.
+
+    Raises:
+        UsageError: the listen address could not be bound (``cannot listen on the --listen address``).
+    """
+    try:
+        listener = make()
+    except OSError as exc:
+        raise UsageError(f"cannot listen on the --listen address: {exc.strerror}") from None
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous[signum] = signal.signal(signum, lambda _s, _f: listener.stop())
+    try:
+        announce(listener.url)
+        listener.serve_forever()
+    finally:
+        listener.close()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
