@@ -44,6 +44,7 @@ __all__ = ["FindingsServer", "run_serve"]
 
 _INVALID = error_response(400, "invalid request")
 _POST_ONLY = error_response(405, "POST only")
+_INTERNAL = error_response(500, "internal error")
 
 
 class FindingsServer:
@@ -138,7 +139,11 @@ class FindingsServer:
     def _work(self) -> None:
         while (conn := self._queue.get()) is not None:
             try:
-                conn.sendall(self.respond(conn))
+                try:
+                    answer = self.respond(conn)
+                except Exception:  # a bug must not stop a worker; its details are withheld
+                    answer = _INTERNAL
+                conn.sendall(answer)
             except OSError:
                 pass  # the client went away; nothing to tell anyone
             finally:
