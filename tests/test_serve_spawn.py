@@ -16,7 +16,7 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.demo.fixture_findings import REPRO_MANIFEST, capture_broken_sessions
 from mcpeval_nb.testing import server_command
-from tests.serve_support import call, children, serving
+from tests.serve_support import call, children, sdk, serving
 
 FIXTURE_MANIFEST = json.loads((Path(__file__).parents[1] / "data" / "manifests" /
                                "probe-fixture.manifest.json").read_text())
@@ -156,3 +156,26 @@ def test_one_spawned_run_at_a_time_and_a_second_call_answers_busy(root: Path) ->
     assert result["structuredContent"]["cases"] == [] and result["structuredContent"]["readiness"] is None
     assert result["content"][0]["text"] == "cancelled: 1 case(s) not run"
     assert children() == set()
+
+
+def test_the_sdk_client_runs_every_spawn_tool_and_its_output_schema_holds(server: me.FindingsServer,
+                                                                          root: Path) -> None:
+    capture_broken_sessions(root, sessions=3)
+    me.promote(root)
+    (finding,) = [r["finding_id"] for r in me.findings(root).to_pylist() if r["tool"] == "read_counter"]
+    clean = server_command("probe_clean")
+    calls = [("run_probe", {"manifest": FIXTURE_MANIFEST, "command": clean}),
+             ("scaffold", {"command": clean}), ("score", {"command": clean, "server_label": "sdk"}),
+             ("verify_finding", {"finding_id": finding, "case": "repeat-read", "manifest": REPRO_MANIFEST,
+                                 "command": clean})]
+
+    async def work(client: Any) -> list[Any]:
+        await client.list_tools()  # the SDK validates each result against the listed output schema
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+    results = sdk(server.url, work)
+    assert [r.is_error for r in results] == [False] * 4
+    assert results[0].structured_content["schema"] == "mcpeval.probe-report/v2"
+    assert results[1].structured_content["manifest"]["version"] == 1
+    assert results[2].structured_content["server"] == "sdk"
+    assert results[3].structured_content["state"] == "verifying"
