@@ -4,6 +4,7 @@ server, raw HTTP exchanges and the real ``mcp`` SDK client over Streamable HTTP.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -97,12 +98,12 @@ def annotations(root: Path) -> list[str]:
         if store.is_dir() else []
 
 
-def children() -> set[int]:
-    """Pids of this process's live children (from /proc)."""
+def children(pid: int | None = None) -> set[int]:
+    """Pids of the live children of ``pid`` (default this process), from /proc."""
     found: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        with open(task / "children") as handle:
-            found |= {int(pid) for pid in handle.read().split()}
+    for task in Path(f"/proc/{os.getpid() if pid is None else pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that just ended
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
     return found
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpeval_nb.testing import server_command
-from tests.serve_support import call
+from tests.serve_support import call, children
 
 SERVE = [sys.executable, "-m", "mcpeval_nb", "serve"]
 
@@ -80,8 +80,7 @@ def test_sigint_stops_serve_cleanly_and_reaps_a_running_probe(root: Path) -> Non
         caller.start()
         pids: list[int] = []
         for _ in range(400):
-            pids = [int(p) for t in Path(f"/proc/{proc.pid}/task").glob("*/children")
-                    for p in t.read_text().split()]
+            pids = sorted(children(proc.pid))
             if pids:
                 break
             time.sleep(0.05)

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.serve_support import call, request, rpc, seeded_root
+from tests.serve_support import call, children, request, rpc, seeded_root
 
 SEQUENTIAL = 1000
 CLIENTS = 50
@@ -26,10 +26,6 @@ def _status(pid: int, key: str) -> int:
         if line.startswith(f"{key}:"):
             return int(line.split()[1])
     raise AssertionError(key)
-
-
-def _children(pid: int) -> str:
-    return "".join(p.read_text() for p in Path(f"/proc/{pid}/task").glob("*/children")).strip()
 
 
 def test_sequential_and_concurrent_load_keeps_the_server_flat(tmp_path: Path) -> None:
@@ -72,7 +68,7 @@ def test_sequential_and_concurrent_load_keeps_the_server_flat(tmp_path: Path) ->
               f"({concurrent_s:.1f} s); threads {threads} -> {_status(proc.pid, 'Threads')}")
         assert answered == CLIENTS * ROUNDS
         assert after_sequential - warmed < RSS_SLACK_KIB and after_concurrent - warmed < RSS_SLACK_KIB
-        assert _status(proc.pid, "Threads") == threads and _children(proc.pid) == ""
+        assert _status(proc.pid, "Threads") == threads and children(proc.pid) == set()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
         assert proc.stderr.read() == ""
