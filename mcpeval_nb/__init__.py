@@ -397,6 +397,11 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .serve import FindingsServer as FindingsServer
+    from .serve import ServeConfig as ServeConfig
+    from .serve import ServeOptions as ServeOptions
+    from .serve import run_serve as run_serve
+    from .serve import serve_config as serve_config
     from .sizes import (
         CallManifest as CallManifest,
     )
@@ -544,6 +549,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_capture_manifest", "probe_result_sizes",
     ),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
+    ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),

@@ -64,3 +64,10 @@ MAX_CALL_MANIFEST_BYTES = 1024 * 1024
 MAX_LISTED_CALLS = 1000
 MAX_CAPTURE_PHASES = 64
 MAX_ADVANCE_CALLS = 100
+#: serve (SPEC 13.1): header bytes (request line and header lines) and the JSON-RPC body per request;
+#: worker threads, and accepted connections waiting for one (past it the listener stops accepting and
+#: the kernel's backlog holds them).
+SERVE_MAX_HEADER_BYTES = 16 * 1024
+SERVE_MAX_BODY_BYTES = 1024 * 1024
+SERVE_WORKERS = 8
+SERVE_ACCEPT_QUEUE = 64

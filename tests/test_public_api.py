@@ -39,12 +39,12 @@ RANKS: dict[str, float] = {
     "triage": 4,
     "sizes": 4,
     "phases": 4,
+    "serve": 4,  # a service over triage and probe; the CLI reaches it through the public package
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,
     "charts": 6,
     "widgets": 6,
-    "serve": 6,
     "demo": 6,
     "__main__": 6,
 }

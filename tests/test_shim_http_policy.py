@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mcpeval_nb.errors import UsageError
+from mcpeval_nb.transport.loopback import is_loopback_host_header, is_loopback_origin
 from mcpeval_nb.transport.policy import (
     CREDENTIAL_FREE_MESSAGE,
     REMOTE_FLAG_MESSAGE,
@@ -12,8 +13,6 @@ from mcpeval_nb.transport.policy import (
     Endpoint,
     check_endpoint,
     check_listen_address,
-    is_loopback_host_header,
-    is_loopback_origin,
 )
 
 

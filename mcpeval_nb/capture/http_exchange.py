@@ -15,8 +15,9 @@ import ssl
 import uuid
 from collections.abc import Callable
 
+from ..transport.loopback import BadRequest, Request, error_response
 from ..transport.policy import Endpoint
-from .http_proxy import BadRequest, Request, error_response, provenance_error, read_request
+from .http_proxy import provenance_error, read_request
 from .http_relay import media_type, relay_response, relayed_headers
 from .http_streams import Stream, Streams
 from .recorder import Frame, Recorder

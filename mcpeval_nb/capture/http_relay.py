@@ -12,7 +12,7 @@ import socket
 from collections.abc import Callable
 
 from ..limits import MAX_HTTP_BODY_BYTES
-from .http_proxy import error_response, response_head
+from ..transport.loopback import error_response, response_head
 from .recorder import Frame
 
 __all__ = ["RESPONSE_HEADERS", "media_type", "relay_response", "relayed_headers"]

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..limits import DEFAULT_IO_TIMEOUT_S, MAX_HTTP_BODY_BYTES, MAX_HTTP_STREAMS
+from ..transport.loopback import error_response, response_head
 from .frames import WakePipe
-from .http_proxy import SSEParser, error_response, response_head
+from .http_proxy import SSEParser
 from .recorder import Frame
 
 __all__ = ["TOO_MANY_STREAMS", "Stream", "Streams"]

@@ -16,7 +16,6 @@ import contextlib
 import os
 import queue
 import select
-import signal
 import socket
 import sys
 import threading
@@ -24,18 +23,23 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import UsageError
 from ..home import load_salt, resolve_root
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
+from ..transport.loopback import (
+    bound_address,
+    endpoint_url,
+    error_response,
+    listen_socket,
+    run_until_signalled,
+)
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
-from .http_proxy import error_response
 from .http_streams import Streams
 from .recorder import Recorder
 from .spawn import announce_root, say
@@ -105,10 +109,7 @@ class HTTPShim:
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
                                 salt=load_salt(root))
-        self._sock = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((ip, port))
-        self._sock.listen(max(64, options.queue * 2))
+        self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)
         self.streams = Streams(self.recorder.submit, limit=options.streams)
@@ -129,15 +130,12 @@ class HTTPShim:
     @property
     def address(self) -> tuple[str, int]:
         """The bound ``(ip, port)``."""
-        name = self._sock.getsockname()
-        return str(name[0]), int(name[1])
+        return bound_address(self._sock)
 
     @property
     def url(self) -> str:
         """``http://<ip>:<port>/mcp``-style URL of this listener (the path is not significant)."""
-        ip, port = self.address
-        host = f"[{ip}]" if ":" in ip else ip
-        return f"http://{host}:{port}{self.endpoint.path}"
+        return endpoint_url(self.address, self.endpoint.path)
 
     def start(self) -> HTTPShim:
         """Accept connections on a background thread; returns self."""
@@ -243,23 +241,8 @@ def run_shim_http(options: HTTPShimOptions, *, on_listening: Callable[[str], Non
         UsageError: bad label, listen address, upstream URL or Authorization value.
         SaltError: the capture root's salt is unusable.
     """
-    try:
-        shim = HTTPShim(options)
-    except OSError as exc:
-        raise UsageError(f"cannot listen on the --listen address: {exc.strerror}") from None
-    announce = on_listening or (lambda url: _stderr(f"listening on {url}"))
-    previous: dict[signal.Signals, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            previous[signum] = signal.signal(signum, lambda _s, _f: shim.stop())
-    try:
-        announce(shim.url)
-        shim.serve_forever()
-    finally:
-        shim.close()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return 0
+    return run_until_signalled(lambda: HTTPShim(options),
+                               on_listening or (lambda url: _stderr(f"listening on {url}")))
 
 
 def _stderr(message: str) -> None:

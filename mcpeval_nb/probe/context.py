@@ -22,6 +22,7 @@ from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
 from ..privacy.timestamps import now_ts
 from ..transport.budget import Budget
+from ..transport.cancel import watch
 from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
 
@@ -194,6 +195,7 @@ class RunContext:
         self.check_cancel()
         session = McpSession.connect(self.target, timeout=self.timeout if timeout is None else timeout,
                                      budget=self.budget)
+        watch(self.cancel, session)  # a CancelScope closes it (and reaps a stdio child) when set
         if initialize:
             try:
                 session.initialize(capabilities=capabilities or {})

@@ -8,6 +8,7 @@ latency).  The manifest is validated by the manifest parser before it is returne
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..limits import BATTERY_CALL_TIMEOUT_S, BATTERY_PAYLOAD_BYTES, MAX_SERVER_R
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from ..staging import write_new_file
 from ..transport.budget import Budget
+from ..transport.cancel import watch
 from ..transport.messages import Target
 from ..transport.session import McpSession
 from .manifest import parse_manifest
@@ -157,7 +159,8 @@ def _tool_cases(sc: Scaffold, session: McpSession, candidates: list[dict[str, An
 
 def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, confirm_read_only: bool = False,
                       dry_run: bool = False, timeout: float | None = None,
-                      allow_open_world: bool = False, server: str | None = None) -> Scaffold:
+                      allow_open_world: bool = False, server: str | None = None,
+                      cancel: threading.Event | None = None) -> Scaffold:
     """Scaffold a manifest from the live server at ``target``.
 
     Args:
@@ -167,6 +170,7 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
         timeout: per-request timeout (default: the transport's).
         server: the server's label (``--server``, as ``probe`` takes it): checked before connecting and
             named in the summary line.
+        cancel: a ``transport.cancel.CancelScope`` closes the session (and reaps a stdio child) when set.
 
     Returns:
         The decisions and (unless ``dry_run``) the validated manifest cases.
@@ -180,6 +184,7 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
     if server is not None and not valid_server(server):
         raise UsageError("server label is invalid")
     with McpSession.connect(target, timeout=timeout, budget=Budget()) as session:
+        watch(cancel, session)
         session.initialize()
         catalog = session.list_tools()
         if not catalog.tools:

@@ -1,7 +1,8 @@
 """Transport: upstream endpoint policy and loopback provenance checks, bounded MCP clients.
 
-``transport.policy`` holds the rules every HTTP-speaking part shares (SPEC 13.1-13.2): which upstream
-URLs may be contacted and which Host/Origin headers count as loopback.
+``transport.policy`` holds which upstream URLs may be contacted and which listen addresses are loopback;
+``transport.loopback`` holds the rules every loopback listener (``serve``, ``shim-http``) applies to a
+request: the bounded request read and the Host/Origin/Content-Type checks (SPEC 13.1-13.2).
 
 The bounded clients (SPEC 8.2, 14): ``McpSession.connect(StdioTarget(...) | HttpTarget(...))`` opens a
 ``StdioChannel`` (child process, 4 MiB frames, 16 queued frames) or an ``HttpChannel`` (Streamable HTTP,

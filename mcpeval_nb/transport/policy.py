@@ -1,11 +1,12 @@
-"""Upstream endpoint policy and loopback provenance checks (SPEC 13.1, 13.2).
+"""Upstream endpoint policy and listen addresses (SPEC 13.1, 13.2).
 
 ``check_endpoint`` decides whether an HTTP(S) URL may be contacted (shim-http ``--upstream``, probe
 ``--url``): credential-free, no query or fragment, loopback unless ``--allow-remote-http`` and then HTTPS
 only.  The host is parsed the WHATWG way (what the Rust ``url`` crate does for special schemes: lenient
 IPv4 numbers, bracketed IPv6, IDNA) and returned in canonical form, so the address judged is the address
-connected to.  ``is_loopback_host_header`` and ``is_loopback_origin`` are the Host/Origin checks every
-loopback listener applies before anything is forwarded.  Error messages never repeat the URL.
+connected to.  The Host/Origin/Content-Type checks every loopback listener applies live in
+``transport.loopback`` (they judge hosts with ``url_host`` and ``is_loopback_host``).  Error messages
+never repeat the URL.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ __all__ = [
     "check_endpoint",
     "check_listen_address",
     "is_loopback_host",
-    "is_loopback_host_header",
-    "is_loopback_origin",
+    "url_host",
 ]
 
 CREDENTIAL_FREE_MESSAGE = "HTTP endpoint must be a credential-free HTTP(S) URL without query or fragment"
@@ -181,41 +181,22 @@ def check_endpoint(url: str, *, allow_remote_http: bool = False) -> Endpoint:
     return Endpoint(parsed.scheme, parsed.host, port, parsed.path, loopback)
 
 
-def is_loopback_host_header(value: str) -> bool:
-    """The Host check of SPEC 13.1: no ``/ @ ? # \\``, and ``http://<value>/`` has a loopback host.
-
-    Args:
-        value: the Host header value (surrounding whitespace is ignored).
-
-    Returns:
-        True when the request names a loopback host (port optional).
-    """
-    value = value.strip()
-    if not value or any(c in value for c in "/@?#\\"):
-        return False
-    parsed = _parse(f"http://{value}/")
-    return parsed is not None and is_loopback_host(parsed.host)
+def url_host(url: str) -> str | None:
+    """The canonical host of an ``http(s)`` URL (WHATWG parsing, userinfo allowed), or None when the text
+    is not one; ``transport.loopback`` judges Origin and Host headers with it."""
+    parsed = _parse(url)
+    return None if parsed is None else parsed.host
 
 
-def is_loopback_origin(value: str) -> bool:
-    """The Origin check of SPEC 13.1: an http(s) URL whose host is loopback; ``null`` is not.
-
-    Args:
-        value: the Origin header value (surrounding whitespace is ignored).
-
-    Returns:
-        True for ``http(s)://localhost``, ``127.x.y.z`` or ``[::1]`` origins with any port.
-    """
-    parsed = _parse(value.strip())
-    return parsed is not None and is_loopback_host(parsed.host)
-
-
-def check_listen_address(addr: str, *, what: str = "shim-http") -> tuple[str, int]:
+def check_listen_address(addr: str, *, what: str = "shim-http",
+                         loopback_message: str | None = None) -> tuple[str, int]:
     """Parse a ``--listen`` socket address that must be a loopback IP with a port.
 
     Args:
         addr: ``127.0.0.1:PORT`` or ``[::1]:PORT`` (port 0 lets the OS choose).
-        what: the component named in the error message.
+        what: the component named in the error messages.
+        loopback_message: the message for a non-loopback address (default ``<what> must listen on a
+            loopback address``).
 
     Returns:
         ``(ip, port)`` with the IPv6 address unbracketed.
@@ -235,5 +216,5 @@ def check_listen_address(addr: str, *, what: str = "shim-http") -> tuple[str, in
     if ip is None or not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
         raise UsageError(f"--listen must be a socket address such as 127.0.0.1:8080 for {what}")
     if not ip.is_loopback:
-        raise UsageError(f"{what} must listen on a loopback address")
+        raise UsageError(loopback_message or f"{what} must listen on a loopback address")
     return str(ip), int(port_text)

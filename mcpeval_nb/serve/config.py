@@ -1,0 +1,83 @@
+"""serve's options and the resolved configuration ``--print-config`` prints (like mcpd's ``config``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..home import resolve_root, salt_path
+from ..transport.policy import check_listen_address
+from .tools import SPAWN_TOOLS
+
+__all__ = ["LOOPBACK_MESSAGE", "READ_TOOLS", "ServeConfig", "ServeOptions", "serve_config"]
+
+LOOPBACK_MESSAGE = "findings servers must use a loopback address"
+#: The tools every serve lists (SPEC order; the spawn tools go before record_annotation).
+READ_TOOLS = ("list_findings", "get_finding", "get_readiness_trends", "record_annotation")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServeOptions:
+    """Options of one ``serve`` process.
+
+    Attributes:
+        listen: the loopback socket address (``127.0.0.1:0`` lets the OS pick a port).
+        allow_spawn: list and allow the process-launching tools (``run_probe``, ``scaffold``, ``score``,
+            ``verify_finding``).
+        root: the capture root (default ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).
+        timeout_s: the request-read deadline (SPEC 13.1: 5 s).
+    """
+
+    listen: str
+    allow_spawn: bool = False
+    root: Path | str | None = None
+    timeout_s: float = 5.0
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The resolved configuration: where serve listens, which root and salt, which tools and why.
+
+    Attributes:
+        ip / port: the checked listen address (port 0: chosen when bound).
+        root: the capture root; root_source: ``--root``, ``$MCPEVAL_HOME`` or ``default``.
+        salt: the fingerprint salt's path (a secret: never share it).
+        tools: the tools listed, in order; allow_spawn: whether the spawn tools are among them.
+    """
+
+    ip: str
+    port: int
+    root: Path
+    root_source: str
+    salt: Path
+    tools: tuple[str, ...]
+    allow_spawn: bool
+
+    def lines(self) -> list[str]:
+        """What ``mcpeval-nb serve --print-config`` prints."""
+        host = f"[{self.ip}]" if ":" in self.ip else self.ip
+        spawn = ", ".join(SPAWN_TOOLS)
+        why = (f"spawn tools enabled by --allow-spawn: {spawn} (never mutation, never remote HTTP, one run "
+               "at a time)" if self.allow_spawn else
+               f"spawn tools disabled: {spawn} (they launch server processes; pass --allow-spawn)")
+        return [f"listen {host}:{self.port}",
+                f"root {self.root} (from {self.root_source})",
+                f"salt {self.salt} (the fingerprint secret: never share or commit it)",
+                f"tools {', '.join(self.tools)}",
+                why]
+
+
+def serve_config(options: ServeOptions) -> ServeConfig:
+    """Check the options and resolve the configuration; nothing is bound, created or written.
+
+    Raises:
+        UsageError: the listen address is not a loopback socket address.
+        JournalError: the capture root is unusable.
+    """
+    ip, port = check_listen_address(options.listen, what="serve", loopback_message=LOOPBACK_MESSAGE)
+    root = resolve_root(options.root)
+    source = "--root" if options.root is not None else (
+        "$MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
+    tools = (*READ_TOOLS[:3], *(SPAWN_TOOLS if options.allow_spawn else ()), READ_TOOLS[3])
+    return ServeConfig(ip, port, root, source, salt_path(root), tools, options.allow_spawn)
