@@ -243,22 +243,32 @@ class Store:
                 self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
         return rows
 
-    def to_parquet(self, dest: Path | str) -> ParquetExport:
-        """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``.
+    def to_parquet(self, dest: Path | str, *, verify: Literal["window", "full"] = "window") -> ParquetExport:
+        """Write the calls as a hive-partitioned (day, server) Parquet dataset, incrementally.
 
-        The calls stream from the journals (``iter_batches``), one chunk at a time; the dataset replaces
-        ``dest`` atomically.
+        Only the journals changed since the previous export into ``dest`` are read again (its checkpoint
+        says which; see ``tables.incremental``); the new dataset replaces ``dest`` atomically.  The
+        trend points are stored beside the calls (``_mcpeval_trends.arrow``).
+
+        Args:
+            dest: the dataset directory.
+            verify: ``window`` proves a journal unchanged by its stat and last 64 KiB, ``full`` by
+                hashing its whole exported prefix.
 
         Returns:
-            The export (path-like): ``dest``, the Parquet files and the rows written.
+            The export (path-like): ``dest``, the Parquet files and rows it holds, the journals it
+            ``rewrote`` and ``kept``.
 
         Raises:
             RecordTooLarge, InvalidRecord: a bad line in raise mode.
             UsageError: a symlinked destination, or one holding a symlink.
             JournalError: the destination cannot be written.
         """
-        from .parquet import to_parquet
-        return to_parquet(self.iter_batches("calls"), dest)
+        from .incremental import export_incremental
+        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+        journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
+        return export_incremental(self.root, journals, dest, errors=self.errors, trends=trends, verify=verify,
+                                  chunk_bytes=self._chunk_bytes, progress=self._progress)
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
