@@ -106,6 +106,9 @@ if typing.TYPE_CHECKING:
         ManifestError as ManifestError,
     )
     from .errors import (
+        MissingExtra as MissingExtra,
+    )
+    from .errors import (
         MCPEvalError as MCPEvalError,
     )
     from .errors import (
@@ -440,8 +443,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError",
-        "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge",
-        "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
+        "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra", "ProbeError", "ProfileError",
+        "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
         "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
