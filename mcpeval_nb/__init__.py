@@ -388,6 +388,24 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .scale import (
+        DaskEngine as DaskEngine,
+    )
+    from .scale import (
+        DuckDBEngine as DuckDBEngine,
+    )
+    from .scale import (
+        OTLPExport as OTLPExport,
+    )
+    from .scale import (
+        dask_engine as dask_engine,
+    )
+    from .scale import (
+        duckdb_engine as duckdb_engine,
+    )
+    from .scale import (
+        export_otlp as export_otlp,
+    )
     from .tables import (
         ANNOTATIONS_SCHEMA as ANNOTATIONS_SCHEMA,
     )
@@ -486,6 +504,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),

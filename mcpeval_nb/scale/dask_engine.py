@@ -52,7 +52,12 @@ def _run(part: Any, fn: Callable[..., pa.Table], filters: dict[str, Any], option
 
 def _sorted(tables: list[pa.Table], schema: pa.Schema, keys: list[tuple[str, str]]) -> pa.Table:
     table = pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
-    return table.sort_by(keys, null_placement="at_end") if keys else table
+    if not keys:
+        return table
+    try:  # pyarrow >= 25 takes the null placement per key
+        return table.sort_by([(k, order, "at_end") for k, order in keys])
+    except (TypeError, ValueError):
+        return table.sort_by(keys, null_placement="at_end")
 
 
 class DaskEngine:

@@ -46,6 +46,7 @@ def _with_day(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def days(calls: Iterable[pa.RecordBatch | pa.Table]) -> Iterator[pa.RecordBatch]:
+    """The batches of ``calls`` as ``PARQUET_SCHEMA`` batches, with their ``day`` partition column."""
     for part in calls:
         for batch in part.to_batches() if isinstance(part, pa.Table) else (part,):
             yield _with_day(batch.cast(CALLS_SCHEMA))
