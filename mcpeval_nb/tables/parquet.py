@@ -72,6 +72,7 @@ class ParquetExport(os.PathLike[str]):
 
 
 def check_dest(dest: Path) -> None:
+    """Refuse a destination that is a symlink, not a directory, or holds a symlink (UsageError)."""
     if os.path.islink(dest):
         raise UsageError(f"export-parquet refuses a symlinked destination: {dest}")
     if not os.path.lexists(dest):
@@ -86,6 +87,7 @@ def check_dest(dest: Path) -> None:
 
 
 def count_files(stage: Path) -> int:
+    """The Parquet files under ``stage``."""
     walk = os.walk(stage, followlinks=False)
     return sum(name.endswith(".parquet") for _, _, names in walk for name in names)
 
