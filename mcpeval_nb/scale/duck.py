@@ -144,8 +144,8 @@ class DuckDBEngine:
     def count(self, **filters: Any) -> int:
         """The calls that match the filters."""
         sel, params = self._selection(filters)
-        row = self.con.execute(f"SELECT count(*) FROM {sel}", params).fetchone()
-        return int(row[0]) if row else 0
+        rows = self.con.execute(f"SELECT count(*) FROM {sel}", params).fetchall()
+        return int(rows[0][0]) if rows else 0
 
     def distinct(self, column: str, **filters: Any) -> list[str]:
         """The distinct non-null values of one group column, sorted."""
