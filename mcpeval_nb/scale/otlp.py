@@ -68,8 +68,8 @@ def _traces_url(endpoint: str, *, allow_remote_http: bool) -> str:
     return checked.url if checked.path not in ("", "/") else f"{checked.scheme}://{checked.authority}/v1/traces"
 
 
-def _rows(root: Path | str | None, since: dt.date | None) -> Iterator[dict[str, Any]]:
-    store = open_store(root)
+def _rows(root: Path | str | None, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
+    store = open_store(root, errors=errors)
     for batch in store.iter_batches("calls"):
         table = pa.Table.from_batches([batch]).select(list(_COLUMNS))
         if since is not None:
@@ -110,7 +110,7 @@ class _Spans:
 
 
 def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date | str | None = None,
-                allow_remote_http: bool = False, timeout: float = 10.0) -> OTLPExport:
+                allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "raise") -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
 
     Args:
@@ -119,6 +119,7 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
         since: only calls on or after this UTC day (a date or ``YYYY-MM-DD``).
         allow_remote_http: permit a non-loopback HTTPS endpoint (as ``--allow-remote-http``).
         timeout: seconds per export request.
+        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
 
     Returns:
         The spans sent and the records skipped.
@@ -141,7 +142,7 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
     sent = skipped = 0
     batch: list[Any] = []
     try:
-        for position, row in enumerate(_rows(root, since)):
+        for position, row in enumerate(_rows(root, since, errors)):
             if row["ts"] is None:
                 skipped += 1
                 continue
