@@ -57,7 +57,8 @@ elif step in ("export", "incremental"):
     out = {"rows": e.rows, "files": e.files, "rewrote": e.rewrote, "kept": e.kept}
 elif step in ("duckdb", "duckdb_same"):
     from mcpeval_nb import duckdb_engine
-    with duckdb_engine(dest, memory_limit=limit, temp_directory=os.path.join(os.path.dirname(dest), "duck-tmp")) as e:
+    spill = os.path.join(os.path.dirname(dest), "duck-tmp")
+    with duckdb_engine(dest, memory_limit=limit, temp_directory=spill) as e:
         if step == "duckdb":
             out = {"latency_rows": e.latency_summary().num_rows,
                    "outcome_rows": e.outcome_rates().num_rows,
@@ -83,7 +84,8 @@ elif step == "dask":
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None, memory_limit="2GiB") as cluster, Client(cluster) as client:
         start = time.perf_counter()
-        out = {"latency_rows": dask_engine(dest, client=client).latency_summary(by=("server", "tool")).num_rows}
+        engine = dask_engine(dest, client=client)
+        out = {"latency_rows": engine.latency_summary(by=("server", "tool")).num_rows}
         out["query_s"] = time.perf_counter() - start
 out["seconds"] = time.perf_counter() - t
 out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -119,7 +121,8 @@ def _templates() -> list[str]:
     out = []
     for line in lines:
         for old, new in (("%", "%%"), ("2026-01-01T00:00:00.000Z", "%(ts)s"), ("0" * 64, "%(session)s"),
-                         ("777777777", "%(seq)d"), ("888888888", "%(latency)d"), ('"SERVER"', '"%(server)s"')):
+                         ("777777777", "%(seq)d"), ("888888888", "%(latency)d"),
+                         ('"SERVER"', '"%(server)s"')):
             line = line.replace(old, new)
         out.append(line + "\n")
     return out
@@ -180,7 +183,8 @@ def ensure_store(calls: int, days: int) -> Path:
     t = time.perf_counter()
     for day in range(days):
         _write_day(root, day, calls // days + (1 if day < calls % days else 0), templates, seed=1)
-        print(f"generated day {day + 1}/{days} ({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
+        print(f"generated day {day + 1}/{days} ({time.perf_counter() - t:.0f} s)", file=sys.stderr,
+              flush=True)
     _check_sample(root, templates)
     marker.write_text(json.dumps(params))
     return root

@@ -106,10 +106,10 @@ if typing.TYPE_CHECKING:
         ManifestError as ManifestError,
     )
     from .errors import (
-        MissingExtra as MissingExtra,
+        MCPEvalError as MCPEvalError,
     )
     from .errors import (
-        MCPEvalError as MCPEvalError,
+        MissingExtra as MissingExtra,
     )
     from .errors import (
         ProbeError as ProbeError,

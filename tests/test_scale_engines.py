@@ -72,7 +72,8 @@ CASES: list[tuple[str, Callable[[Any], pa.Table], Callable[[Any], pa.Table]]] = 
                                                                  day_to=dt.date(2026, 8, 3))),
      lambda e: e.template_daily(outcome="error", day_to=dt.date(2026, 8, 3))),
     ("readiness", lambda s: m.readiness_history(s.trends), lambda e: e.readiness_history()),
-    ("readiness-last", lambda s: m.readiness_history(s.trends, last=2), lambda e: e.readiness_history(last=2)),
+    ("readiness-last", lambda s: m.readiness_history(s.trends, last=2),
+     lambda e: e.readiness_history(last=2)),
     ("empty-selection", lambda s: m.latency_summary(m.filter_calls(s.calls, server="nobody")),
      lambda e: e.latency_summary(server="nobody")),
 ]

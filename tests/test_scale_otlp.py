@@ -22,7 +22,6 @@ from mcpeval_nb.testing.synthetic import synthetic_store
 
 from .otlp_support import phoenix_server
 
-
 #: Phoenix files spans without a project attribute under its default project.
 PROJECT = "default"
 

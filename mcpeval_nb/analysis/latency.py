@@ -57,7 +57,7 @@ def bucket_ms(bucket: str) -> int:
         UsageError: not a fixed pandas frequency such as ``15min``, ``1h`` or ``1D``.
     """
     try:
-        width = pd.Timedelta(pd.tseries.frequencies.to_offset(bucket))
+        width = pd.Timedelta(pd.tseries.frequencies.to_offset(bucket))  # type: ignore[arg-type]
     except (ValueError, TypeError):
         raise UsageError(f"bucket {bucket!r} is not a pandas frequency such as '1h' or '1D'") from None
     if width.value <= 0 or width.value % 1_000_000:

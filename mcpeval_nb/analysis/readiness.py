@@ -15,8 +15,9 @@ from ._frames import as_frame, to_table
 __all__ = ["HISTORY_SCHEMA", "readiness_history", "trend_delta"]
 
 #: The columns of ``readiness_history``.
-HISTORY_SCHEMA = pa.schema([("ts", pa.timestamp("ms", tz="UTC")), ("server", pa.string()), ("passed", pa.bool_()),
-                           ("cases_total", pa.uint64()), ("cases_passed", pa.uint64()), ("score", pa.uint64()),
+HISTORY_SCHEMA = pa.schema([("ts", pa.timestamp("ms", tz="UTC")), ("server", pa.string()),
+                           ("passed", pa.bool_()), ("cases_total", pa.uint64()),
+                           ("cases_passed", pa.uint64()), ("score", pa.uint64()),
                            ("manifest_sha256", pa.string()), ("standard", pa.string()),
                            ("measurement_profile", pa.string()), ("delta", pa.string()),
                            ("standard_changed", pa.bool_()), ("profile_changed", pa.bool_()),

@@ -15,7 +15,8 @@ from . import options as opt
 @opt.root
 @click.option("--endpoint", required=True,
               help="OTLP/HTTP trace endpoint (a bare http://host:port gets /v1/traces).")
-@click.option("--since", default=None, metavar="DAY", help="Only calls on or after this UTC day (YYYY-MM-DD).")
+@click.option("--since", default=None, metavar="DAY",
+              help="Only calls on or after this UTC day (YYYY-MM-DD).")
 @opt.allow_remote_http
 def export_otlp_cmd(root: str | None, endpoint: str, since: str | None, allow_remote_http: bool) -> int:
     """Send every call record as one OpenTelemetry span (MCP/GenAI semantic conventions)."""

@@ -23,7 +23,8 @@ from ..analysis.readiness import HISTORY_SCHEMA, readiness_history
 from ..analysis.templates import DAILY_SCHEMA, TEMPLATES_SCHEMA, error_templates, template_daily
 from ..tables.incremental import TRENDS_FILE
 from ..tables.schemas import CALLS_SCHEMA, TRENDS_SCHEMA
-from .dataset import Store, resolve_dataset
+from ..tables.store import Store
+from .dataset import resolve_dataset
 from .extras import require
 
 __all__ = ["DaskEngine", "dask_engine"]
@@ -46,7 +47,8 @@ def _as_calls(frame: Any) -> pa.Table:
     return pa.table(cols)
 
 
-def _run(part: Any, fn: Callable[..., pa.Table], filters: dict[str, Any], options: dict[str, Any]) -> pa.Table:
+def _run(part: Any, fn: Callable[..., pa.Table], filters: dict[str, Any],
+         options: dict[str, Any]) -> pa.Table:
     return fn(filter_calls(_as_calls(part), **filters), **options)
 
 
@@ -101,11 +103,12 @@ class DaskEngine:
             extra.append("ts")
         return list(dict.fromkeys([*need, *extra]))
 
-    def latency_summary(self, *, by: tuple[str, ...] = ("server", "tool", "method"), bucket: str | None = None,
-                        **filters: Any) -> pa.Table:
+    def latency_summary(self, *, by: tuple[str, ...] = ("server", "tool", "method"),
+                        bucket: str | None = None, **filters: Any) -> pa.Table:
         """``analysis.latency_summary`` on Dask: shuffled by the group keys, exact per group."""
         cols = self._columns((*by, "latency_ms", *(("ts",) if bucket else ())), filters)
-        parts = self._compute(self._frame(cols), list(by), latency_summary, filters, {"by": by, "bucket": bucket})
+        options = {"by": by, "bucket": bucket}
+        parts = self._compute(self._frame(cols), list(by), latency_summary, filters, options)
         keys = [*by, *(("bucket",) if bucket else ())]
         return _sorted(parts, latency_schema(by, bucket is not None), [(k, "ascending") for k in keys])
 

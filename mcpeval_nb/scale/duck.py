@@ -83,8 +83,8 @@ class DuckDBEngine:
         MissingExtra: DuckDB is not installed (extra ``scale``).
     """
 
-    def __init__(self, source: Source, *, memory_limit: str = DEFAULT_MEMORY_LIMIT, threads: int | None = None,
-                 temp_directory: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, source: Source, *, memory_limit: str = DEFAULT_MEMORY_LIMIT,
+                 threads: int | None = None, temp_directory: str | os.PathLike[str] | None = None) -> None:
         duckdb = require("duckdb", extra="scale", what="the DuckDB engine")
         self.dataset = resolve_dataset(source)
         self.files = dataset_files(self.dataset)
@@ -120,7 +120,8 @@ class DuckDBEngine:
 
     # -- selection ---------------------------------------------------------------------------------
     def _selection(self, filters: dict[str, Any]) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         for name, value in filters.items():
             if value is None:
                 continue
@@ -172,8 +173,8 @@ class DuckDBEngine:
                            f"REPEATABLE ({int(seed)})", params)
 
     # -- the analysis functions ----------------------------------------------------------------------
-    def latency_summary(self, *, by: tuple[str, ...] = ("server", "tool", "method"), bucket: str | None = None,
-                        **filters: Any) -> pa.Table:
+    def latency_summary(self, *, by: tuple[str, ...] = ("server", "tool", "method"),
+                        bucket: str | None = None, **filters: Any) -> pa.Table:
         """``analysis.latency_summary`` on DuckDB: count, p50, p90, p95, p99 and max per group.
 
         Percentiles are exact: each group is ranked (a sort DuckDB spills when it must), the two closest
@@ -206,7 +207,8 @@ class DuckDBEngine:
         _keys(by)
         sel, params = self._selection(filters)
         keys = [f'CAST("{k}" AS VARCHAR) AS "{k}"' for k in by]
-        counts = [f"count(*) FILTER (WHERE CAST(outcome AS VARCHAR) = {_quote(o)}) AS \"{o}\"" for o in OUTCOMES]
+        counts = [f"count(*) FILTER (WHERE CAST(outcome AS VARCHAR) = {_quote(o)}) AS \"{o}\""
+                  for o in OUTCOMES]
         group = f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))} ORDER BY {_order(list(by))}" \
             if keys else ""
         table = self._arrow(f"SELECT {', '.join([*keys, *counts, 'count(*) AS _rows'])} FROM {sel} {group}",
@@ -273,12 +275,13 @@ def _latency_sql(keys: list[str], names: list[str], sel: str) -> str:
         picks.append(f"max(x) FILTER (WHERE rk = {pos}) AS lo{p}")
         picks.append(f"max(x) FILTER (WHERE rk = least({pos} + 1, n - 1)) AS hi{p}")
     quoted = ", ".join(f'"{k}"' for k in names)
+    columns = [*(f'"{k}"' for k in names), "any_value(n) AS count"]
     group = f"GROUP BY {quoted} ORDER BY {_order(names)}" if names else ""
     return (f"WITH v AS (SELECT {', '.join([*keys, 'CAST(latency_ms AS DOUBLE) AS x'])} FROM {sel} "
             "WHERE latency_ms IS NOT NULL), "
             f"r AS (SELECT *, row_number() OVER ({part} ORDER BY x) - 1 AS rk, count(*) OVER ({part}) AS n "
             "FROM v) "
-            f"SELECT {', '.join([*(f'{chr(34)}{k}{chr(34)}' for k in names), 'any_value(n) AS count', *picks, 'CAST(max(x) AS BIGINT) AS max'])} "
+            f"SELECT {', '.join([*columns, *picks, 'CAST(max(x) AS BIGINT) AS max'])} "
             f"FROM r {group}")
 
 

@@ -79,7 +79,8 @@ def _rows(root: Path | str | None, since: dt.date | None, errors: str) -> Iterat
 
 
 def _ids(row: dict[str, Any], position: int) -> tuple[int, int]:
-    trace = int.from_bytes(hashlib.sha256(b"mcpeval-nb trace\0" + row["session"].encode()).digest()[:16], "big")
+    session = row["session"].encode()
+    trace = int.from_bytes(hashlib.sha256(b"mcpeval-nb trace\0" + session).digest()[:16], "big")
     key = f"{row['session']}\0{row['seq']}\0{position}".encode()
     span = int.from_bytes(hashlib.sha256(b"mcpeval-nb span\0" + key).digest()[:8], "big")
     return trace or 1, span or 1
@@ -98,7 +99,8 @@ class _Spans:
     def span(self, row: dict[str, Any], position: int) -> Any:
         t = self.trace_api
         trace_id, span_id = _ids(row, position)
-        context = t.SpanContext(trace_id, span_id, is_remote=False, trace_flags=t.TraceFlags(t.TraceFlags.SAMPLED))
+        flags = t.TraceFlags(t.TraceFlags.SAMPLED)
+        context = t.SpanContext(trace_id, span_id, is_remote=False, trace_flags=flags)
         start = int(row["ts"].timestamp() * 1000) * 1_000_000
         end = start + int(row["latency_ms"] or 0) * 1_000_000
         status = {"ok": t.StatusCode.OK, "error": t.StatusCode.ERROR}.get(row["outcome"], t.StatusCode.UNSET)

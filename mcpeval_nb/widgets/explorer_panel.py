@@ -151,7 +151,7 @@ class ExplorerPanel(Panel):
             if self._engine is None or refresh:
                 if self._engine is not None:
                     self._engine.close()
-                self._engine = duckdb_engine(self.store)
+                self._engine = duckdb_engine(self.store)  # type: ignore[arg-type]  # a Store (has .root)
         except MissingExtra:
             return (f" (store of {size / 1e6:,.0f} MB is above the DuckDB threshold; install "
                     "mcpeval-nb[scale] to analyse it there)")
