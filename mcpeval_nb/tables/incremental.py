@@ -18,7 +18,6 @@ dataset or the new one; a killed export leaves the previous one as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -30,13 +29,13 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from ..errors import JournalError, UsageError
-from ..journal.snapshot import open_journal, snapshot_size
+from ..journal.snapshot import snapshot_size
 from ..limits import CHUNK_BYTES
-from ..staging import Staging, discard, publish, remove_stale_staging
 from .load import Errors, LoadReport, digest_cursor, load_file
-from .parquet import ParquetExport, check_dest, days, write_batches
+from .parquet import ParquetExport, days, publish_dataset, write_batches
 from .progress import Progress
 from .schemas import SCHEMA_VERSION, TRENDS_SCHEMA
+from .store import full_digest, window_digest
 
 __all__ = ["CHECKPOINT", "LAYOUT", "TRENDS_FILE", "JournalMark", "export_incremental", "read_checkpoint"]
 
@@ -46,7 +45,6 @@ CHECKPOINT = "_mcpeval_checkpoint.json"
 TRENDS_FILE = "_mcpeval_trends.arrow"
 #: Layout version of the dataset and checkpoint (a different one means a full export).
 LAYOUT = f"mcpeval-nb.parquet/1+calls/{SCHEMA_VERSION}"
-_WINDOW = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -65,26 +63,7 @@ class JournalMark:
 
 
 def _tail_digest(path: Path, size: int) -> str:
-    fd = open_journal(path)
-    try:
-        start = max(0, size - _WINDOW)
-        return hashlib.sha256(os.pread(fd, size - start, start)).hexdigest()
-    finally:
-        os.close(fd)
-
-
-def _full_digest(path: Path, size: int) -> str:
-    digest, fd, pos = hashlib.sha256(), open_journal(path), 0
-    try:
-        while pos < size:
-            block = os.pread(fd, min(1 << 24, size - pos), pos)
-            if not block:
-                break
-            digest.update(block)
-            pos += len(block)
-    finally:
-        os.close(fd)
-    return digest.hexdigest()
+    return window_digest(path, size).hex()
 
 
 def read_checkpoint(dest: Path, *, root: Path, errors: Errors) -> dict[str, JournalMark]:
@@ -114,7 +93,7 @@ def _unchanged(mark: JournalMark, path: Path, size: int, verify: str) -> bool:
         return False
     if _tail_digest(path, size) != mark.tail_sha256:
         return False
-    return verify != "full" or _full_digest(path, size) == mark.sha256
+    return verify != "full" or full_digest(path, size).hex() == mark.sha256
 
 
 def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
@@ -192,23 +171,12 @@ def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, er
     if verify not in ("window", "full"):
         raise UsageError('verify must be "window" or "full"')
     dest = Path(dest)
-    check_dest(dest)
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
-    remove_stale_staging(dest.parent, kind="parquet")
-    staging = Staging(dest.parent, kind="parquet", error=JournalError)
-    try:
-        export = _build(root, journals, dest, staging.path, errors=errors, trends=trends, verify=verify,
-                        chunk_bytes=chunk_bytes, progress=progress)
-        check_dest(dest)  # nothing planted while we wrote
-        discard(publish(staging.path, dest, what="the Parquet dataset", error=JournalError))
-    finally:
-        if staging.path.exists():
-            staging.remove()
-        staging.release()
-    return export
+
+    def build(stage: Path) -> ParquetExport:
+        return _build(root, journals, dest, stage, errors=errors, trends=trends, verify=verify,
+                      chunk_bytes=chunk_bytes, progress=progress)
+
+    return publish_dataset(dest, build)
 
 
 def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors: Errors,

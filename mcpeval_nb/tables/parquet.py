@@ -16,8 +16,9 @@ symlink, or that holds a symlink anywhere inside, is refused before anything is 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,8 +30,9 @@ from ..staging import Staging, discard, publish, remove_stale_staging
 from .schemas import CALLS_SCHEMA
 
 __all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "check_dest", "count_files", "days",
-           "to_parquet", "write_batches"]
+           "publish_dataset", "to_parquet", "write_batches"]
 
+T = TypeVar("T")
 #: The calls schema plus the ``day`` partition column (UTC day of ``ts`` or ``UNKNOWN_DAY``).
 PARQUET_SCHEMA = CALLS_SCHEMA.append(pa.field("day", pa.string(), nullable=False))
 #: The partition of calls whose timestamp was not RFC 3339 (null ``ts``): the journal day a record with
@@ -110,13 +112,6 @@ def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> 
             previous dataset is untouched.
     """
     dest = Path(dest)
-    check_dest(dest)
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
-    remove_stale_staging(dest.parent, kind="parquet")
-    staging = Staging(dest.parent, kind="parquet", error=JournalError)
     rows = [0]
 
     def counted() -> Iterator[pa.RecordBatch]:
@@ -124,16 +119,43 @@ def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> 
             rows[0] += batch.num_rows
             yield batch
 
+    def build(stage: Path) -> ParquetExport:
+        write_batches(counted(), stage, dest)
+        return ParquetExport(dest, count_files(stage), rows[0])
+
+    return publish_dataset(dest, build)
+
+
+def publish_dataset(dest: Path, build: Callable[[Path], T]) -> T:
+    """Build a dataset in a staging directory beside ``dest`` and swap it in atomically.
+
+    Args:
+        dest: the dataset directory (refused when it is, or holds, a symlink; before and after building).
+        build: writes the complete dataset into the staging directory it is given.
+
+    Returns:
+        What ``build`` returned.
+
+    Raises:
+        UsageError: a symlinked destination or one holding a symlink.
+        JournalError: the staging or the swap failed; the previous dataset is untouched.
+    """
+    check_dest(dest)
     try:
-        write_batches(counted(), staging.path, dest)
-        files = count_files(staging.path)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
+    remove_stale_staging(dest.parent, kind="parquet")
+    staging = Staging(dest.parent, kind="parquet", error=JournalError)
+    try:
+        result = build(staging.path)
         check_dest(dest)  # nothing planted while we wrote
         discard(publish(staging.path, dest, what="the Parquet dataset", error=JournalError))
     finally:
         if staging.path.exists():
             staging.remove()
         staging.release()
-    return ParquetExport(dest, files, rows[0])
+    return result
 
 
 def write_batches(batches: Iterator[pa.RecordBatch], stage: Path, dest: Path, *,

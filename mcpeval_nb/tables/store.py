@@ -30,7 +30,7 @@ from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 if TYPE_CHECKING:
     from .parquet import ParquetExport
 
-__all__ = ["Store", "journal_files", "open_store"]
+__all__ = ["Store", "full_digest", "journal_files", "open_store", "window_digest"]
 
 _SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
 _WINDOW = 64 * 1024
@@ -62,7 +62,8 @@ class _FileState:
         return self.scan.digest.digest()
 
 
-def _window_digest(path: Path, offset: int) -> bytes:
+def window_digest(path: Path, offset: int) -> bytes:
+    """SHA-256 of the 64 KiB of ``path`` before ``offset`` (the cheap proof a prefix is unchanged)."""
     fd = open_journal(path)
     try:
         start = max(0, offset - _WINDOW)
@@ -71,7 +72,8 @@ def _window_digest(path: Path, offset: int) -> bytes:
         os.close(fd)
 
 
-def _full_digest(path: Path, offset: int) -> bytes:
+def full_digest(path: Path, offset: int) -> bytes:
+    """SHA-256 of the first ``offset`` bytes of ``path``."""
     digest = hashlib.sha256()
     fd = open_journal(path)
     try:
@@ -178,7 +180,7 @@ class Store:
                 sink(kind, batch)
                 rows += batch.num_rows
             done = before + planned
-            state.window = _window_digest(path, state.scan.offset)
+            state.window = window_digest(path, state.scan.offset)
         if report is not None:
             report(total, total)
         return rows
@@ -204,8 +206,8 @@ class Store:
         if (st.st_dev, st.st_ino) != (state.dev, state.ino) or end < state.scan.offset:
             return False
         if verify == "full":
-            return _full_digest(path, state.scan.offset) == state.prefix_digest()
-        return _window_digest(path, state.scan.offset) == state.window
+            return full_digest(path, state.scan.offset) == state.prefix_digest()
+        return window_digest(path, state.scan.offset) == state.window
 
     def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
         """Read what was appended since the last load; reload the loaded tables if a journal was rewritten.
