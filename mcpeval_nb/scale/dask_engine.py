@@ -118,20 +118,20 @@ class DaskEngine:
         parts = self._compute(self._frame(cols), list(by), outcome_rates, filters, {"by": by})
         return _sorted(parts, outcome_schema(by), [(k, "ascending") for k in by])
 
-    def error_templates(self, **filters: Any) -> pa.Table:
-        """``analysis.error_templates`` on Dask: shuffled by template id."""
+    def _by_template(self, fn: Callable[..., pa.Table], filters: dict[str, Any]) -> list[pa.Table]:
         cols = self._columns(("error_template_id", "ts", "session", "tool", "error_code"), filters)
         frame = self._frame(cols)
         frame = frame[frame["error_template_id"].notnull()]
-        parts = self._compute(frame, ["error_template_id"], error_templates, filters, {})
+        return self._compute(frame, ["error_template_id"], fn, filters, {})
+
+    def error_templates(self, **filters: Any) -> pa.Table:
+        """``analysis.error_templates`` on Dask: shuffled by template id."""
+        parts = self._by_template(error_templates, filters)
         return _sorted(parts, TEMPLATES_SCHEMA, [("count", "descending"), ("template_id", "ascending")])
 
     def template_daily(self, **filters: Any) -> pa.Table:
         """``analysis.template_daily`` on Dask: counts per template id and UTC day."""
-        cols = self._columns(("error_template_id", "ts", "session", "tool", "error_code"), filters)
-        frame = self._frame(cols)
-        frame = frame[frame["error_template_id"].notnull()]
-        parts = self._compute(frame, ["error_template_id"], template_daily, filters, {})
+        parts = self._by_template(template_daily, filters)
         return _sorted(parts, DAILY_SCHEMA, [("template_id", "ascending"), ("day", "ascending")])
 
     def readiness_history(self, *, last: int | None = None) -> pa.Table:
