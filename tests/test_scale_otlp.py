@@ -79,7 +79,7 @@ def test_no_canary_reaches_the_collector(phoenix: str, tmp_path: Path) -> None:
     result = m.export_otlp(root, endpoint=phoenix + "/v1/traces", errors="report")
     assert result.spans > 0
     frame = spans_of(phoenix, PROJECT, result.spans)
-    text = frame.to_json(default_handler=str)
+    text = frame.to_json(default_handler=str, date_format="iso")
     assert text and not [marker for marker in markers if marker in text]
 
 
