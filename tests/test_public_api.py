@@ -37,6 +37,8 @@ RANKS: dict[str, float] = {
     "findings": 4,
     "gates": 4,
     "triage": 4,
+    "sizes": 4,
+    "phases": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,

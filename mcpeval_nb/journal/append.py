@@ -21,7 +21,7 @@ from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .locks import flocked
 
-__all__ = ["Record", "append_record", "append_records", "encode_line", "journal_path"]
+__all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
 
 Record = CallRecord | AnnotationRecord | TrendPoint
 
@@ -146,3 +146,28 @@ def append_records(root: Path | str, records: Iterable[Record], *, timeout: floa
         if chunk:
             _write_locked(path, b"".join(chunk), timeout)
     return count
+
+
+def append_line(path: Path | str, text: str, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
+    """Append one already-sanitised JSON line to a journal of the package's own (the sizes history).
+
+    The same writer as ``append_record``: the 4 MiB bound (newline included) checked before any file is
+    opened, the exclusive ``flock`` on the file itself, one write, undone on a partial failure.
+
+    Args:
+        path: the journal file (created with its parent directories on demand).
+        text: one JSON document without a newline (the caller's record type sanitised it).
+        timeout: seconds to wait for the exclusive lock.
+
+    Returns:
+        The journal path written.
+
+    Raises:
+        RecordTooLarge: nothing was written and no file was created.
+        LockTimeout, JournalError: as ``append_record``; nothing was written.
+    """
+    line = (text + "\n").encode("utf-8")
+    if len(line) > MAX_RECORD_BYTES:
+        raise RecordTooLarge()
+    _write_locked(Path(path), line, timeout)
+    return Path(path)

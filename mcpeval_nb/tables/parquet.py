@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from ..errors import JournalError, UsageError
 from ..privacy.read_rules import CALL_RULES, rule_for
 from ..privacy.timestamps import day_of
-from ..staging import Staging, discard, publish, remove_stale_staging
+from ..staging import build_and_publish
 from .schemas import CALLS_SCHEMA
 
 __all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "check_dest", "count_files", "days",
@@ -145,17 +145,11 @@ def publish_dataset(dest: Path, build: Callable[[Path], T]) -> T:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
-    remove_stale_staging(dest.parent, kind="parquet")
-    staging = Staging(dest.parent, kind="parquet", error=JournalError)
-    try:
-        result = build(staging.path)
-        check_dest(dest)  # nothing planted while we wrote
-        discard(publish(staging.path, dest, what="the Parquet dataset", error=JournalError))
-    finally:
-        if staging.path.exists():
-            staging.remove()
-        staging.release()
-    return result
+    result: list[T] = []
+    build_and_publish(dest, kind="parquet", what="the Parquet dataset", error=JournalError,
+                      fill=lambda stage: result.append(build(stage)),
+                      check=lambda: check_dest(dest))  # nothing planted while we wrote
+    return result[0]
 
 
 def write_batches(batches: Iterator[pa.RecordBatch], stage: Path, dest: Path, *,
