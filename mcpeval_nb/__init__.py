@@ -109,6 +109,9 @@ if typing.TYPE_CHECKING:
         MCPEvalError as MCPEvalError,
     )
     from .errors import (
+        MissingExtra as MissingExtra,
+    )
+    from .errors import (
         ProbeError as ProbeError,
     )
     from .errors import (
@@ -397,6 +400,24 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .scale import (
+        DaskEngine as DaskEngine,
+    )
+    from .scale import (
+        DuckDBEngine as DuckDBEngine,
+    )
+    from .scale import (
+        OTLPExport as OTLPExport,
+    )
+    from .scale import (
+        dask_engine as dask_engine,
+    )
+    from .scale import (
+        duckdb_engine as duckdb_engine,
+    )
+    from .scale import (
+        export_otlp as export_otlp,
+    )
     from .serve import FindingsServer as FindingsServer
     from .serve import ServeConfig as ServeConfig
     from .serve import ServeOptions as ServeOptions
@@ -499,8 +520,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError",
-        "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge",
-        "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
+        "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra", "ProbeError", "ProfileError",
+        "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
         "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
@@ -543,6 +564,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
         "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",

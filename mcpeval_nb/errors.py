@@ -11,7 +11,8 @@ rule was broken, never the payload text that broke it.  The CLI maps each class 
     │   ├── GrammarError              a label, method, tool or identifier outside its grammar
     │   ├── ManifestError             manifest rejected by the schema or the semantic rules
     │   ├── DocumentError             an input document (report, diff base) is not acceptable
-    │   └── ProfileError              a measurement profile fails its rules (SPEC 7.2)
+    │   ├── ProfileError              a measurement profile fails its rules (SPEC 7.2)
+    │   └── MissingExtra              an optional engine is not installed (names the extra to install)
     ├── JournalError                  exit 3: the capture root or a journal could not be used
     │   ├── RecordTooLarge            a record over 4 MiB (including the newline)
     │   ├── InvalidRecord             a complete journal line that is not a valid record
@@ -48,6 +49,7 @@ __all__ = [
     "LockTimeout",
     "MCPEvalError",
     "ManifestError",
+    "MissingExtra",
     "ProbeError",
     "ProfileError",
     "RecordTooLarge",
@@ -92,6 +94,18 @@ class DocumentError(UsageError):
 
 class ProfileError(UsageError):
     """A measurement profile that fails validation (SPEC 7.2); the message never echoes values."""
+
+
+class MissingExtra(UsageError):
+    """An optional engine (DuckDB, Dask, OpenTelemetry) is not installed; the message names the extra.
+
+    Attributes:
+        extra: the extra to install (``pip install 'mcpeval-nb[<extra>]'``).
+    """
+
+    def __init__(self, what: str, extra: str) -> None:
+        super().__init__(f"{what} needs the optional '{extra}' extra: pip install 'mcpeval-nb[{extra}]'")
+        self.extra = extra
 
 
 class JournalError(MCPEvalError):

@@ -128,3 +128,23 @@ def test_trends_refresh_reads_a_new_point(root: Path) -> None:
     assert panel.wait(60)
     assert [r.score for r in panel.state.rows][-1] == 99 and len(panel.state.rows) == 3
     assert "2026-09-01 00:00" in panel.points.value
+
+
+def test_above_the_size_threshold_the_panel_switches_to_duckdb_and_says_so(root: Path) -> None:
+    synthetic_store(root, calls=3000, days=3, error_rate=0.2)
+    small = ExplorerPanel(me.open_store(root))
+    big = ExplorerPanel(me.open_store(root), engine_threshold=1000)
+    assert small.wait(60) and big.wait(60)
+    assert small.state.engine == "memory" and big.state.engine == "duckdb"
+    assert "DuckDB engine" in big.state.status and "in-memory threshold" in big.state.status
+    assert "DuckDB" not in small.state.status
+    assert big.state.percentiles == small.state.percentiles
+    assert big.state.outcomes == small.state.outcomes and big.state.templates == small.state.templates
+    assert (big.state.total, big.state.choices, big.state.days) == \
+        (small.state.total, small.state.choices, small.state.days)
+    for panel in (small, big):
+        panel.server.value = "server-1"
+    assert small.wait(60) and big.wait(60)
+    assert big.state.shown == small.state.shown < small.state.total
+    assert big.state.percentiles == small.state.percentiles
+    assert (root / "calls.parquet").is_dir()  # the incremental export the engine reads

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 from ..errors import UsageError
 from ._frames import as_frame, to_table
 
-__all__ = ["PERCENTILES", "format_ms", "latency_over_time", "latency_summary", "slowest_tools"]
+__all__ = ["PERCENTILES", "bucket_ms", "format_ms", "latency_over_time", "latency_schema", "latency_summary",
+           "slowest_tools"]
 
 #: The percentiles every latency table carries, as ``p50`` ... ``p99`` columns.
 PERCENTILES = (50, 90, 95, 99)
@@ -49,7 +50,23 @@ def _bucketed(frame: pd.DataFrame, bucket: str | None) -> pd.DataFrame:
     return frame
 
 
-def _schema(keys: tuple[str, ...], bucket: bool) -> pa.Schema:
+def bucket_ms(bucket: str) -> int:
+    """The width of a fixed time bucket in milliseconds (what the DuckDB and Dask engines floor by).
+
+    Raises:
+        UsageError: not a fixed pandas frequency such as ``15min``, ``1h`` or ``1D``.
+    """
+    try:
+        width = pd.Timedelta(pd.tseries.frequencies.to_offset(bucket))  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        raise UsageError(f"bucket {bucket!r} is not a pandas frequency such as '1h' or '1D'") from None
+    if width.value <= 0 or width.value % 1_000_000:
+        raise UsageError(f"bucket {bucket!r} is not a whole number of milliseconds")
+    return int(width.value // 1_000_000)
+
+
+def latency_schema(keys: tuple[str, ...], bucket: bool) -> pa.Schema:
+    """The columns of a ``latency_summary`` table grouped by ``keys`` (and a time bucket)."""
     fields = [pa.field(k, pa.string()) for k in keys]
     if bucket:
         fields.append(pa.field("bucket", pa.timestamp("ms", tz="UTC")))
@@ -80,7 +97,7 @@ def latency_summary(calls: Any, *, by: tuple[str, ...] = _KEYS, bucket: str | No
     frame["latency_ms"] = frame["latency_ms"].astype("float64")
     frame = _bucketed(frame, bucket)
     keys = [*by, *(["bucket"] if bucket else [])]
-    schema = _schema(by, bucket is not None)
+    schema = latency_schema(by, bucket is not None)
     if frame.empty:
         return schema.empty_table()
     grouped = frame.groupby(keys, dropna=False, sort=True)["latency_ms"]

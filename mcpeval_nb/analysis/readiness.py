@@ -12,8 +12,16 @@ from ..jsonfmt import dumps
 from ..privacy.records import MeasurementProfile, TrendPoint
 from ._frames import as_frame, to_table
 
-__all__ = ["readiness_history", "trend_delta"]
+__all__ = ["HISTORY_SCHEMA", "readiness_history", "trend_delta"]
 
+#: The columns of ``readiness_history``.
+HISTORY_SCHEMA = pa.schema([("ts", pa.timestamp("ms", tz="UTC")), ("server", pa.string()),
+                           ("passed", pa.bool_()), ("cases_total", pa.uint64()),
+                           ("cases_passed", pa.uint64()), ("score", pa.uint64()),
+                           ("manifest_sha256", pa.string()), ("standard", pa.string()),
+                           ("measurement_profile", pa.string()), ("delta", pa.string()),
+                           ("standard_changed", pa.bool_()), ("profile_changed", pa.bool_()),
+                           ("manifest_changed", pa.bool_())])
 _COLS = ("ts", "server", "passed", "cases_total", "cases_passed", "score", "manifest_sha256", "standard",
          "measurement_profile")
 
@@ -89,10 +97,4 @@ def readiness_history(trends: Any, *, last: int | None = None) -> pa.Table:
         man.append(same is not None and _get(same, "manifest_sha256") != _get(row, "manifest_sha256"))
         prev = row
     frame = frame.assign(delta=deltas, standard_changed=std, profile_changed=prof, manifest_changed=man)
-    schema = pa.schema([("ts", pa.timestamp("ms", tz="UTC")), ("server", pa.string()), ("passed", pa.bool_()),
-                        ("cases_total", pa.uint64()), ("cases_passed", pa.uint64()), ("score", pa.uint64()),
-                        ("manifest_sha256", pa.string()), ("standard", pa.string()),
-                        ("measurement_profile", pa.string()), ("delta", pa.string()),
-                        ("standard_changed", pa.bool_()), ("profile_changed", pa.bool_()),
-                        ("manifest_changed", pa.bool_())])
-    return to_table(frame, schema)
+    return to_table(frame, HISTORY_SCHEMA)

@@ -14,10 +14,16 @@ import pyarrow as pa
 from ..errors import UsageError
 from ._frames import as_frame, to_table
 
-__all__ = ["error_templates", "template_changes", "template_daily"]
+__all__ = ["DAILY_SCHEMA", "TEMPLATES_SCHEMA", "error_templates", "template_changes", "template_daily"]
 
 _TS = pa.timestamp("ms", tz="UTC")
 _COLS = ("error_template_id", "ts", "session", "tool", "error_code")
+#: The columns of ``error_templates``.
+TEMPLATES_SCHEMA = pa.schema([("template_id", pa.string()), ("count", pa.int64()), ("sessions", pa.int64()),
+                              ("tools", pa.list_(pa.string())), ("codes", pa.list_(pa.string())),
+                              ("first_seen", _TS), ("last_seen", _TS)])
+#: The columns of ``template_daily``.
+DAILY_SCHEMA = pa.schema([("template_id", pa.string()), ("day", pa.date32()), ("count", pa.int64())])
 
 
 def _errors(calls: Any) -> pd.DataFrame:
@@ -32,9 +38,7 @@ def error_templates(calls: Any) -> pa.Table:
         Columns ``template_id``, ``count``, ``sessions`` (distinct), ``tools`` and ``codes`` (sorted
         distinct lists; the code is compact JSON text), ``first_seen``, ``last_seen``; most frequent first.
     """
-    schema = pa.schema([("template_id", pa.string()), ("count", pa.int64()), ("sessions", pa.int64()),
-                        ("tools", pa.list_(pa.string())), ("codes", pa.list_(pa.string())),
-                        ("first_seen", _TS), ("last_seen", _TS)])
+    schema = TEMPLATES_SCHEMA
     frame = _errors(calls)
     if frame.empty:
         return schema.empty_table()
@@ -56,7 +60,7 @@ def template_daily(calls: Any) -> pa.Table:
         Columns ``template_id``, ``day`` (date), ``count``; sorted by template then day.  Records with an
         unknown timestamp are left out.
     """
-    schema = pa.schema([("template_id", pa.string()), ("day", pa.date32()), ("count", pa.int64())])
+    schema = DAILY_SCHEMA
     frame = _errors(calls)
     frame = frame[frame["ts"].notna()]
     if frame.empty:

@@ -51,10 +51,11 @@ def summary_cmd(root: str | None, errors: str, top: int) -> int:
 @click.option("--dest", required=True, type=click.Path(file_okay=False),
               help="Dataset directory (hive partitions day=/server=).")
 def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
-    """Write the calls as a hive-partitioned (day, server) Parquet dataset."""
-    store = mcpeval_nb.open_store(root, errors=errors)
+    """Write the calls as a hive-partitioned (day, server) Parquet dataset (only changed journals re-read)."""
+    store = mcpeval_nb.open_store(root, errors=errors, progress=True)
     export = store.to_parquet(dest)
-    click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}")
+    click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}; "
+               f"{export.rewrote} journal(s) read, {export.kept} unchanged")
     return 0
 
 

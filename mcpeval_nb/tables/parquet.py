@@ -16,8 +16,9 @@ symlink, or that holds a symlink anywhere inside, is refused before anything is 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,16 +26,20 @@ import pyarrow.compute as pc
 from ..errors import JournalError, UsageError
 from ..privacy.read_rules import CALL_RULES, rule_for
 from ..privacy.timestamps import day_of
-from ..staging import Staging, discard, publish, remove_stale_staging
+from ..staging import build_and_publish
 from .schemas import CALLS_SCHEMA
 
-__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "to_parquet"]
+__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "check_dest", "count_files", "days",
+           "publish_dataset", "to_parquet", "write_batches"]
 
+T = TypeVar("T")
 #: The calls schema plus the ``day`` partition column (UTC day of ``ts`` or ``UNKNOWN_DAY``).
 PARQUET_SCHEMA = CALLS_SCHEMA.append(pa.field("day", pa.string(), nullable=False))
 #: The partition of calls whose timestamp was not RFC 3339 (null ``ts``): the journal day a record with
 #: the ``ts`` read rule's fallback is stored under.
 UNKNOWN_DAY = day_of(rule_for(CALL_RULES, "ts").fallback)
+#: Rows per Parquet row group: bounds what the writer buffers per open partition (memory stays flat).
+_GROUP_ROWS = 128 * 1024
 
 
 def _with_day(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -42,20 +47,24 @@ def _with_day(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([*batch.columns, day], schema=PARQUET_SCHEMA)
 
 
-def _days(calls: Iterable[pa.RecordBatch | pa.Table]) -> Iterator[pa.RecordBatch]:
+def days(calls: Iterable[pa.RecordBatch | pa.Table]) -> Iterator[pa.RecordBatch]:
+    """The batches of ``calls`` as ``PARQUET_SCHEMA`` batches, with their ``day`` partition column."""
     for part in calls:
         for batch in part.to_batches() if isinstance(part, pa.Table) else (part,):
             yield _with_day(batch.cast(CALLS_SCHEMA))
 
 
 class ParquetExport(os.PathLike[str]):
-    """Where the dataset went and what it holds: ``dest``, the Parquet ``files`` and ``rows`` written.
+    """Where the dataset went and what it holds: ``dest``, the Parquet ``files`` and ``rows`` it holds.
 
     It is path-like (``os.fspath(export)`` is the dataset directory), so it can be used as ``dest``.
+    An incremental export (``Store.to_parquet``) also says how many journals it ``rewrote`` (read again
+    and written anew) and ``kept`` (their files carried over unchanged).
     """
 
-    def __init__(self, dest: Path, files: int, rows: int) -> None:
+    def __init__(self, dest: Path, files: int, rows: int, *, rewrote: int = 0, kept: int = 0) -> None:
         self.dest, self.files, self.rows = dest, files, rows
+        self.rewrote, self.kept = rewrote, kept
 
     def __fspath__(self) -> str:
         return os.fspath(self.dest)
@@ -64,7 +73,8 @@ class ParquetExport(os.PathLike[str]):
         return f"ParquetExport({str(self.dest)!r}, files={self.files}, rows={self.rows})"
 
 
-def _check_dest(dest: Path) -> None:
+def check_dest(dest: Path) -> None:
+    """Refuse a destination that is a symlink, not a directory, or holds a symlink (UsageError)."""
     if os.path.islink(dest):
         raise UsageError(f"export-parquet refuses a symlinked destination: {dest}")
     if not os.path.lexists(dest):
@@ -78,7 +88,8 @@ def _check_dest(dest: Path) -> None:
                                  f"{os.path.join(top, name)}")
 
 
-def _count(stage: Path) -> int:
+def count_files(stage: Path) -> int:
+    """The Parquet files under ``stage``."""
     walk = os.walk(stage, followlinks=False)
     return sum(name.endswith(".parquet") for _, _, names in walk for name in names)
 
@@ -101,42 +112,69 @@ def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> 
             previous dataset is untouched.
     """
     dest = Path(dest)
-    _check_dest(dest)
+    rows = [0]
+
+    def counted() -> Iterator[pa.RecordBatch]:
+        for batch in days(calls):
+            rows[0] += batch.num_rows
+            yield batch
+
+    def build(stage: Path) -> ParquetExport:
+        write_batches(counted(), stage, dest)
+        return ParquetExport(dest, count_files(stage), rows[0])
+
+    return publish_dataset(dest, build)
+
+
+def publish_dataset(dest: Path, build: Callable[[Path], T]) -> T:
+    """Build a dataset in a staging directory beside ``dest`` and swap it in atomically.
+
+    Args:
+        dest: the dataset directory (refused when it is, or holds, a symlink; before and after building).
+        build: writes the complete dataset into the staging directory it is given.
+
+    Returns:
+        What ``build`` returned.
+
+    Raises:
+        UsageError: a symlinked destination or one holding a symlink.
+        JournalError: the staging or the swap failed; the previous dataset is untouched.
+    """
+    check_dest(dest)
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
-    remove_stale_staging(dest.parent, kind="parquet")
-    staging = Staging(dest.parent, kind="parquet", error=JournalError)
-    rows = [0]
-
-    def counted() -> Iterator[pa.RecordBatch]:
-        for batch in _days(calls):
-            rows[0] += batch.num_rows
-            yield batch
-
-    try:
-        _write(counted(), staging.path, dest)
-        files = _count(staging.path)
-        _check_dest(dest)  # nothing planted while we wrote
-        discard(publish(staging.path, dest, what="the Parquet dataset", error=JournalError))
-    finally:
-        if staging.path.exists():
-            staging.remove()
-        staging.release()
-    return ParquetExport(dest, files, rows[0])
+    result: list[T] = []
+    build_and_publish(dest, kind="parquet", what="the Parquet dataset", error=JournalError,
+                      fill=lambda stage: result.append(build(stage)),
+                      check=lambda: check_dest(dest))  # nothing planted while we wrote
+    return result[0]
 
 
-def _write(batches: Iterator[pa.RecordBatch], stage: Path, dest: Path) -> None:
+def write_batches(batches: Iterator[pa.RecordBatch], stage: Path, dest: Path, *,
+                  basename: str = "part-{i}.parquet") -> list[str]:
+    """Write ``PARQUET_SCHEMA`` batches as hive partitions under ``stage``.
+
+    Returns:
+        The files written, relative to ``stage`` (``day=.../server=.../<basename>``).
+
+    Raises:
+        JournalError: a write failed (``dest`` named).
+    """
     import pyarrow.dataset as ds  # here, not at import: it loads pandas (0.2 s of every command's start)
 
     reader = pa.RecordBatchReader.from_batches(PARQUET_SCHEMA, batches)
+    written: list[str] = []
     try:
-        ds.write_dataset(reader, stage, format="parquet",
+        ds.write_dataset(reader, stage, format="parquet", basename_template=basename,
                          partitioning=ds.partitioning(pa.schema([("day", pa.string()),
                                                                  ("server", pa.string())]), flavor="hive"),
                          existing_data_behavior="overwrite_or_ignore",
+                         max_rows_per_group=_GROUP_ROWS, min_rows_per_group=_GROUP_ROWS // 2,
+                         file_visitor=lambda f: written.append(os.path.relpath(f.path, stage)),
                          file_options=ds.ParquetFileFormat().make_write_options(compression="zstd"))
     except OSError as exc:
         reason = exc.strerror or "I/O error"
         raise JournalError(f"cannot write Parquet dataset under {dest}: {reason}") from None
+    return sorted(written)

@@ -31,7 +31,7 @@ from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 if TYPE_CHECKING:
     from .parquet import ParquetExport
 
-__all__ = ["Store", "journal_files", "open_store"]
+__all__ = ["Store", "full_digest", "journal_files", "open_store", "window_digest"]
 
 _SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
 _WINDOW = 64 * 1024
@@ -64,7 +64,8 @@ class _FileState:
         return self.scan.digest.digest()
 
 
-def _window_digest(path: Path, offset: int) -> bytes:
+def window_digest(path: Path, offset: int) -> bytes:
+    """SHA-256 of the 64 KiB of ``path`` before ``offset`` (the cheap proof a prefix is unchanged)."""
     fd = open_journal(path)
     try:
         start = max(0, offset - _WINDOW)
@@ -73,7 +74,8 @@ def _window_digest(path: Path, offset: int) -> bytes:
         os.close(fd)
 
 
-def _full_digest(path: Path, offset: int) -> bytes:
+def full_digest(path: Path, offset: int) -> bytes:
+    """SHA-256 of the first ``offset`` bytes of ``path``."""
     digest = hashlib.sha256()
     fd = open_journal(path)
     try:
@@ -180,7 +182,7 @@ class Store:
                 sink(kind, batch)
                 rows += batch.num_rows
             done = before + planned
-            state.window = _window_digest(path, state.scan.offset)
+            state.window = window_digest(path, state.scan.offset)
         if report is not None:
             report(total, total)
         return rows
@@ -206,8 +208,8 @@ class Store:
         if (st.st_dev, st.st_ino) != (state.dev, state.ino) or end < state.scan.offset:
             return False
         if verify == "full":
-            return _full_digest(path, state.scan.offset) == state.prefix_digest()
-        return _window_digest(path, state.scan.offset) == state.window
+            return full_digest(path, state.scan.offset) == state.prefix_digest()
+        return window_digest(path, state.scan.offset) == state.window
 
     def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
         """Read what was appended since the last load; reload the loaded tables if a journal was rewritten.
@@ -245,22 +247,32 @@ class Store:
                 self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
         return rows
 
-    def to_parquet(self, dest: Path | str) -> ParquetExport:
-        """Write the calls as a hive-partitioned (day, server) Parquet dataset; see ``tables.to_parquet``.
+    def to_parquet(self, dest: Path | str, *, verify: Literal["window", "full"] = "window") -> ParquetExport:
+        """Write the calls as a hive-partitioned (day, server) Parquet dataset, incrementally.
 
-        The calls stream from the journals (``iter_batches``), one chunk at a time; the dataset replaces
-        ``dest`` atomically.
+        Only the journals changed since the previous export into ``dest`` are read again (its checkpoint
+        says which; see ``tables.incremental``); the new dataset replaces ``dest`` atomically.  The
+        trend points are stored beside the calls (``_mcpeval_trends.arrow``).
+
+        Args:
+            dest: the dataset directory.
+            verify: ``window`` proves a journal unchanged by its stat and last 64 KiB, ``full`` by
+                hashing its whole exported prefix.
 
         Returns:
-            The export (path-like): ``dest``, the Parquet files and the rows written.
+            The export (path-like): ``dest``, the Parquet files and rows it holds, the journals it
+            ``rewrote`` and ``kept``.
 
         Raises:
             RecordTooLarge, InvalidRecord: a bad line in raise mode.
             UsageError: a symlinked destination, or one holding a symlink.
             JournalError: the destination cannot be written.
         """
-        from .parquet import to_parquet
-        return to_parquet(self.iter_batches("calls"), dest)
+        from .incremental import export_incremental
+        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+        journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
+        return export_incremental(self.root, journals, dest, errors=self.errors, trends=trends, verify=verify,
+                                  chunk_bytes=self._chunk_bytes, progress=self._progress)
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.

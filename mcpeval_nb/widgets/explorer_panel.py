@@ -1,5 +1,10 @@
 """``ExplorerPanel(store)``: filter captured calls and see latency, outcomes and error templates.
 
+Above ``engine_threshold`` bytes of calls journals (default ``ENGINE_THRESHOLD``, 1 GB) the panel
+switches to the DuckDB engine by itself (``mcpeval_nb.duckdb_engine`` over the store's incremental
+Parquet export, ``<root>/calls.parquet``) and says so in its status line; the charts then draw a uniform
+sample of the selected calls.  Without the ``scale`` extra it stays in memory and says that too.
+
 Filters (server, tool, method, outcome, a UTC day range) recompute the view on a worker thread; the
 Refresh button calls the store's incremental ``refresh()`` (only appended bytes are read) and then
 recomputes.  ``wait(timeout)`` blocks until the panel has settled.
@@ -9,12 +14,13 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from pathlib import Path
 from typing import Any, Protocol
 
 import ipywidgets as w
 import pyarrow as pa
 
-from mcpeval_nb import format_ms
+from mcpeval_nb import MissingExtra, duckdb_engine, format_ms
 from mcpeval_nb.charts import plot_latency_distribution, plot_outcome_mix
 
 from ._base import Panel, error_html
@@ -22,7 +28,10 @@ from ._figure import figure_png
 from ._html import esc, sparkline_svg, table
 from .explorer_state import ANY, ExplorerFilters, ExplorerState
 
-__all__ = ["CallsStore", "ExplorerPanel"]
+__all__ = ["ENGINE_THRESHOLD", "CallsStore", "ExplorerPanel"]
+
+#: Bytes of calls journals above which the panel computes with DuckDB instead of the loaded tables.
+ENGINE_THRESHOLD = 1_000_000_000
 
 
 class CallsStore(Protocol):
@@ -41,13 +50,16 @@ class ExplorerPanel(Panel):
 
     Args:
         store: an opened store (``mcpeval_nb.open_store(root)``).
+        engine_threshold: bytes of calls journals above which DuckDB computes the views (None: never).
 
     Attributes:
         state: the ``ExplorerState`` the view renders.
     """
 
-    def __init__(self, store: CallsStore) -> None:
+    def __init__(self, store: CallsStore, *, engine_threshold: int | None = ENGINE_THRESHOLD) -> None:
         self.store = store
+        self.engine_threshold = engine_threshold
+        self._engine: Any = None
         self.state = ExplorerState()
         self._pending: bool | None = None  # None: nothing queued; else "refresh first?"
         self._quiet = False
@@ -110,14 +122,46 @@ class ExplorerPanel(Panel):
             self.status.value = esc(self.state.status)
 
             def work(_cancel: threading.Event) -> int:
+                size = self._journal_bytes()
+                if self.engine_threshold is not None and size > self.engine_threshold:
+                    note = self._with_engine(filters, refresh=refresh, size=size)
+                    if note is None:
+                        return 0
+                else:
+                    note = ""
                 added = self.store.refresh() if refresh else 0
                 calls = self.store.calls
                 with self._lock:
                     self.state.filters = filters
                     self.state.compute(calls)
+                    self.state.status += note
                 return added
 
             self._launch(work, on_done=self._done, on_error=self._failed)
+
+    def _journal_bytes(self) -> int:
+        root = getattr(self.store, "root", None)
+        if root is None:
+            return 0
+        return sum(p.stat().st_size for p in Path(root, "store").glob("calls-*.jsonl") if p.is_file())
+
+    def _with_engine(self, filters: ExplorerFilters, *, refresh: bool, size: int) -> str | None:
+        """Compute with DuckDB (None: done); without the extra, the note the in-memory path adds."""
+        try:
+            if self._engine is None or refresh:
+                if self._engine is not None:
+                    self._engine.close()
+                self._engine = duckdb_engine(self.store)  # type: ignore[arg-type]  # a Store (has .root)
+        except MissingExtra:
+            return (f" (store of {size / 1e6:,.0f} MB is above the DuckDB threshold; install "
+                    "mcpeval-nb[scale] to analyse it there)")
+        with self._lock:
+            self.state.filters = filters
+            self.state.compute_engine(self._engine)
+            assert self.engine_threshold is not None
+            self.state.status += (f": the store's {size / 1e6:,.0f} MB of journals are above the "
+                                  f"{self.engine_threshold / 1e6:,.0f} MB in-memory threshold")
+        return None
 
     def _done(self, added: int) -> None:
         with self._lock:

@@ -27,10 +27,15 @@ from mcpeval_nb import (
     template_daily,
 )
 
-__all__ = ["ANY", "ExplorerFilters", "ExplorerState", "TemplateRow"]
+__all__ = ["ANY", "SAMPLE_ROWS", "ExplorerFilters", "ExplorerState", "TemplateRow"]
 
 #: The "no filter" choice of every dropdown.
 ANY = "(any)"
+#: Calls drawn in the latency and outcome charts when the DuckDB engine serves the panel.
+SAMPLE_ROWS = 100_000
+
+
+_SUMMARY_TAIL = ("count", "p50", "p90", "p95", "p99", "max")
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,8 @@ class ExplorerState:
             ``(tool, count, p50, p95, p99, max)``.
         outcomes: ``{tool: {outcome: count}}``. templates: the error-template rows.
         loading: a load or refresh is running. status: one short line (counts only).
+        engine: ``memory`` (the loaded tables) or ``duckdb`` (``compute_engine``: SQL over the Parquet
+            dataset; the charts then draw a uniform sample of ``SAMPLE_ROWS`` calls).
     """
 
     filters: ExplorerFilters = field(default_factory=ExplorerFilters)
@@ -108,9 +115,11 @@ class ExplorerState:
     templates: list[TemplateRow] = field(default_factory=list)
     loading: bool = False
     status: str = "loading..."
+    engine: str = "memory"
 
     def compute(self, calls: pa.Table) -> None:
         """Recompute every view of ``calls`` under the current filters."""
+        self.engine = "memory"
         self.total = calls.num_rows
         self.choices = {name: _distinct(calls, name) for name in FILTER_COLUMNS}
         self.days = _days(calls)
@@ -122,23 +131,50 @@ class ExplorerState:
         self._templates(selected)
         self.status = f"{self.shown} of {self.total} calls shown"
 
+    def compute_engine(self, engine: Any) -> None:
+        """Recompute every view with a ``DuckDBEngine`` (the same tables, computed by SQL)."""
+        self.engine = "duckdb"
+        self.total = engine.count()
+        self.choices = {name: engine.distinct(name) for name in FILTER_COLUMNS}
+        self.days = engine.days()
+        where = dataclasses.asdict(self.filters)
+        self.shown = engine.count(**where)
+        sample = engine.sample(("label", "latency_ms", "outcome"), rows=SAMPLE_ROWS, **where)
+        self.view = pa.table({"tool": sample.column("label").cast(pa.string()),
+                              "latency_ms": sample.column("latency_ms").cast(pa.uint64()),
+                              "outcome": sample.column("outcome").cast(pa.string())})
+        self._latency_rows(engine.latency_summary(by=("label",), **where).rename_columns(
+            ["tool", *_SUMMARY_TAIL]))
+        rates = engine.outcome_rates(by=("label",), **where) if self.shown else None
+        self._outcome_rows(None if rates is None else rates.rename_columns(["tool", *rates.column_names[1:]]))
+        self._template_rows(engine.error_templates(**where), engine.template_daily(**where))
+        sampled = f"; charts from a sample of {self.view.num_rows}" if self.view.num_rows < self.shown else ""
+        self.status = f"{self.shown} of {self.total} calls shown (DuckDB engine{sampled})"
+
     def _latency(self) -> None:
-        summary = latency_summary(self.view.select(["tool", "latency_ms"]), by=("tool",))
+        self._latency_rows(latency_summary(self.view.select(["tool", "latency_ms"]), by=("tool",)))
+
+    def _latency_rows(self, summary: pa.Table) -> None:
         self.percentiles = [(r["tool"], r["count"], r["p50"], r["p95"], r["p99"], r["max"])
                             for r in summary.to_pylist()]
 
     def _outcomes(self) -> None:
-        if self.view.num_rows == 0:
+        self._outcome_rows(None if self.view.num_rows == 0 else
+                           outcome_rates(self.view.select(["tool", "outcome"]), by=("tool",)))
+
+    def _outcome_rows(self, rates: pa.Table | None) -> None:
+        if rates is None:
             self.outcomes = {}
             return
-        rates = outcome_rates(self.view.select(["tool", "outcome"]), by=("tool",))
         self.outcomes = {r["tool"]: {o: r[o] for o in ("ok", "error", "unknown", "unparsed")}
                          for r in rates.to_pylist()}
 
     def _templates(self, view: pa.Table) -> None:
-        table = error_templates(view)
+        self._template_rows(error_templates(view), template_daily(view))
+
+    def _template_rows(self, table: pa.Table, daily_table: pa.Table) -> None:
         daily: dict[str, dict[dt.date, int]] = {}
-        for r in template_daily(view).to_pylist():
+        for r in daily_table.to_pylist():
             daily.setdefault(r["template_id"], {})[r["day"]] = r["count"]
         span = self.days or []
         self.templates = [

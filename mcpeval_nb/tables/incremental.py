@@ -1,0 +1,211 @@
+"""Incremental Parquet export: re-read only the journals that changed since the last export.
+
+The dataset keeps a checkpoint, ``_mcpeval_checkpoint.json`` at its top (a leading ``_`` hides it from
+pyarrow, Dask and Spark discovery, and it is no ``*.parquet`` for DuckDB or Polars globs).  Per source
+journal it holds the file name, device, inode, size, modification time, the SHA-256 of the exported
+prefix and of its last 64 KiB, the rows and the Parquet files it fed.  Each journal writes its own files
+(``day=D/server=S/<journal stem>-<i>.parquet``), so a partition is the union of its journals' files.
+
+An export builds a complete new dataset in a staging directory beside ``dest`` (``mcpeval_nb.staging``)
+and swaps it in atomically: files of unchanged journals are hard-linked (copied where links fail), so a
+re-export after a day of appends reads and writes only that day's journal.  A journal whose stat
+changed, whose last 64 KiB no longer hash the same (``verify="full"``: whose whole prefix), or whose
+files are missing is read again whole: an erasure rewriting earlier lines rewrites its partitions, and a
+journal removed by retention takes its files with it.  A checkpoint from another capture root, another
+``errors`` mode or another layout version is ignored (a full export).  Readers see the previous complete
+dataset or the new one; a killed export leaves the previous one as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from ..errors import JournalError, UsageError
+from ..journal.snapshot import snapshot_size
+from ..limits import CHUNK_BYTES
+from .load import Errors, LoadReport, digest_cursor, load_file
+from .parquet import ParquetExport, days, publish_dataset, write_batches
+from .progress import Progress
+from .schemas import SCHEMA_VERSION, TRENDS_SCHEMA
+from .store import full_digest, window_digest
+
+__all__ = ["CHECKPOINT", "LAYOUT", "TRENDS_FILE", "JournalMark", "export_incremental", "read_checkpoint"]
+
+#: The checkpoint file at the top of the dataset.
+CHECKPOINT = "_mcpeval_checkpoint.json"
+#: The trend points beside the calls (an Arrow IPC file, hidden from dataset discovery like the checkpoint).
+TRENDS_FILE = "_mcpeval_trends.arrow"
+#: Layout version of the dataset and checkpoint (a different one means a full export).
+LAYOUT = f"mcpeval-nb.parquet/1+calls/{SCHEMA_VERSION}"
+
+
+@dataclass(frozen=True)
+class JournalMark:
+    """What the checkpoint remembers of one exported journal."""
+
+    name: str
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    sha256: str
+    tail_sha256: str
+    rows: int
+    files: tuple[str, ...]
+
+
+def _tail_digest(path: Path, size: int) -> str:
+    return window_digest(path, size).hex()
+
+
+def read_checkpoint(dest: Path, *, root: Path, errors: Errors) -> dict[str, JournalMark]:
+    """The journals of the dataset at ``dest`` exported from ``root`` in ``errors`` mode.
+
+    Returns:
+        ``{journal name: mark}``; empty when there is no usable checkpoint (absent, unreadable, another
+        root, mode or layout): the next export is a full one.
+    """
+    try:
+        doc = json.loads((dest / CHECKPOINT).read_text(encoding="utf-8"))
+        if doc.get("layout") != LAYOUT or doc.get("root") != os.fspath(root.resolve()) or \
+                doc.get("errors") != errors:
+            return {}
+        marks = [JournalMark(**{**m, "files": tuple(m["files"])}) for m in doc["journals"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+    return {m.name: m for m in marks}
+
+
+def _unchanged(mark: JournalMark, path: Path, size: int, verify: str) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if (st.st_dev, st.st_ino, st.st_mtime_ns, size) != (mark.dev, mark.ino, mark.mtime_ns, mark.size):
+        return False
+    if _tail_digest(path, size) != mark.tail_sha256:
+        return False
+    return verify != "full" or full_digest(path, size).hex() == mark.sha256
+
+
+def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
+    """Hard-link (else copy) a journal's files from the current dataset; False if one is missing."""
+    for rel in files:
+        src, dst = dest / rel, stage / rel
+        if os.path.islink(src) or not src.is_file():
+            return False
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src, dst)
+        except OSError:
+            try:
+                shutil.copyfile(src, dst)
+            except OSError as exc:
+                raise JournalError(f"cannot copy {src} into the new dataset: {exc.strerror}") from None
+    return True
+
+
+def _export_journal(path: Path, size: int, stage: Path, dest: Path, *, errors: Errors, chunk_bytes: int,
+                    on_bytes: Any) -> JournalMark:
+    st = os.stat(path)
+    cursor = digest_cursor()
+    rows = [0]
+
+    def counted() -> Iterator[pa.RecordBatch]:
+        batches = load_file("calls", path, cursor, size, errors=errors, report=LoadReport(),
+                            chunk_bytes=chunk_bytes, on_bytes=on_bytes)
+        for batch in days(batches):
+            rows[0] += batch.num_rows
+            yield batch
+
+    files = write_batches(counted(), stage, dest, basename=f"{path.stem}-{{i}}.parquet")
+    assert cursor.digest is not None  # digest_cursor keeps one
+    return JournalMark(name=path.name, dev=st.st_dev, ino=st.st_ino, size=size, mtime_ns=st.st_mtime_ns,
+                       sha256=cursor.digest.hexdigest(), tail_sha256=_tail_digest(path, size), rows=rows[0],
+                       files=tuple(files))
+
+
+def _write_checkpoint(stage: Path, root: Path, errors: Errors, marks: list[JournalMark]) -> None:
+    doc = {"layout": LAYOUT, "root": os.fspath(root.resolve()), "errors": errors,
+           "journals": [{**asdict(m), "files": list(m.files)} for m in marks]}
+    (stage / CHECKPOINT).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _write_trends(stage: Path, trends: pa.Table) -> None:
+    import pyarrow.feather as feather
+
+    feather.write_feather(trends.cast(TRENDS_SCHEMA), stage / TRENDS_FILE, compression="zstd")
+
+
+def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, errors: Errors,
+                       trends: pa.Table | None = None, verify: Literal["window", "full"] = "window",
+                       chunk_bytes: int = CHUNK_BYTES, progress: Progress | None = None) -> ParquetExport:
+    """Export the calls journals of ``root`` to ``dest``, re-reading only the journals that changed.
+
+    Args:
+        root: the capture root (recorded in the checkpoint).
+        journals: its calls journals, in order.
+        dest: the dataset directory.
+        errors: the loader's mode (``raise`` or ``report``).
+        trends: the trend points to store beside the calls (``TRENDS_FILE``), or None for none.
+        verify: ``window`` proves an unchanged journal by its stat and last 64 KiB, ``full`` by its whole
+            prefix.
+        chunk_bytes: read size. progress: a ``(done, total)`` bytes callback.
+
+    Returns:
+        The export: files, rows, journals rewritten and kept.
+
+    Raises:
+        UsageError: ``dest`` is a symlink, not a directory, or holds a symlink; nothing was written.
+        JournalError: the dataset cannot be written; the previous one is untouched.
+        RecordTooLarge, InvalidRecord: a bad line in raise mode; the previous dataset is untouched.
+    """
+    if verify not in ("window", "full"):
+        raise UsageError('verify must be "window" or "full"')
+    dest = Path(dest)
+
+    def build(stage: Path) -> ParquetExport:
+        return _build(root, journals, dest, stage, errors=errors, trends=trends, verify=verify,
+                      chunk_bytes=chunk_bytes, progress=progress)
+
+    return publish_dataset(dest, build)
+
+
+def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors: Errors,
+           trends: pa.Table | None, verify: str, chunk_bytes: int,
+           progress: Progress | None) -> ParquetExport:
+    previous = read_checkpoint(dest, root=root, errors=errors) if dest.is_dir() else {}
+    plan = [(path, snapshot_size(path)) for path in journals]
+    todo: list[tuple[Path, int]] = []
+    marks: dict[str, JournalMark] = {}
+    for path, size in plan:
+        mark = previous.get(path.name)
+        if mark is not None and _unchanged(mark, path, size, verify) and _carry(dest, stage, mark.files):
+            marks[path.name] = mark
+        else:
+            todo.append((path, size))
+    total, done = sum(size for _, size in todo), 0
+    for path, size in todo:
+        def on_bytes(n: int, before: int = done) -> None:
+            if progress is not None:
+                progress(before + n, total)
+
+        marks[path.name] = _export_journal(path, size, stage, dest, errors=errors, chunk_bytes=chunk_bytes,
+                                           on_bytes=on_bytes)
+        done += size
+    if progress is not None and todo:
+        progress(total, total)
+    ordered = [marks[path.name] for path, _ in plan]
+    _write_checkpoint(stage, root, errors, ordered)
+    if trends is not None:
+        _write_trends(stage, trends)
+    return ParquetExport(dest, sum(len(m.files) for m in ordered), sum(m.rows for m in ordered),
+                         rewrote=len(todo), kept=len(plan) - len(todo))
