@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import uuid
 from pathlib import Path
 
-from .errors import JournalError, SaltError
+from .errors import JournalError, SaltError, UsageError
 
 __all__ = [
     "SALT_BYTES",
     "annotations_path",
     "calls_path",
+    "config_path",
+    "config_value",
     "history_path",
     "load_salt",
     "resolve_root",
@@ -72,6 +75,34 @@ def annotations_path(root: Path, day: str) -> Path:
 def history_path(root: Path) -> Path:
     """``<root>/store/probes/history.jsonl``: readiness trend points."""
     return store_dir(root) / "probes" / "history.jsonl"
+
+
+def config_path(root: Path) -> Path:
+    """``<root>/config.json``: the user's settings (``promotion_threshold``, ``retention_days``)."""
+    return root / "config.json"
+
+
+def config_value(root: Path, key: str) -> object | None:
+    """The value of ``key`` in ``<root>/config.json`` (other keys ignored), or None when the file or
+    the key is absent.  The one reader of the file: each caller checks its own key's type.
+
+    Raises:
+        UsageError: the file cannot be read or is not a JSON object (named by path, never quoted).
+    """
+    path = config_path(root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {type(exc).__name__}") from None
+    try:
+        document = json.loads(text)
+    except ValueError:
+        raise UsageError(f"{path} is not a JSON object") from None
+    if not isinstance(document, dict):
+        raise UsageError(f"{path} is not a JSON object")
+    return document.get(key)
 
 
 def salt_path(root: Path) -> Path:

@@ -21,7 +21,7 @@ from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .locks import flocked
 
-__all__ = ["Record", "append_record", "append_records", "encode_line", "journal_path"]
+__all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
 
 Record = CallRecord | AnnotationRecord | TrendPoint
 
@@ -93,6 +93,21 @@ def _write_locked(path: Path, data: bytes, timeout: float) -> None:
             _write_all(fd, data, path)
     finally:
         os.close(fd)
+
+
+def append_line(path: Path, line: bytes, *, timeout: float = LOCK_TIMEOUT_S) -> None:
+    """Append one already-encoded line to a journal-like file (the audit log) with the journal rules:
+    the 4 MiB bound checked first, the exclusive lock on the file itself, one write, undone on failure.
+
+    Raises:
+        RecordTooLarge: the line (newline included) exceeds 4 MiB, or does not end with a newline;
+            nothing was written.
+        LockTimeout: the lock was not acquired in time.
+        JournalError: the file cannot be opened or written.
+    """
+    if len(line) > MAX_RECORD_BYTES or not line.endswith(b"\n"):
+        raise RecordTooLarge(path)
+    _write_locked(path, line, timeout)
 
 
 def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
