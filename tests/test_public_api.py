@@ -37,6 +37,7 @@ RANKS: dict[str, float] = {
     "findings": 4,
     "gates": 4,
     "triage": 4,
+    "governance": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,

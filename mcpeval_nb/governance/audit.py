@@ -102,9 +102,12 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
         paths: paths of what was written or removed (stored relative to the root).
 
     Returns:
-        True when written; False after printing one warning line on stderr.
+        True when written; False after printing one warning line on stderr, or (silently) when the
+        root does not exist: an action refused before there is a capture root creates none.
     """
     base = Path(root)
+    if not base.is_dir():
+        return False
     try:
         line = _encode(base, action, outcome, reason, labels or {}, counts or {}, paths)
         append_line(audit_path(base), line)

@@ -40,6 +40,7 @@ class ConfigReport:
     limits: dict[str, float]
 
     def to_json(self) -> dict[str, Any]:
+        """The ``--format json`` document (paths as strings, each value with its source)."""
         return {
             "root": str(self.root), "root_source": self.root_source,
             "salt": {"path": str(self.salt), "exists": self.salt_exists, "share": False},
@@ -50,6 +51,7 @@ class ConfigReport:
         }
 
     def lines(self) -> list[str]:
+        """The text output, one setting per line."""
         lines = [f"root {self.root} (from {self.root_source})",
                  f"salt {self.salt} ({'present' if self.salt_exists else 'not created yet'}); "
                  "do not share it: it keys every template id",

@@ -56,6 +56,7 @@ class Current:
     dropped: int
 
     def to_json(self) -> dict[str, Any]:
+        """The intent file's ``current`` object."""
         return dict(self.__dict__)
 
 
@@ -72,12 +73,14 @@ class Intent:
     removed: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The intent file's document."""
         return {"version": 1, "op": self.op, "selection": self.selection, "files": list(self.files),
                 "done": list(self.done), "removed": self.removed,
                 "current": None if self.current is None else self.current.to_json()}
 
     @classmethod
     def from_json(cls, data: Any, path: Path) -> Intent:
+        """Read an intent document; a malformed one is refused naming its path."""
         try:
             current = data["current"]
             return cls(op=str(data["op"]), selection=dict(data["selection"]),
@@ -88,9 +91,11 @@ class Intent:
             raise GovernanceError(f"{path} is not a valid erase intent; nothing was changed") from None
 
     def with_current(self, current: Current | None) -> Intent:
+        """The same intent with another journal in flight (or none)."""
         return replace(self, current=current)
 
     def finished(self, path: str, dropped: int, kind: str) -> Intent:
+        """The intent once ``path`` is done, with its dropped lines counted under ``kind``."""
         removed = dict(self.removed)
         removed[kind] = removed.get(kind, 0) + dropped
         return replace(self, current=None, done=(*self.done, path), removed=removed)

@@ -173,12 +173,14 @@ class RetentionTimer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        """Start the thread (a no-op without ``days`` or when already started)."""
         if self.days is None or self._thread is not None:
             return
         self._thread = threading.Thread(target=self._loop, name="mcpeval-retention", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop the thread and wait for a pass in progress to end."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()

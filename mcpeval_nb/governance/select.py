@@ -62,10 +62,12 @@ class Selection:
                    before=_day(before))
 
     def to_json(self) -> dict[str, Any]:
+        """The selection as the intent file holds it (a token or a label, never a raw value)."""
         return {"session": self.session, "server": self.server, "before": self.before}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Selection:
+        """The selection read back from an intent file."""
         return cls(session=data.get("session"), server=data.get("server"), before=data.get("before"))
 
     def day_ok(self, day: str) -> bool:
@@ -73,6 +75,7 @@ class Selection:
         return self.before is None or (_is_day(day) and day < self.before)
 
     def selects_call(self, record: CallRecord, day: str) -> bool:
+        """Whether a (sanitised) call record of a journal of ``day`` is selected."""
         if not self.day_ok(day):
             return False
         return record.session == self.session if self.session is not None else record.server == self.server
