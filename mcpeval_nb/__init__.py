@@ -88,7 +88,13 @@ if typing.TYPE_CHECKING:
         DocumentError as DocumentError,
     )
     from .errors import (
+        EraseIncomplete as EraseIncomplete,
+    )
+    from .errors import (
         FindingsError as FindingsError,
+    )
+    from .errors import (
+        GovernanceError as GovernanceError,
     )
     from .errors import (
         GrammarError as GrammarError,
@@ -140,12 +146,6 @@ if typing.TYPE_CHECKING:
     )
     from .errors import (
         describe as describe,
-    )
-    from .errors import (
-        EraseIncomplete as EraseIncomplete,
-    )
-    from .errors import (
-        GovernanceError as GovernanceError,
     )
     from .gates.budgets import (
         BudgetEntry as BudgetEntry,
@@ -456,9 +456,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
-        "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError", "ProfileError", "RecordTooLarge",
-        "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
-        "TrendHistoryCorrupt", "UsageError", "describe",
+        "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "ProbeError",
+        "ProfileError", "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError", "ShareRefused",
+        "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
         "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets", "parse_budgets",
@@ -466,8 +466,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".gates.evaluate": ("gate",),
     ".gates.report": ("GateCheck", "GateReport",),
     ".governance": (
-        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log", "erase",
-        "read_audit", "recover", "resolve_config",
+        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
+        "erase", "read_audit", "recover", "resolve_config",
     ),
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),

@@ -57,7 +57,8 @@ def store_bytes(root: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((root / "store").rglob("*")) if p.is_file()}
 
 
-def cli(*argv: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def cli(*argv: str, env: dict[str, str] | None = None,
+        timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a child process."""
     return subprocess.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})})

@@ -42,7 +42,7 @@ for i in range(1, n + 1):
 
 
 def test_four_shims_and_a_rust_style_appender_lose_nothing_to_concurrent_erases(tmp_path: Path) -> None:
-    day = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    day = dt.datetime.now(dt.UTC).date().isoformat()
     journal = tmp_path / "store" / f"calls-{day}.jsonl"
     append_records(tmp_path, calls("victim", "v", 200, day=day))
     stdin = b"".join(call(i, "echo", text="x") for i in range(1, PER_SHIM + 1))

@@ -18,7 +18,8 @@ def test_erase_by_raw_session_removes_its_calls_and_annotations_and_keeps_the_re
     seed(tmp_path, {"alpha": "a", "beta": "b", "gamma": "c"}, 50, days=("2026-08-01", "2026-08-02"))
     result = erase(tmp_path, session="beta")
     assert result.removed == {"calls": 100, "annotations": 1}
-    assert result.files == ("annotations-2026-08-02.jsonl", "calls-2026-08-01.jsonl", "calls-2026-08-02.jsonl")
+    assert result.files == ("annotations-2026-08-02.jsonl", "calls-2026-08-01.jsonl",
+                            "calls-2026-08-02.jsonl")
     left = census(tmp_path)
     assert not any(session == token("beta") for _, session, _ in left)
     assert sum(n for (kind, _, _), n in left.items() if kind == "call") == 200
@@ -27,7 +28,8 @@ def test_erase_by_raw_session_removes_its_calls_and_annotations_and_keeps_the_re
 
 def test_erase_by_stored_token_is_the_same_as_by_raw_value(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a", "beta": "b"}, 10)
-    assert erase(tmp_path, session=token("beta").upper().replace("SESSION:", "session:")).removed["calls"] == 10
+    upper = token("beta").upper().replace("SESSION:", "session:")
+    assert erase(tmp_path, session=upper).removed["calls"] == 10
     assert erase(tmp_path, session="beta").removed == {"calls": 0, "annotations": 0}
 
 
@@ -102,7 +104,8 @@ def test_index_notices_an_erase_and_rebuilds(tmp_path: Path) -> None:
     import sqlite3
 
     with sqlite3.connect(tmp_path / "index.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM calls WHERE session = ?", (token("alpha"),)).fetchone() == (0,)
+        rows = db.execute("SELECT COUNT(*) FROM calls WHERE session = ?", (token("alpha"),)).fetchone()
+    assert rows == (0,)
 
 
 def test_an_erase_that_fails_part_way_names_the_journals_done(tmp_path: Path) -> None:

@@ -11,8 +11,19 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb
-from mcpeval_nb import (MeasurementProfile, ShareOptions, TrendPoint, append_records, apply_retention,
-                        audit_log, build_index, erase, export_share, read_audit, resolve_config)
+from mcpeval_nb import (
+    MeasurementProfile,
+    ShareOptions,
+    TrendPoint,
+    append_records,
+    apply_retention,
+    audit_log,
+    build_index,
+    erase,
+    export_share,
+    read_audit,
+    resolve_config,
+)
 from mcpeval_nb.governance import RetentionTimer, configured_retention
 
 from .governance_support import CANARY, calls, cli, note, seed, store_bytes
@@ -161,6 +172,7 @@ def test_config_says_where_each_setting_came_from(tmp_path: Path, monkeypatch: p
     assert resolve_config().root_source == "MCPEVAL_HOME"
     done = cli("config", "--format", "json", env={"MCPEVAL_HOME": str(tmp_path)})
     doc = json.loads(done.stdout)
-    assert doc["root_source"] == "MCPEVAL_HOME" and doc["retention_days"] == {"value": 30, "source": "config.json"}
+    assert doc["root_source"] == "MCPEVAL_HOME"
+    assert doc["retention_days"] == {"value": 30, "source": "config.json"}
     text = cli("config", "--root", str(tmp_path)).stdout
     assert "do not share it" in text and str(tmp_path / ".salt") in text

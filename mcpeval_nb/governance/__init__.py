@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .audit import audit_lines, audit_log, read_audit, record
 from .config import ConfigReport, resolve_config
-from .erase import EraseResult, erase, recover
+from .erasure import EraseResult, erase, recover
 from .retention import RetentionResult, RetentionTimer, apply_retention, configured_retention
 
 __all__ = [

@@ -12,6 +12,7 @@ line on stderr and returns False, and the caller counts that in its output.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -115,11 +116,9 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
     except Exception as exc:  # the audit log never fails the action it describes
         from ..errors import describe
 
-        try:
+        with contextlib.suppress(Exception):  # stderr itself may be gone; the return value still tells
             sys.stderr.write(f"mcpeval-nb: warning: audit record not written to {audit_path(base)}: "
                              f"{describe(exc)}\n")
-        except Exception:  # noqa: S110 - stderr itself may be gone; the return value still tells
-            pass
         return False
 
 

@@ -21,10 +21,10 @@ from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
 from . import audit
-from .erase import recover_locked
+from .erasure import recover_locked
 from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
-from .select import ANNOTATIONS, parse_record, journal_day, store_journals
+from .select import ANNOTATIONS, journal_day, parse_record, store_journals
 
 __all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
            "configured_retention"]
@@ -120,7 +120,7 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
     """
     days = _check_days(days, "days")
     base = resolve_root(root)
-    cutoff = ((today or dt.datetime.now(dt.timezone.utc).date()) - dt.timedelta(days=days)).isoformat()
+    cutoff = ((today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=days)).isoformat()
     records = {"calls": 0, "annotations": 0, "trend_points": 0}
     removed: list[str] = []
     if not (base / "store").is_dir():

@@ -320,8 +320,7 @@ def remove_file(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> None:
             return
         raise
     try:
-        with flocked(fd, path, exclusive=True, timeout=timeout):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        with flocked(fd, path, exclusive=True, timeout=timeout), contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
     finally:
         os.close(fd)

@@ -22,8 +22,18 @@ from ..limits import LOCK_TIMEOUT_S
 from . import audit
 from .intent import INTENT_NAME, WORK_DIR, Intent, clean_work, governance_lock
 from .rewrite import Filter, finish, kill_point, rewrite
-from .select import (ANNOTATIONS, AnnotationPlan, Selection, Tally, annotation_filter, call_filter,
-                     check_store, journal_day, plan_annotations, store_journals)
+from .select import (
+    ANNOTATIONS,
+    AnnotationPlan,
+    Selection,
+    Tally,
+    annotation_filter,
+    call_filter,
+    check_store,
+    journal_day,
+    plan_annotations,
+    store_journals,
+)
 
 __all__ = ["EraseResult", "erase", "recover"]
 
@@ -177,7 +187,8 @@ def recover_locked(root: Path, timeout: float) -> bool:
             _compact(root, intent.done[-1], intent, timeout)
     if intent.op == "erase":
         selection = Selection.from_json(intent.selection)
-        rest = [rel for rel in intent.files if rel not in intent.done and os.path.lexists(root / "store" / rel)]
+        rest = [rel for rel in intent.files
+                if rel not in intent.done and os.path.lexists(root / "store" / rel)]
         _run(root, selection, rest, dry_run=False, timeout=timeout)
     Intent.clear(root)
     audit.record(root, action=intent.op, labels={"phase": "recovered"},
