@@ -30,7 +30,6 @@ import contextlib
 import hashlib
 import os
 import signal
-import stat
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,14 +37,13 @@ from pathlib import Path
 
 from ..errors import GovernanceError, JournalError
 from ..journal.locks import flocked
-from ..journal.snapshot import Cursor, iter_chunks, locked_size
+from ..journal.snapshot import Cursor, iter_chunks, locked_size, open_journal
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S
 from .intent import Current, Intent, work_dir
 
 __all__ = ["KILL_ENV", "Filter", "finish", "kill_point", "remove_file", "rewrite"]
 
 KILL_ENV = "MCPEVAL_NB_ERASE_KILL_AT"
-_RW_FLAGS = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 _BLOCK = 1 << 20
 
 
@@ -136,17 +134,6 @@ class _Copy:
             self.fd = -1
 
 
-def _open_rw(path: Path) -> int:
-    try:
-        fd = os.open(path, _RW_FLAGS)
-    except OSError as exc:
-        raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise JournalError(f"journal {path} is not a regular file; refusing to rewrite it")
-    return fd
-
-
 def _scan(fd: int, path: Path, end: int, cursor: Cursor, copy: _Copy, rule: Filter, *, tail: bool) -> None:
     for chunk in iter_chunks(fd, path, end, cursor=cursor, chunk_bytes=CHUNK_BYTES, tail=tail,
                              strict_tail=False):
@@ -178,7 +165,7 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
         LockTimeout: the journal's exclusive lock was not acquired in time; nothing was changed.
     """
     path = root / "store" / rel
-    fd = _open_rw(path)
+    fd = open_journal(path, writable=True)
     copy = _Copy(root, dry_run=dry_run)
     try:
         cursor = Cursor()
@@ -283,7 +270,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
     """
     path = root / "store" / current.path
     copy_ok = _file_digest(root / current.copy) == current.copy_digest
-    fd = _open_rw(path)
+    fd = open_journal(path, writable=True)
     try:
         with flocked(fd, path, exclusive=True, timeout=timeout):
             size = os.fstat(fd).st_size
@@ -314,7 +301,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
 def remove_file(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> None:
     """Unlink a whole journal under its exclusive lock (retention); a missing file is fine."""
     try:
-        fd = _open_rw(path)
+        fd = open_journal(path, writable=True)
     except JournalError:
         if not os.path.lexists(path):
             return

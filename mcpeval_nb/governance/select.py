@@ -154,15 +154,22 @@ class Tally:
     unreadable: int = 0
 
 
-def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
-    """The filter of one calls journal of ``day``."""
+def _keeper(parse: Callable[[Any], Any], tally: Tally,
+            drop: Callable[[Any], bool]) -> Callable[[bytes], bool]:
+    """``keep(line)``: lines that are not records are kept (and counted), records unless ``drop``."""
     def keep(line: bytes) -> bool:
-        record = parse_record(line, CallRecord.from_dict)
+        record = parse_record(line, parse)
         if record is None:
             if line.strip():
                 tally.unreadable += 1
             return True
-        return not selection.selects_call(record, day)
+        return not drop(record)
+    return keep
+
+
+def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
+    """The filter of one calls journal of ``day``."""
+    keep = _keeper(CallRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
     return Filter(candidate=_candidate(selection.needle) if selection.server != "invalid" else _always,
                   keep=keep)
 
@@ -232,15 +239,11 @@ def plan_annotations(root: Path, selection: Selection, journals: list[str]) -> A
 
 def annotation_filter(selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
     """The filter of one annotations journal."""
-    def keep(line: bytes) -> bool:
-        note = parse_record(line, AnnotationRecord.from_dict)
-        if note is None:
-            if line.strip():
-                tally.unreadable += 1
-            return True
+    def drop(note: AnnotationRecord) -> bool:
         if selection.session is not None:
-            return not (note.session == selection.session and selection.day_ok(note.day))
-        return plan.selected(note) is not True
+            return note.session == selection.session and selection.day_ok(note.day)
+        return plan.selected(note) is True
+    keep = _keeper(AnnotationRecord.from_dict, tally, drop)
     if selection.session is not None:
         return Filter(candidate=_candidate(selection.needle), keep=keep)
     return Filter(candidate=_always, keep=keep)
