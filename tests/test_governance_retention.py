@@ -176,3 +176,18 @@ def test_config_says_where_each_setting_came_from(tmp_path: Path, monkeypatch: p
     assert doc["retention_days"] == {"value": 30, "source": "config.json"}
     text = cli("config", "--root", str(tmp_path)).stdout
     assert "do not share it" in text and str(tmp_path / ".salt") in text
+
+
+def test_refused_erases_and_retention_passes_are_audited(tmp_path: Path) -> None:
+    seed(tmp_path, {"alpha": "a"}, 2)
+    with pytest.raises(mcpeval_nb.UsageError):
+        apply_retention(tmp_path, days=0)
+    with pytest.raises(mcpeval_nb.UsageError):
+        erase(tmp_path, server="not a label")
+    from mcpeval_nb.governance.intent import governance_lock
+
+    with governance_lock(tmp_path), pytest.raises(mcpeval_nb.GovernanceError):
+        erase(tmp_path, session="alpha", timeout=0.2)
+    assert [(e["action"], e["outcome"], e["reason"]) for e in read_audit(tmp_path)] == [
+        ("retention", "refused", "usage-error"), ("erase", "refused", "usage-error"),
+        ("erase", "refused", "busy-or-interrupted")]

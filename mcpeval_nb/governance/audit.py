@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["ACTIONS", "AUDIT_NAME", "OUTCOMES", "audit_lines", "audit_log", "audit_path", "read_audit",
-           "record"]
+           "outcome_of", "reason_of", "record"]
 
 AUDIT_NAME = "audit.jsonl"
 ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn")
@@ -120,6 +120,25 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
             sys.stderr.write(f"mcpeval-nb: warning: audit record not written to {audit_path(base)}: "
                              f"{describe(exc)}\n")
         return False
+
+
+def outcome_of(exc: BaseException) -> str:
+    """``refused`` for an action turned down before it changed anything (bad arguments, another erase
+    running), ``failed`` for one that could not complete."""
+    from ..errors import GovernanceError, UsageError
+
+    return "refused" if isinstance(exc, UsageError | GovernanceError) else "failed"
+
+
+def reason_of(exc: BaseException) -> str:
+    """The reason label of a refused or failed action: the error's class, never its message."""
+    from ..errors import GovernanceError, JournalError, LockTimeout, UsageError
+
+    for kind, label in ((UsageError, "usage-error"), (LockTimeout, "lock-timeout"),
+                        (GovernanceError, "busy-or-interrupted"), (JournalError, "journal-error")):
+        if isinstance(exc, kind):
+            return label
+    return "error"
 
 
 def read_audit(root: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EraseIncomplete, JournalError
+from ..errors import EraseIncomplete, JournalError, MCPEvalError
 from ..home import resolve_root
 from ..limits import LOCK_TIMEOUT_S
 from . import audit
@@ -145,10 +145,20 @@ def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = N
         EraseIncomplete: a journal could not be rewritten; names the journals already done.
         GovernanceError: another erase or retention is running, or an interrupted one cannot finish.
     """
-    selection = Selection.of(session=session, server=server, before=before)
     base = resolve_root(root)
-    check_store(base)
-    with governance_lock(base):
+    try:
+        selection = Selection.of(session=session, server=server, before=before)
+        check_store(base)
+        return _erase(base, selection, dry_run=dry_run, timeout=timeout)
+    except EraseIncomplete:
+        raise  # recorded as failed, naming the journals done
+    except MCPEvalError as exc:
+        audit.record(base, action="erase", outcome=audit.outcome_of(exc), reason=audit.reason_of(exc))
+        raise
+
+
+def _erase(base: Path, selection: Selection, *, dry_run: bool, timeout: float) -> EraseResult:
+    with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         journals = [rel for rel in store_journals(base, "erase") if _wanted(rel, selection)]
         try:
@@ -221,5 +231,5 @@ def recover(root: str | os.PathLike[str] | None = None, *, timeout: float = LOCK
     base = resolve_root(root)
     if not os.path.lexists(base / INTENT_NAME) and not os.path.lexists(base / WORK_DIR):
         return False
-    with governance_lock(base):
+    with governance_lock(base, timeout=timeout):
         return recover_locked(base, timeout)

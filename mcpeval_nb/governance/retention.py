@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import MCPEvalError, UsageError
 from ..home import config_path, config_value, history_path, resolve_root
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
@@ -118,14 +118,22 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
         JournalError: a journal cannot be read or removed.
         GovernanceError: an erase or another retention is running.
     """
-    days = _check_days(days, "days")
     base = resolve_root(root)
+    try:
+        return _apply(base, _check_days(days, "days"), dry_run, include_probe_history, today, timeout)
+    except MCPEvalError as exc:
+        audit.record(base, action="retention", outcome=audit.outcome_of(exc), reason=audit.reason_of(exc))
+        raise
+
+
+def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
+           timeout: float) -> RetentionResult:
     cutoff = ((today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=days)).isoformat()
     records = {"calls": 0, "annotations": 0, "trend_points": 0}
     removed: list[str] = []
     if not (base / "store").is_dir():
         return RetentionResult(days, cutoff, (), records, dry_run)
-    with governance_lock(base):
+    with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         for rel in store_journals(base, "retention"):
             day = journal_day(rel)
@@ -190,8 +198,9 @@ class RetentionTimer:
         while not self._stop.is_set():
             try:
                 apply_retention(self.root, days=self.days)
-            except Exception as exc:  # a pass that fails is recorded and retried, never raised
-                reason = "usage-error" if isinstance(exc, UsageError) else "io-error"
-                audit.record(self.root, action="retention", outcome="failed", reason=reason)
+            except MCPEvalError:
+                pass  # apply_retention recorded it; the next pass retries
+            except Exception:  # a pass that fails is recorded and retried, never raised
+                audit.record(self.root, action="retention", outcome="failed", reason="error")
             self.passes += 1
             self._stop.wait(self.interval)
