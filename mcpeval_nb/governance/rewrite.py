@@ -56,10 +56,26 @@ def kill_point(name: str) -> None:
 @dataclass
 class Filter:
     """What to drop: ``candidate(chunk)`` is a cheap test that a chunk of whole lines may hold a line to
-    drop (False keeps the whole chunk unread); ``keep(line)`` decides one line (without its newline)."""
+    drop (False keeps the whole chunk unread); ``keep(line)`` decides one line (without its newline).
+    With ``needle``, only lines holding it (in any case) or a backslash (an escape could spell it) are
+    decided; every other line is kept without being parsed."""
 
     candidate: Callable[[bytes], bool]
     keep: Callable[[bytes], bool]
+    needle: bytes | None = None
+
+
+def _marked(data: bytes, needle: bytes) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every line of ``data`` (whole lines) holding ``needle`` (any case) or a
+    backslash, in order."""
+    spans: set[tuple[int, int]] = set()
+    for pattern, hay in ((needle.lower(), data.lower()), (b"\\", data)):
+        pos = hay.find(pattern)
+        while pos >= 0:
+            end = data.index(b"\n", pos) + 1
+            spans.add((data.rfind(b"\n", 0, pos) + 1, end))
+            pos = hay.find(pattern, end)
+    return sorted(spans)
 
 
 class _Copy:
@@ -100,26 +116,40 @@ class _Copy:
                 view = view[os.write(self.fd, view):]
             self.buf = bytearray()
 
+    def _bulk(self, data: bytes) -> None:
+        """Lines kept without a decision."""
+        if self.start is not None and data:
+            self.old.update(data)
+            self._kept(data)
+
+    def _line(self, line: bytes, offset: int, rule: Filter) -> None:
+        keep = rule.keep(line[:-1])
+        if self.start is None and not keep:
+            self._open(offset)
+        if self.start is not None:
+            self.old.update(line)
+            if keep:
+                self._kept(line)
+            else:
+                self.dropped += 1
+
     def feed(self, data: bytes, offset: int, rule: Filter) -> None:
         """Feed whole lines starting at file ``offset``."""
         if not rule.candidate(data):
-            if self.start is not None:
-                self.old.update(data)
-                self._kept(data)
+            self._bulk(data)
+            return
+        if rule.needle is not None:
+            pos = 0
+            for start, end in _marked(data, rule.needle):
+                self._bulk(data[pos:start])
+                self._line(data[start:end], offset + start, rule)
+                pos = end
+            self._bulk(data[pos:])
             return
         pos = 0
         while pos < len(data):
             nl = data.index(b"\n", pos) + 1
-            line = data[pos:nl]
-            keep = rule.keep(line[:-1])
-            if self.start is None and not keep:
-                self._open(offset + pos)
-            if self.start is not None:
-                self.old.update(line)
-                if keep:
-                    self._kept(line)
-                else:
-                    self.dropped += 1
+            self._line(data[pos:nl], offset + pos, rule)
             pos = nl
 
     def tail(self, data: bytes) -> None:

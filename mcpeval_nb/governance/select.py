@@ -170,8 +170,9 @@ def _keeper(parse: Callable[[Any], Any], tally: Tally,
 def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
     """The filter of one calls journal of ``day``."""
     keep = _keeper(CallRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
-    return Filter(candidate=_candidate(selection.needle) if selection.server != "invalid" else _always,
-                  keep=keep)
+    if selection.server == "invalid":  # an invalid label is any label outside the grammar: read every line
+        return Filter(candidate=_always, keep=keep)
+    return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
 
 
 def _always(chunk: bytes) -> bool:
@@ -245,7 +246,7 @@ def annotation_filter(selection: Selection, plan: AnnotationPlan, tally: Tally) 
         return plan.selected(note) is True
     keep = _keeper(AnnotationRecord.from_dict, tally, drop)
     if selection.session is not None:
-        return Filter(candidate=_candidate(selection.needle), keep=keep)
+        return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
     return Filter(candidate=_always, keep=keep)
 
 
