@@ -195,6 +195,18 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
+    from .phases import (
+        PhaseCapture as PhaseCapture,
+    )
+    from .phases import (
+        PhaseView as PhaseView,
+    )
+    from .phases import (
+        capture_phases as capture_phases,
+    )
+    from .phases import (
+        load_phases as load_phases,
+    )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -401,6 +413,48 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .sizes import (
+        CallManifest as CallManifest,
+    )
+    from .sizes import (
+        CallSize as CallSize,
+    )
+    from .sizes import (
+        CaptureManifest as CaptureManifest,
+    )
+    from .sizes import (
+        ResultSizes as ResultSizes,
+    )
+    from .sizes import (
+        SizePoint as SizePoint,
+    )
+    from .sizes import (
+        SizesOptions as SizesOptions,
+    )
+    from .sizes import (
+        load_call_manifest as load_call_manifest,
+    )
+    from .sizes import (
+        load_capture_manifest as load_capture_manifest,
+    )
+    from .sizes import (
+        load_size_history as load_size_history,
+    )
+    from .sizes import (
+        parse_call_manifest as parse_call_manifest,
+    )
+    from .sizes import (
+        parse_capture_manifest as parse_capture_manifest,
+    )
+    from .sizes import (
+        probe_result_sizes as probe_result_sizes,
+    )
+    from .sizes.table import (
+        result_size_history as result_size_history,
+    )
+    from .sizes.table import (
+        sizes_schema_text as sizes_schema_text,
+    )
     from .tables import (
         ANNOTATIONS_SCHEMA as ANNOTATIONS_SCHEMA,
     )
@@ -472,6 +526,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
+    ".phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
@@ -503,6 +558,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".sizes": (
+        "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
+        "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",
+        "parse_capture_manifest", "probe_result_sizes",
+    ),
+    ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),

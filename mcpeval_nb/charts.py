@@ -25,6 +25,7 @@ __all__ = [
     "plot_latency_over_time",
     "plot_outcome_mix",
     "plot_readiness_history",
+    "plot_result_sizes",
     "plot_template_heatmap",
 ]
 
@@ -306,4 +307,34 @@ def plot_failure_windows(data: Any, *, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("failure (oldest at the bottom)")
     ax.set_title("calls around each failure")
     ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize="small")
+    return ax
+
+
+def plot_result_sizes(data: Any, *, ax: Axes | None = None, value: str = "result_bytes") -> Axes:
+    """Result size per tool over sizes runs (``mcpeval_nb.result_size_history``): one line per tool.
+
+    Args:
+        data: the result-size history table (or its pandas frame).
+        ax: axes to draw on.
+        value: the measure drawn: ``result_bytes``, ``tokens``, ``text_chars`` or ``structured_bytes``
+            (a tool called twice in one run shows its largest result).
+
+    Returns:
+        The axes (x: the run number, y: the measure; calls without a result are not drawn).
+    """
+    if value not in ("result_bytes", "tokens", "text_chars", "structured_bytes"):
+        raise mcpeval_nb.UsageError("value must be result_bytes, tokens, text_chars or structured_bytes")
+    ax = _axes(ax)
+    frame = _frame(data)
+    frame = frame[frame[value].notna()] if len(frame) else frame
+    for tool, rows in (frame.groupby("tool", sort=True) if len(frame) else ()):
+        per_run = rows.groupby("run")[value].max()
+        ax.plot(per_run.index.to_numpy(), per_run.to_numpy(dtype=float), marker="o", label=str(tool))
+    ax.set_xlabel("sizes run")
+    ax.set_ylabel(value.replace("_", " "))
+    ax.set_title(f"{value.replace('_', ' ')} per tool over runs")
+    if len(frame):
+        ax.legend()
+    else:
+        _empty(ax, "result sizes")
     return ax

@@ -18,7 +18,9 @@ __all__ = [
     "calls_path",
     "config_path",
     "config_value",
+    "entry_exists",
     "history_path",
+    "list_dir",
     "load_salt",
     "resolve_root",
     "salt_path",
@@ -55,6 +57,41 @@ def _check_usable(path: Path) -> None:
         return
     except OSError as exc:
         raise JournalError(f"cannot use capture root {path}: {exc.strerror}") from None
+
+
+def entry_exists(path: Path) -> bool:
+    """Whether ``path`` exists (a symlink is not followed), telling "absent" from "cannot be looked at".
+
+    ``os.path.lexists`` answers False for both, so an unreadable store would read as an empty one.
+
+    Raises:
+        JournalError: the operating system refuses to say (a directory on the way that cannot be
+            searched, a component too long), naming the directory.
+    """
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise JournalError(f"cannot look up {path}: {exc.strerror} (check the permissions of the "
+                           "directories above it)") from None
+    return True
+
+
+def list_dir(path: Path) -> list[str]:
+    """The sorted entry names of a store directory; empty when it does not exist.
+
+    Raises:
+        JournalError: it exists but cannot be listed (permissions), or is not a directory.
+    """
+    try:
+        return sorted(os.listdir(path))
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        raise JournalError(f"{path} is not a directory") from None
+    except OSError as exc:
+        raise JournalError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def store_dir(root: Path) -> Path:

@@ -58,3 +58,9 @@ MAX_PENDING_REQUESTS = 1024
 MAX_PENDING_BYTES = 16 * 1024 * 1024
 #: shim-http event streams relayed at once (apart from the request workers; past it: 503).
 MAX_HTTP_STREAMS = 64
+#: Call and capture manifests (``sizes``, ``capture-phases``): the file bound, and at most this many calls
+#: in a call manifest, phases in a capture manifest, and advance calls per phase.
+MAX_CALL_MANIFEST_BYTES = 1024 * 1024
+MAX_LISTED_CALLS = 1000
+MAX_CAPTURE_PHASES = 64
+MAX_ADVANCE_CALLS = 100

@@ -21,11 +21,13 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import MCPEvalError
 
-__all__ = ["Staging", "discard", "publish", "remove_stale_staging", "stage_prefix", "write_new_file"]
+__all__ = ["Staging", "build_and_publish", "discard", "publish", "remove_stale_staging", "stage_prefix",
+           "write_new_file"]
 
 _RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
@@ -182,6 +184,37 @@ def discard(path: Path | None) -> None:
     if path is not None:
         with contextlib.suppress(OSError):
             shutil.rmtree(path)
+
+
+def build_and_publish(out: Path, *, kind: str, what: str, error: type[MCPEvalError],
+                      fill: Callable[[Path], None], check: Callable[[], None]) -> None:
+    """Build a directory privately and publish it at ``out``: the whole cycle of an export.
+
+    Stale staging of ``kind`` beside ``out`` is removed, ``fill(stage)`` writes the files, ``check()``
+    re-validates the output just before the swap, and ``publish`` swaps it into place.  Any failure
+    (or a refusal raised by ``fill`` or ``check``) removes the staging directory; a previous ``out`` is
+    untouched.
+
+    Args:
+        out: the output directory.
+        kind: the staging prefix (``.mcpeval-<kind>-``).
+        what: the output's name in messages.
+        error: the error class raised for staging and publishing failures.
+        fill: writes the export into the staging directory it is given.
+        check: re-validates ``out`` (raises to refuse).
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(out.parent, kind=kind)
+    stage = Staging(out.parent, kind=kind, error=error)
+    try:
+        fill(stage.path)
+        check()
+        replaced = publish(stage.path, out, what=what, error=error)
+    except BaseException:
+        stage.remove()
+        raise
+    stage.release()
+    discard(replaced)
 
 
 def write_new_file(path: Path, text: str, *, force: bool) -> None:

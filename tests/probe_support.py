@@ -63,3 +63,12 @@ def run(command: list[str] | str, doc: dict[str, Any], *, progress: Any = None,
 def verdicts(report: mcpeval_nb.ProbeReport) -> dict[str, tuple[bool, str | None, int | None]]:
     """case id -> (passed, reason, first_failure)."""
     return {c.id: (c.passed, c.reason, c.first_failure) for c in report.cases}
+
+
+def run_cli(*args: str, root: Path, timeout: float = 120) -> Any:
+    """``python -m mcpeval_nb ARGS`` as a real process with ``root`` as its ``MCPEVAL_HOME`` (a minimal
+    environment); the completed process, text mode."""
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                          env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, timeout=timeout)

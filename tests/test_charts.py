@@ -94,3 +94,19 @@ def test_no_canary_marker_reaches_chart_text(tmp_path: Path) -> None:
     blob = "\n".join(texts)
     assert "tool" in blob or "lookup" in blob
     assert [m for m in canary.markers if m in blob] == []
+
+
+def test_plot_result_sizes_draws_one_line_per_tool_over_runs(root: Path) -> None:
+    from tests.probe_support import fixture
+
+    manifest = {"calls": [{"tool": "fixed_text", "args": {}}, {"tool": "sized_text", "args": {"chars": 10}},
+                          {"tool": "crash", "args": {}}]}
+    for _ in range(2):
+        mcpeval_nb.probe_result_sizes(fixture("result_sizes"), call_manifest=manifest,
+                                      options=mcpeval_nb.SizesOptions(server="fx", root=root, journal=False))
+    ax = charts.plot_result_sizes(mcpeval_nb.result_size_history(root=root))
+    lines = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
+    assert lines == {"fixed_text": [1039.0, 1039.0], "sized_text": [49.0, 49.0]}  # crash has no result
+    empty = charts.plot_result_sizes(mcpeval_nb.result_size_history(root=root / "none"))
+    assert "no result sizes to show" in [t.get_text() for t in empty.texts]
+    plt.close("all")

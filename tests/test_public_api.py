@@ -38,6 +38,8 @@ RANKS: dict[str, float] = {
     "gates": 4,
     "triage": 4,
     "governance": 4,
+    "sizes": 4,
+    "phases": 4,
     "": 5,
     "testing": 5,  # "" is the public mcpeval_nb/__init__.py
     "cli": 6,

@@ -46,6 +46,8 @@ def _store(root: Path) -> Path:
     append_records(root, [call(seq, session=f"sess-{seq % 7}") for seq in range(9000)])
     other = root / "store" / "calls-2026-11-29.jsonl"
     append_raw(other, "".join(_awkward(i) for i in range(32000)) + '{"value":43}')
+    # Not a journal the read rules know: normalised only (SPEC 11), so serde's number forms show.
+    append_raw(root / "store" / "imported.jsonl", "".join(_awkward(i) for i in range(1400)) + '{"value":43}')
     for seq in range(40):
         append_record(root, AnnotationRecord(ts=TS, session="sess-a", seq=seq, kind="workaround",
                                              note=f"{CANARY} prose {seq}" if seq % 2 else ""))
@@ -75,8 +77,12 @@ def test_helpers_publish_the_same_bytes_as_the_in_process_export(root: Path, tmp
                                                         include_annotation_notes=notes))
     assert helped == inline
     assert any(name.startswith("store/probes/") for name in helped)
-    assert helped["store/calls-2026-11-29.jsonl"].endswith(b'{"value":43}\n')
-    assert b'"neg":-0.0' in helped["store/calls-2026-11-29.jsonl"]
+    assert helped["store/imported.jsonl"].endswith(b'{"value":43}\n')
+    assert b'"neg":-0.0' in helped["store/imported.jsonl"]
+    # The hand-written call journal's records are re-sanitised, in helpers as in process: extra keys
+    # keep their names and store their values' shapes.
+    assert helped["store/calls-2026-11-29.jsonl"].endswith(b'{"value":"num:43"}\n')
+    assert b'"neg":"num:-0.0"' in helped["store/calls-2026-11-29.jsonl"]
     assert (CANARY.encode() in helped["store/annotations-2026-11-30.jsonl"]) is notes
     assert not [name for name in helped if "part" in name]
 

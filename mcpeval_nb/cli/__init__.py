@@ -26,7 +26,7 @@ __all__ = ["cli", "main"]
 
 #: Command modules, one per command family.
 COMMAND_MODULES = ("annotate", "capture", "findings", "gates", "governance", "probe", "readiness", "review",
-                   "tables")
+                   "sizes", "tables")
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
 

@@ -67,6 +67,9 @@ def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: 
         raise
     click.echo(f"wrote share envelope to {result.dest} ({len(result.files)} JSONL files, "
                f"{result.records} records)")
+    if result.rewritten:
+        click.echo(f"re-sanitised {result.rewritten} hand-edited record(s) with the store's read rules "
+                   "(counted in SHARE.md)", err=True)
     if result.notes_included:
         click.echo(f"{result.notes_included} annotation note(s) included; review before sharing", err=True)
     if not result.audit_written:

@@ -72,7 +72,7 @@ def _ts() -> str:
 
 
 def _encode(root: Path, action: str, outcome: str, reason: str | None, labels: Mapping[str, object],
-            counts: Mapping[str, object], paths: Iterable[str | os.PathLike[str]]) -> bytes:
+            counts: Mapping[str, object], paths: Iterable[str | os.PathLike[str]]) -> str:
     import json
 
     user, uid = _user()
@@ -85,7 +85,7 @@ def _encode(root: Path, action: str, outcome: str, reason: str | None, labels: M
         "counts": {_label(k): _count(v) for k, v in sorted(counts.items())},
         "paths": [_relative(root, p) for p in list(paths)[:_MAX_PATHS]],
     })
-    return (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 
 def record(root: Path | str, *, action: str, outcome: str = "done", reason: str | None = None,

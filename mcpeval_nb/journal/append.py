@@ -95,21 +95,6 @@ def _write_locked(path: Path, data: bytes, timeout: float) -> None:
         os.close(fd)
 
 
-def append_line(path: Path, line: bytes, *, timeout: float = LOCK_TIMEOUT_S) -> None:
-    """Append one already-encoded line to a journal-like file (the audit log) with the journal rules:
-    the 4 MiB bound checked first, the exclusive lock on the file itself, one write, undone on failure.
-
-    Raises:
-        RecordTooLarge: the line (newline included) exceeds 4 MiB, or does not end with a newline;
-            nothing was written.
-        LockTimeout: the lock was not acquired in time.
-        JournalError: the file cannot be opened or written.
-    """
-    if len(line) > MAX_RECORD_BYTES or not line.endswith(b"\n"):
-        raise RecordTooLarge(path)
-    _write_locked(path, line, timeout)
-
-
 def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
     """Append one record to its journal under ``root`` (sanitised on the way).
 
@@ -161,3 +146,28 @@ def append_records(root: Path | str, records: Iterable[Record], *, timeout: floa
         if chunk:
             _write_locked(path, b"".join(chunk), timeout)
     return count
+
+
+def append_line(path: Path | str, text: str, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
+    """Append one already-sanitised JSON line to a journal of the package's own (the sizes history).
+
+    The same writer as ``append_record``: the 4 MiB bound (newline included) checked before any file is
+    opened, the exclusive ``flock`` on the file itself, one write, undone on a partial failure.
+
+    Args:
+        path: the journal file (created with its parent directories on demand).
+        text: one JSON document without a newline (the caller's record type sanitised it).
+        timeout: seconds to wait for the exclusive lock.
+
+    Returns:
+        The journal path written.
+
+    Raises:
+        RecordTooLarge: nothing was written and no file was created.
+        LockTimeout, JournalError: as ``append_record``; nothing was written.
+    """
+    line = (text + "\n").encode("utf-8")
+    if len(line) > MAX_RECORD_BYTES:
+        raise RecordTooLarge()
+    _write_locked(Path(path), line, timeout)
+    return Path(path)

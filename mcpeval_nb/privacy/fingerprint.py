@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["skeleton", "template_id"]
+__all__ = ["content_digest", "skeleton", "template_id"]
 
 # Rust's \s is Unicode White_Space; Python's str \s also matches U+001C..U+001F, which Rust does not.
 _WS = r"[^\S\x1c-\x1f]"
@@ -59,3 +59,17 @@ def template_id(salt: bytes, message: str) -> str:
     """
     digest = hashlib.sha256(salt + b"\x00" + skeleton(message).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:16]
+
+
+def content_digest(salt: bytes, kind: str, text: str) -> str:
+    """A 16-hex-digit salted digest of exact text (a tool description, a schema's canonical JSON).
+
+    Unlike ``template_id`` nothing is skeletonised: any change of the text changes the digest, so two
+    snapshots can show that a description changed without either holding it.  ``kind`` separates the
+    domains (a description never collides with a schema of the same text).
+
+    Returns:
+        Lowercase hex of the first 8 bytes of SHA-256(salt || 0x01 || kind || 0x00 || text).
+    """
+    data = salt + b"\x01" + kind.encode("utf-8") + b"\x00" + text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:16]

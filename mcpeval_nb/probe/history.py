@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InvalidRecord, ProfileError, RecordTooLarge, TrendHistoryCorrupt
-from ..home import history_path, resolve_root
+from ..home import entry_exists, history_path, resolve_root
 from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, TrendPoint
 from ..privacy.timestamps import now_ts
@@ -100,7 +100,7 @@ def load_trends(*, root: Path | str | None = None) -> list[TrendPoint] | None:
         LockTimeout, JournalError: the file could not be read.
     """
     path = history_path(resolve_root(root))
-    if not path.exists():
+    if not entry_exists(path):  # an unreadable store is an error, never "no history"
         return None
     try:
         return [entry.record for entry in read_records(path)]

@@ -35,6 +35,7 @@ __all__ = [
     "manifest_schema",
     "manifest_schema_text",
     "parse_manifest",
+    "require_mutation",
     "select_cases",
 ]
 
@@ -190,8 +191,21 @@ def select_cases(manifest: Manifest, *, probe: str | None = None, case_id: str |
     if not cases:
         raise UsageError("no probe cases selected")
     for case in cases:
-        if case.access == "mutating":
-            authorised = case.sandbox is not None and case.sandbox in manifest.sandboxes
-            if not (authorised and allow_mutation):
-                raise UsageError("mutating probes require --allow-mutation")
+        sandboxed = case.sandbox is not None and case.sandbox in manifest.sandboxes
+        require_mutation(case.access, sandboxed=sandboxed, allow_mutation=allow_mutation, what="probes")
     return cases
+
+
+def require_mutation(access: str, *, sandboxed: bool, allow_mutation: bool, what: str) -> None:
+    """The mutation double gate (SPEC 8.1): a mutating entry needs a declared sandbox AND the operator's
+    ``--allow-mutation``; read-only entries pass.
+
+    Args:
+        access: the entry's declared access. sandboxed: it names a declared sandbox.
+        allow_mutation: the operator's flag. what: the entries' name in the message (``probes``, ``calls``).
+
+    Raises:
+        UsageError: ``mutating <what> require --allow-mutation``.
+    """
+    if access == "mutating" and not (sandboxed and allow_mutation):
+        raise UsageError(f"mutating {what} require --allow-mutation")

@@ -35,7 +35,8 @@ __all__ = [
     "text_detectors",
 ]
 
-DETECTORS = ("email-like", "home-path", "token-param", "password", "oversized-string")
+#: SPEC 10's five ids, then the doctor's own ``duplicate-key`` (``dupkeys``: a line repeating a key).
+DETECTORS = ("email-like", "home-path", "token-param", "password", "oversized-string", "duplicate-key")
 
 _EMAIL_RE = re.compile(r"\w@\w")
 _KEYWORDS = ((b"/users/", "home-path"), (b"/home/", "home-path"), (b"token=", "token-param"),

@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError
-from ..home import resolve_root, salt_path, store_dir
+from ..home import entry_exists, resolve_root, salt_path, store_dir
 from ..journal.snapshot import Chunk, iter_chunks, locked_size
 from ..journal.walk import StoreFile, walk_store
 from ..limits import DOCTOR_READ_BYTES
 from .detectors import LineVerdict, candidate_lines, has_note, line_detectors
+from .dupkeys import DUPLICATE_KEY, duplicate_key_lines
+from .resanitise import journal_kind
 
 __all__ = ["FlaggedLine", "RedactionReport", "check_redaction", "check_utf8", "scan_chunk", "snapshot_chunks",
            "store_files"]
@@ -198,10 +200,15 @@ def _scan_file(item: StoreFile, fd: int, tally: _Tally, done: int, total: int,
     for chunk in snapshot_chunks(fd, item.path, size, chunk_bytes=DOCTOR_READ_BYTES):
         data = bytes(chunk.data)
         check_utf8(data, item.path, chunk.first_line)
+        found: dict[int, tuple[str, ...]] = {}
         for line, verdict in scan_chunk(data, chunk.first_line, annotation=item.is_annotations):
             tally.notes += verdict.has_note
             if verdict.detectors:
-                tally.flagged.append(FlaggedLine(item.path, line, verdict.detectors))
+                found[line] = verdict.detectors
+        for index in duplicate_key_lines(data, calls=journal_kind(item.relpath) == "calls"):
+            line = chunk.first_line + index
+            found[line] = (*found.get(line, ()), DUPLICATE_KEY)
+        tally.flagged.extend(FlaggedLine(item.path, line, found[line]) for line in sorted(found))
         done += len(data)
         if progress is not None:
             progress(done, max(total, done))
@@ -241,7 +248,7 @@ def check_redaction(root: str | os.PathLike[str] | None = None, *,
     files: list[Path] = []
     tally = _Tally()
     done = 0
-    if os.path.lexists(store):
+    if entry_exists(store):  # an unreadable root is an error, never a clean empty store
         total = _total_bytes(store) if progress is not None else 0
         for item, fd in store_files(store, what="doctor"):
             try:

@@ -17,7 +17,7 @@ import orjson
 
 from ..jsonfmt import dumps, loads
 
-__all__ = ["NotAnObject", "normalize_chunk", "normalize_record"]
+__all__ = ["NotAnObject", "encode_value", "normalize_chunk", "normalize_record"]
 
 _NEG_ZERO_CANDIDATE = re.compile(rb"-0(?![0-9.eE])")
 #: A number orjson may read otherwise than the reference: over 19 significant digits, or an exponent of
@@ -80,16 +80,27 @@ def normalize_record(line: bytes, *, drop_note: bool) -> tuple[bytes, Any]:
         raise NotAnObject("store records must be JSON objects")
     if drop_note and "note" in value:
         value["note"] = ""
+    return encode_value(value, exact=exact), value
+
+
+def encode_value(value: Any, *, exact: bool = False) -> bytes:
+    """A parsed record as serde_json writes it with sorted keys, with its newline.
+
+    Args:
+        value: the record.
+        exact: skip orjson (the line needed the exact reader; see ``_parse``).
+    """
     if not exact:
         out = orjson.dumps(value, option=_SORT)
         if b"e+" not in out:
-            return out + b"\n", value
-    return (dumps(value, sort_keys=True) + "\n").encode("utf-8"), value
+            return out + b"\n"
+    return (dumps(value, sort_keys=True) + "\n").encode("utf-8")
 
 
 
 
-def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> tuple[bytes, int] | None:
+def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool,
+                    limit: int) -> tuple[bytes, list[dict[str, Any]]] | None:
     """The fast path for a chunk of whole lines: the normalised body and its record count, or None.
 
     None whenever any line is blank, refused by orjson, not an object, might nest 128 levels, might
@@ -104,7 +115,7 @@ def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> 
         limit: the record bound, newline included.
 
     Returns:
-        ``(records joined by newlines with a final newline, number of records)``, or None.
+        ``(records joined by newlines with a final newline, the parsed records)``, or None.
     """
     lines = data.split(b"\n")
     if not tail:
@@ -129,4 +140,4 @@ def normalize_chunk(data: bytes, *, tail: bool, drop_note: bool, limit: int) -> 
     body = b"\n".join(out) + b"\n"
     if b"e+" in body:
         return None
-    return body, len(out)
+    return body, values

@@ -24,13 +24,14 @@ from pathlib import Path
 
 from ..errors import ReviewError, ShareOutputError, ShareRefused
 from ..governance import audit
-from ..home import resolve_root, store_dir
+from ..home import entry_exists, resolve_root, store_dir
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
 from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
 from ..staging import Staging, discard, publish, remove_stale_staging
 from .doctor import FlaggedLine, snapshot_chunks, store_files
 from .publish import check_output, resolve_output
+from .resanitise import journal_kind
 from .sharepool import HelperPool, copy_part, helper_count, part_path, settle_in_order
 from .sharework import ProcessedChunk, SpanDone, SpanJob, process_chunk
 
@@ -77,6 +78,8 @@ class ShareResult:
         bytes_read: snapshot bytes processed.
         stale_staging_removed: staging directories of killed exports that were cleaned up.
         audit_written: the audit record of the export was written (False: a warning was printed).
+        rewritten: hand-edited records the store's read rules rewrote (0 for journals the writers
+            produced: sanitising is idempotent).
     """
 
     dest: Path
@@ -86,14 +89,17 @@ class ShareResult:
     bytes_read: int
     stale_staging_removed: int = 0
     audit_written: bool = True
+    rewritten: int = 0
 
 
-def share_md(files: int, notes: int | None) -> str:
+def share_md(files: int, notes: int | None, rewritten: int = 0) -> str:
     """The exact ``SHARE.md`` text (SPEC 11 step 7).
 
     Args:
         files: JSONL files scanned.
         notes: annotation notes included, or None when notes were excluded.
+        rewritten: records the read rules rewrote; when there are any, one line after the sweep line
+            says so (without any, the text is SPEC's, byte for byte).
 
     Returns:
         The file's text, ending with a newline.
@@ -106,8 +112,16 @@ def share_md(files: int, notes: int | None) -> str:
             "Checked JSONL snapshots from store/. Excludes the fingerprint salt, index.db, and manifests.\n\n"
             f"Redaction sweep: clean ({files} JSONL files scanned). This heuristic scan does not prove "
             "arbitrary metadata is non-sensitive.\n\n"
+            f"{_rewritten_line(rewritten)}"
             f"{notice}\n\n"
             "Keep this envelope separate from any file that contains the salt.\n")
+
+
+def _rewritten_line(rewritten: int) -> str:
+    if not rewritten:
+        return ""
+    return (f"Re-sanitised: {rewritten} hand-edited record(s) rewritten by the store's read rules "
+            "(values outside their field's grammar replaced, extra keys reduced to shapes).\n\n")
 
 
 class _Syncer:
@@ -154,6 +168,7 @@ class _Sweep:
     records: int = 0
     file_records: int = 0
     notes: int = 0
+    rewritten: int = 0
     done: int = 0
     syncer: _Syncer = field(default_factory=_Syncer)
 
@@ -166,6 +181,7 @@ def _account(item: StoreFile, out: ProcessedChunk | SpanDone, sweep: _Sweep) -> 
     sweep.file_records += out.records
     sweep.records += out.records
     sweep.notes += out.notes
+    sweep.rewritten += out.rewritten
     return bool(out.flagged)
 
 
@@ -182,7 +198,8 @@ def _export_in_process(item: StoreFile, fd: int, size: int, out: int, sweep: _Sw
     for chunk in snapshot_chunks(fd, item.path, size, chunk_bytes=SHARE_READ_BYTES):
         done = process_chunk(bytes(chunk.data), path=item.path, relpath=item.relpath,
                              first_line=chunk.first_line,
-                             tail=chunk.tail, annotation=item.is_annotations, drop_note=drop_note)
+                             tail=chunk.tail, annotation=item.is_annotations, drop_note=drop_note,
+                             kind=journal_kind(item.relpath))
         flagged = _account(item, done, sweep) or flagged
         _write_all(out, done.body)
         _chunk_done(sweep, len(chunk.data), progress, total)
@@ -210,7 +227,7 @@ def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _
             yield SpanJob(index=index, path=str(item.path), relpath=item.relpath, dev=st.st_dev,
                            ino=st.st_ino, offset=offset, length=length, tail=tail,
                            annotation=item.is_annotations, drop_note=drop_note,
-                           part=part_path(helpers.parts, index))
+                           part=part_path(helpers.parts, index), kind=journal_kind(item.relpath))
 
     def settle(done: SpanDone, job: SpanJob) -> None:
         nonlocal flagged, line
@@ -218,7 +235,7 @@ def _export_with_helpers(item: StoreFile, fd: int, size: int, out: int, sweep: _
             data = os.pread(fd, job.length, job.offset)
             if len(data) == job.length:
                 process_chunk(data, path=item.path, relpath=item.relpath, first_line=line, tail=job.tail,
-                              annotation=item.is_annotations, drop_note=drop_note)
+                              annotation=item.is_annotations, drop_note=drop_note, kind=job.kind)
             raise ReviewError(done.error)
         copy_part(job.part, out)
         line += done.lines
@@ -403,7 +420,7 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
     """
     base = resolve_root(root)
     store = store_dir(base)
-    if not os.path.lexists(store):
+    if not entry_exists(store):
         raise ReviewError("nothing to share: store does not exist")
     out = resolve_output(dest, root=base, force=options.force)
     names, total = _inventory(store, options)  # refuses symlinks before anything is written
@@ -419,7 +436,8 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
         if sweep.files_flagged:
             raise ShareRefused(tuple(sweep.flagged), sweep.files_flagged)
         notes = sweep.notes if options.include_annotation_notes else None
-        _write_file(staging.path / "SHARE.md", share_md(len(sweep.files), notes).encode("utf-8"))
+        _write_file(staging.path / "SHARE.md",
+                    share_md(len(sweep.files), notes, sweep.rewritten).encode("utf-8"))
         _fsync_dir(staging.path)
         _checkpoint("before-publish")
         check_output(out, force=options.force)
@@ -436,5 +454,5 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
         staging.release()
     return ShareResult(dest=out, files=tuple(sweep.files), records=sweep.records,
                        notes_included=sweep.notes if options.include_annotation_notes else 0,
-                       bytes_read=sweep.done, stale_staging_removed=stale)
+                       bytes_read=sweep.done, stale_staging_removed=stale, rewritten=sweep.rewritten)
 

@@ -20,12 +20,14 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import ReviewError
 from ..jsonfmt import JSONFormatError
 from ..limits import MAX_RECORD_BYTES
 from .doctor import check_utf8, scan_chunk
-from .normalize import NotAnObject, normalize_chunk, normalize_record
+from .normalize import NotAnObject, encode_value, normalize_chunk, normalize_record
+from .resanitise import resanitise_values
 
 __all__ = ["ProcessedChunk", "SpanDone", "SpanJob", "init_helper", "process_chunk", "run_job"]
 
@@ -40,13 +42,15 @@ _PART_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXE
 @dataclass(frozen=True)
 class ProcessedChunk:
     """A processed chunk: clean normalised records, their count (flagged ones included), the newlines
-    read, flagged records as ``(1-based record number within the chunk, detector ids)``, notes seen."""
+    read, flagged records as ``(1-based record number within the chunk, detector ids)``, notes seen,
+    and the records the read rules rewrote (hand-edited ones: ``resanitise``)."""
 
     body: bytes
     records: int
     lines: int
     flagged: tuple[tuple[int, tuple[str, ...]], ...]
     notes: int
+    rewritten: int = 0
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class SpanJob:
         annotation: annotation-file rules (note exempt, notes counted).
         drop_note: replace ``note`` by ``""``.
         part: the part file to create inside staging.
+        kind: the file's read rules (``resanitise.journal_kind``).
     """
 
     index: int
@@ -79,6 +84,7 @@ class SpanJob:
     annotation: bool
     drop_note: bool
     part: str
+    kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,16 +99,20 @@ class SpanDone:
     flagged: tuple[tuple[int, tuple[str, ...]], ...]
     notes: int
     error: str | None = None
+    rewritten: int = 0
 
 
-def _normalize_slow(data: bytes, first_line: int, tail: bool, relpath: str, drop_note: bool) -> bytes:
+def _normalize_slow(data: bytes, first_line: int, tail: bool, relpath: str,
+                    drop_note: bool) -> tuple[bytes, list[dict[str, Any]], list[int]]:
     out: list[bytes] = []
+    values: list[dict[str, Any]] = []
+    lines: list[int] = []
     for index, line in enumerate(data.split(b"\n")):
         if not line.strip():
             continue
         where = f"{relpath} line {first_line + index}"
         try:
-            record, _value = normalize_record(line, drop_note=drop_note)
+            record, value = normalize_record(line, drop_note=drop_note)
         except JSONFormatError:
             if tail:
                 raise ReviewError(f"incomplete trailing record in {where}") from None
@@ -112,11 +122,13 @@ def _normalize_slow(data: bytes, first_line: int, tail: bool, relpath: str, drop
         if len(record) > MAX_RECORD_BYTES:
             raise ReviewError(f"normalized journal record exceeds 4 MiB ({where})")
         out.append(record)
-    return b"".join(out)
+        values.append(value)
+        lines.append(first_line + index)
+    return b"".join(out), values, lines
 
 
 def process_chunk(data: bytes, *, path: Path, relpath: str, first_line: int, tail: bool,
-                  annotation: bool, drop_note: bool) -> ProcessedChunk:
+                  annotation: bool, drop_note: bool, kind: str = "") -> ProcessedChunk:
     """Normalise and sweep one chunk of whole lines.
 
     Args:
@@ -127,6 +139,7 @@ def process_chunk(data: bytes, *, path: Path, relpath: str, first_line: int, tai
         tail: ``data`` is the unterminated final line.
         annotation: annotation-file rules for the sweep.
         drop_note: replace ``note`` by ``""``.
+        kind: the file's read rules (``resanitise.journal_kind``), re-applied to every record.
 
     Returns:
         The clean records and the chunk's counts.
@@ -138,18 +151,29 @@ def process_chunk(data: bytes, *, path: Path, relpath: str, first_line: int, tai
     check_utf8(data, path, first_line)
     fast = normalize_chunk(data, tail=tail, drop_note=drop_note, limit=MAX_RECORD_BYTES)
     if fast is not None:  # one record per line, no blank lines
-        body, records = fast
+        body, values = fast
+        records = len(values)
         lines = 0 if tail else records
+        physical: list[int] | None = None
     else:
-        body = _normalize_slow(data, first_line, tail, relpath, drop_note)
-        records, lines = body.count(b"\n"), data.count(b"\n")
+        body, values, physical = _normalize_slow(data, first_line, tail, relpath, drop_note)
+        records, lines = len(values), data.count(b"\n")
+    # The sweep reads what the store holds (SPEC 11): a flagged record is refused, not silently fixed.
     hits = scan_chunk(body, 1, annotation=annotation)
     notes = sum(1 for _line, verdict in hits if verdict.has_note)
     flagged = tuple((line, verdict.detectors) for line, verdict in hits if verdict.detectors)
-    if flagged:
+    changed = resanitise_values(values, kind)
+    if flagged or changed:
         bad = {line for line, _ids in flagged}
-        body = b"".join(r + b"\n" for i, r in enumerate(body.split(b"\n")[:-1], 1) if i not in bad)
-    return ProcessedChunk(body, records, lines, flagged, notes)
+        out = body.split(b"\n")[:-1]
+        for index in changed:
+            record = encode_value(values[index])
+            if len(record) > MAX_RECORD_BYTES:
+                line = first_line + index if physical is None else physical[index]
+                raise ReviewError(f"normalized journal record exceeds 4 MiB ({relpath} line {line})")
+            out[index] = record[:-1]
+        body = b"".join(r + b"\n" for i, r in enumerate(out, 1) if i not in bad)
+    return ProcessedChunk(body, records, lines, flagged, notes, len(changed))
 
 
 def _watch(pidfd: int) -> None:
@@ -208,7 +232,8 @@ def run_job(job: SpanJob) -> SpanDone:
     try:
         data = _read(job)
         out = process_chunk(data, path=Path(job.path), relpath=job.relpath, first_line=1,
-                            tail=job.tail, annotation=job.annotation, drop_note=job.drop_note)
+                            tail=job.tail, annotation=job.annotation, drop_note=job.drop_note,
+                            kind=job.kind)
     except ReviewError as exc:
         return SpanDone(job.index, 0, 0, (), 0, str(exc))
     fd = os.open(job.part, _PART_FLAGS, 0o600)
@@ -218,4 +243,4 @@ def run_job(job: SpanJob) -> SpanDone:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-    return SpanDone(job.index, out.lines, out.records, out.flagged, out.notes)
+    return SpanDone(job.index, out.lines, out.records, out.flagged, out.notes, rewritten=out.rewritten)

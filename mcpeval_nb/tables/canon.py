@@ -22,7 +22,7 @@ from .sanitise import sanitise_columns
 #: Anything holding a chunk's bytes (the scanner hands out memoryviews of fresh buffers).
 ByteData = bytes | bytearray | memoryview
 
-__all__ = ["ByteData", "available", "newline_positions", "scan_columns"]
+__all__ = ["ByteData", "available", "newline_positions", "scan_columns", "scan_texts"]
 
 try:
     from . import _canon as _compiled  # type: ignore[attr-defined]
@@ -124,6 +124,27 @@ def scan_columns(data: ByteData, ends: np.ndarray,
     columns = {k: pa.concat_arrays([p[0][k] for p in parts]) for k in names}
     return (columns, pa.concat_arrays([p[1] for p in parts]), pa.concat_arrays([p[2] for p in parts]),
             np.concatenate([p[3] for p in parts]))
+
+
+def scan_texts(data: ByteData, ends: np.ndarray) -> tuple[np.ndarray, pa.Array, pa.Array]:
+    """The scanner's proof alone, for checks that need no columns (the doctor's ``duplicate-key``).
+
+    Args:
+        data: the chunk's complete lines (under 1 GiB).
+        ends: newline positions.
+
+    Returns:
+        ``(ok, args_text, error_text)``: the per-line mask of accepted lines and the raw ``args`` and
+        ``error`` texts of the accepted rows (null where absent).
+    """
+    if len(data) >= _PIECE:
+        raise ValueError("scan_texts takes chunks under 1 GiB")
+    raw = _scan(data, ends, np.zeros(len(ends), dtype=np.uint8))
+    ok = np.frombuffer(raw["ok"], dtype=np.uint8).astype(bool)
+    rows = int(np.count_nonzero(ok))
+    texts = [_strings(raw[k], np.frombuffer(raw[k + "_valid"], dtype=np.uint8).astype(bool), rows)
+             for k in ("args", "error")]
+    return ok, texts[0], texts[1]
 
 
 def _columns(raw: dict[str, Any]) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray]:

@@ -15,12 +15,13 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from ..home import resolve_root, store_dir
+from ..home import entry_exists, list_dir, resolve_root, store_dir
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
 from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
@@ -39,10 +40,11 @@ _WINDOW = 64 * 1024
 def journal_files(root: Path) -> list[tuple[str, Path]]:
     """The store's journals as ``(kind, path)``: calls, annotations (by day), then the trend history."""
     store = store_dir(root)
-    out: list[tuple[str, Path]] = [("calls", p) for p in sorted(store.glob("calls-*.jsonl"))]
-    out += [("annotations", p) for p in sorted(store.glob("annotations-*.jsonl"))]
+    names = list_dir(store)  # an unreadable store is an error, never an empty one
+    out: list[tuple[str, Path]] = [("calls", store / n) for n in names if fnmatchcase(n, "calls-*.jsonl")]
+    out += [("annotations", store / n) for n in names if fnmatchcase(n, "annotations-*.jsonl")]
     history = store / "probes" / "history.jsonl"
-    if os.path.lexists(history):
+    if "probes" in names and entry_exists(history):
         out.append(("trends", history))
     # Anything but a directory is kept: opening it (journal.snapshot.open_journal) refuses a symlink, a
     # FIFO or a device by name instead of silently skipping or blocking on it.

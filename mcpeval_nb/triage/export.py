@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import FindingsError
 from ..home import resolve_root
 from ..review.publish import check_output, resolve_output
-from ..staging import Staging, discard, publish, remove_stale_staging
+from ..staging import build_and_publish
 from .api import list_findings
 from .lifecycle import lifecycle
 from .report import Finding
@@ -90,21 +90,14 @@ def export_issues(
     found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
     with lifecycle(base) as life:
         histories = {f.finding_id: life.history(f.finding_id) for f in found}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_staging(out.parent, kind="issues")
-    stage = Staging(out.parent, kind="issues", error=FindingsError)
-    try:
+    def fill(stage: Path) -> None:
         for f in found:
-            path = stage.path / f"{f.finding_id}.md"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            fd = os.open(stage / f"{f.finding_id}.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                         0o644)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(issue_markdown(f, histories[f.finding_id]))
-        os.chmod(stage.path, 0o755)
-        check_output(out, force=force, what="export-issues")
-        replaced = publish(stage.path, out, what="the issues directory", error=FindingsError)
-    except BaseException:
-        stage.remove()
-        raise
-    stage.release()
-    discard(replaced)
+        os.chmod(stage, 0o755)
+
+    build_and_publish(out, kind="issues", what="the issues directory", error=FindingsError, fill=fill,
+                      check=lambda: check_output(out, force=force, what="export-issues"))
     return ExportResult(dest=out, files=len(found))

@@ -84,13 +84,17 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
     Raises:
         FindingsError: another run held it past ``timeout``.
     """
-    root.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(root / (INDEX_FILE + ".lock")))
+    path = root / (INDEX_FILE + ".lock")
     try:
-        with lock.acquire(timeout=timeout):
-            yield lock
+        root.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path))
+        acquired = lock.acquire(timeout=timeout)
     except Timeout:
         raise FindingsError(f"timed out waiting for another index run on {root / INDEX_FILE}") from None
+    except OSError as exc:
+        raise FindingsError(f"cannot lock {path}: {exc.strerror}") from None
+    with acquired:
+        yield lock
 
 
 def build_index(

@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
+from ..home import entry_exists
 from ..limits import LOCK_TIMEOUT_S
 from .schema import transaction
 
@@ -166,7 +167,7 @@ def _connect(path: Path, *, write: bool, timeout: float) -> sqlite3.Connection:
     """Writers open (and create) the file; readers open it read-only, or an empty one in memory."""
     if write:
         return sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    if not path.exists():
+    if not entry_exists(path):
         return sqlite3.connect(":memory:", isolation_level=None)
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=timeout,
                            isolation_level=None)
@@ -180,20 +181,27 @@ def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_
         FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
     """
     path = root / LIFECYCLE_FILE
-    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else contextlib.nullcontext()
+    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else None
     try:
-        with lock:
-            db = _connect(path, write=write, timeout=timeout)
-            try:
-                _check_ours(db, path)
-                with transaction(db, begin="BEGIN IMMEDIATE" if write else "BEGIN"):
-                    if write or not path.exists():
-                        for statement in filter(str.strip, _SCHEMA.split(";")):
-                            db.execute(statement)
-                    yield Lifecycle(db)
-            finally:
-                db.close()
+        if lock is not None:
+            lock.acquire()
     except Timeout:
         raise FindingsError(f"timed out waiting for the lifecycle lock on {path}") from None
+    except OSError as exc:
+        raise FindingsError(f"cannot lock {path}.lock: {exc.strerror}") from None
+    try:
+        db = _connect(path, write=write, timeout=timeout)
+        try:
+            _check_ours(db, path)
+            with transaction(db, begin="BEGIN IMMEDIATE" if write else "BEGIN"):
+                if write or not entry_exists(path):
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        db.execute(statement)
+                yield Lifecycle(db)
+        finally:
+            db.close()
     except sqlite3.DatabaseError as exc:
         raise FindingsError(f"lifecycle database {path} could not be used ({type(exc).__name__})") from None
+    finally:
+        if lock is not None:
+            lock.release()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FindingsError
+from ..home import entry_exists
 
 __all__ = ["INDEX_FILE", "SCHEMA", "SCHEMA_DIGEST", "VERSION", "IndexState", "Transaction", "connect",
            "inspect_index", "transaction"]
@@ -134,7 +135,7 @@ def inspect_index(path: Path, *, thorough: bool = False) -> IndexState:
     """Check ``index.db`` without changing it: present, SQLite, ours, this version (and with
     ``thorough``, ``PRAGMA quick_check``: a full read, so refreshes skip it and treat an SQLite
     corruption error met on the way as a reason to rebuild)."""
-    if not path.exists():
+    if not entry_exists(path):
         return IndexState(False, "missing")
     try:
         db = connect(path, read_only=True)

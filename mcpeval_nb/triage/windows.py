@@ -36,6 +36,8 @@ class Windows:
     def tails(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> dict[int, Tail]:
         """The last five ``(id, seq, failed)`` of every legacy group that is not skipped, by group key."""
         g = key[self.order]
+        if not len(g):
+            return {}
         ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True])
         starts = np.r_[0, ends[:-1] + 1]
         skipped = set(self.skipped.tolist())

@@ -1,5 +1,8 @@
 """``ProbePanel``: pick a target and a manifest, run the probe in the background, read the verdicts.
 
+Two run modes share the target and the label: ``probe`` (a probe manifest, then the readiness battery)
+and ``result sizes`` (a call manifest file, each call made once: ``probe_result_sizes``, docs/sizes.md).
+
 The view is thin: every widget event updates ``ProbeState`` and re-renders from it.  The run happens on
 a worker thread (``run_probes`` with progress and a cancel event), so the kernel stays responsive and
 the Cancel button works; ``wait(timeout)`` blocks until a run settles (for notebooks and tests).
@@ -24,21 +27,23 @@ from mcpeval_nb import (
     select_cases,
 )
 
-from ._base import Panel
 from ._html import esc
 from .probe_render import case_table, readiness_html
 from .probe_state import ProbeState, mutating_cases
+from .sizes_mode import SizesMode
+from .sizes_state import SizesState
 
 __all__ = ["ProbePanel"]
 
 _ALL = "(every case)"
+MODES = ("probe", "result sizes")
 
 
 def _red(text: str, *, raw_tail: str = "") -> str:
     return f"<span style='color:#cf222e'>{esc(text)}{raw_tail}</span>"
 
 
-class ProbePanel(Panel):
+class ProbePanel(SizesMode):
     """A probe runner panel.
 
     Args:
@@ -47,20 +52,27 @@ class ProbePanel(Panel):
         url: a loopback Streamable HTTP URL to prefill (selects the HTTP target), or None.
         manifest: a manifest file to load into the editor, or None.
         server: the server label for the report and journal.
+        call_manifest: a call manifest file for the ``result sizes`` mode (selects that mode), or None.
 
     Attributes:
-        state: the ``ProbeState`` the view renders.
+        state: the ``ProbeState`` the view renders. sizes: the ``SizesState`` of the result-sizes mode.
     """
 
     def __init__(self, root: str | Path | None = None, *, command: str | None = None, url: str | None = None,
-                 manifest: str | Path | None = None, server: str = "probe") -> None:
+                 manifest: str | Path | None = None, server: str = "probe",
+                 call_manifest: str | Path | None = None) -> None:
         self.root = root
         self.state = ProbeState(server=server, command=command or "", url=url or "",
                                 target_kind="http" if url else "stdio")
+        self.sizes = SizesState()
         super().__init__(self._build(), job_name="mcpeval-nb-probe")
         if manifest is not None:
             self.manifest_path.value = str(manifest)
             self._load_file()
+        if call_manifest is not None:
+            self.call_path.value = str(call_manifest)
+            self._load_calls()
+            self.mode.value = "result sizes"
         self._render()
 
     # -- layout ------------------------------------------------------------------------------------
@@ -103,12 +115,16 @@ class ProbePanel(Panel):
         mutation = w.VBox([w.HTML("<b>Mutation</b> (off unless the manifest declares a sandboxed mutating "
                                   "case and you tick this box)"), self.allow_mutation, self.mutation_note],
                           layout=w.Layout(border="1px solid #cf222e", padding="4px", margin="4px 0"))
-        children = [
-            w.HTML("<h3>Probe a server</h3>"), self.target_kind, self.command, self.url, self.server,
+        self.probe_box = w.VBox([
             w.HBox([self.manifest_path, self.load_button, self.upload]), self.editor, self.manifest_status,
             w.HBox([self.kind, self.skip]), w.HBox([self.gate_only, self.confirm_read_only]), mutation,
             w.HBox([self.run_button, self.cancel_button, self.progress]), self.status, self.results,
-            self.readiness, w.HBox([self.save_path, self.save_button]), self.save_status]
+            self.readiness, w.HBox([self.save_path, self.save_button]), self.save_status])
+        self.mode = w.ToggleButtons(options=list(MODES), value="probe", description="Run mode")
+        self.sizes_box = self._build_sizes()
+        children = [w.HTML("<h3>Probe a server</h3>"), self.target_kind, self.command, self.url, self.server,
+                    self.mode, self.probe_box, self.sizes_box]
+        self.mode.observe(lambda _c: self._render(), names="value")
         self.target_kind.observe(self._on_target, names="value")
         self.command.observe(self._on_target, names="value")
         self.url.observe(self._on_target, names="value")
@@ -259,6 +275,10 @@ class ProbePanel(Panel):
             self.results.value = case_table(s.rows)
             self.readiness.value = readiness_html(s.report)
             self.save_button.disabled = s.report is None
+            sizes_mode = self.mode.value == "result sizes"
+            self.probe_box.layout.display = "none" if sizes_mode else None
+            self.sizes_box.layout.display = None if sizes_mode else "none"
+            self._render_sizes()
 
     def _render_kinds(self) -> None:
         """Offer the kinds the manifest uses (every kind while there is no valid manifest)."""

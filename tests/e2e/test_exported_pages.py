@@ -26,6 +26,7 @@ PANEL_TEXT = {
     "03-probe-a-server": ("Run probe", "Gate only (no readiness battery)"),
     "04-review-and-share": ("Run redaction check", "Export envelope"),
     "05-findings": ("Re-index", "Re-promote"),
+    "06-context-cost": ("Measure result sizes", "Load calls"),
 }
 
 

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from .base import CaseContext, KindFn, failed, is_writer, passed
-from .catalog import tool_tokens
+from .base import CaseContext, KindFn, access_refusal, failed, is_writer, passed
+from .catalog import estimate_tokens, tool_tokens
 from .expect import check_expectation, json_equal, resolve_pointer
 from .features import output_conforms
 from .table import KIND_TABLE, PROBE_KINDS, KindSpec, Range, probe_kinds
@@ -15,10 +15,12 @@ __all__ = [
     "KIND_TABLE",
     "PROBE_KINDS",
     "CaseContext",
+    "access_refusal",
     "KindFn",
     "KindSpec",
     "Range",
     "check_expectation",
+    "estimate_tokens",
     "failed",
     "is_writer",
     "json_equal",

@@ -11,7 +11,7 @@ from ...transport.session import McpSession
 from ..cases import CaseResult, Detail, ProbeCase
 from ..context import RunContext
 
-__all__ = ["CaseContext", "KindFn", "failed", "is_writer", "passed"]
+__all__ = ["CaseContext", "KindFn", "access_refusal", "failed", "is_writer", "passed"]
 
 
 @dataclass
@@ -91,3 +91,22 @@ def is_writer(entry: dict[str, Any] | None) -> bool:
     if not isinstance(notes, dict):
         return False
     return notes.get("readOnlyHint") is False or notes.get("destructiveHint") is True
+
+
+def access_refusal(entry: dict[str, Any] | None, access: str) -> str | None:
+    """Why a call of a tool may not be made, before any call: the first half of the writer gate.
+
+    Args:
+        entry: the tool's raw catalog entry, or None when the server did not list it.
+        access: the access the manifest declared for the call (``read_only`` or ``mutating``).
+
+    Returns:
+        ``undeclared`` (the server did not list the tool), ``writer`` (a read-only call names a tool
+        annotated ``readOnlyHint: false`` or ``destructiveHint: true``), or None when it may be called.
+        Mutation authority itself (a sandbox and ``--allow-mutation``) is ``manifest.require_mutation``'s.
+    """
+    if entry is None:
+        return "undeclared"
+    if access != "mutating" and is_writer(entry):
+        return "writer"
+    return None

@@ -12,8 +12,8 @@ from ...privacy.grammar import valid_tool
 from ..cases import CaseResult, Detail, listed
 from .base import CaseContext, failed, passed
 
-__all__ = ["discovery_cost", "pagination", "protocol_negotiation", "surface_listing", "token_cost",
-           "tool_tokens"]
+__all__ = ["discovery_cost", "estimate_tokens", "pagination", "protocol_negotiation", "surface_listing",
+           "token_cost", "tool_tokens"]
 
 _VERSION_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 SUPPORTED_VERSION = "2025-06-18"
@@ -27,9 +27,14 @@ def _compact_len(value: Any) -> int:
     return len(dumps(value, sort_keys=True).encode("utf-8"))
 
 
+def estimate_tokens(encoded_bytes: int) -> int:
+    """The token estimate of ``token-cost`` (SPEC 8.3): ``ceil(bytes / 4)`` of compact JSON text."""
+    return math.ceil(encoded_bytes / 4)
+
+
 def tool_tokens(entry: dict[str, Any]) -> int:
     """``ceil(entry_bytes / 4)`` of one raw ``tools/list`` entry (compact, key-sorted JSON)."""
-    return math.ceil(_compact_len(entry) / 4)
+    return estimate_tokens(_compact_len(entry))
 
 
 def discovery_cost(ctx: CaseContext) -> CaseResult:
