@@ -8,7 +8,9 @@ import json
 import os
 import stat
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .errors import JournalError, SaltError, UsageError
 
@@ -22,6 +24,7 @@ __all__ = [
     "history_path",
     "list_dir",
     "load_salt",
+    "read_json_file",
     "resolve_root",
     "salt_path",
     "store_dir",
@@ -119,6 +122,25 @@ def config_path(root: Path) -> Path:
     return root / "config.json"
 
 
+def read_json_file(path: Path, *, error: Callable[[str], Exception], invalid: str) -> Any | None:
+    """A small JSON file of the capture root (``config.json``, the erase intent), or None when absent.
+
+    Raises:
+        Exception: from ``error``: the file cannot be read (``cannot read <path>: <Type>``) or is not
+            JSON (``<path> <invalid>``); never quoted.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read {path}: {type(exc).__name__}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise error(f"{path} {invalid}") from None
+
+
 def config_value(root: Path, key: str) -> object | None:
     """The value of ``key`` in ``<root>/config.json`` (other keys ignored), or None when the file or
     the key is absent.  The one reader of the file: each caller checks its own key's type.
@@ -127,16 +149,9 @@ def config_value(root: Path, key: str) -> object | None:
         UsageError: the file cannot be read or is not a JSON object (named by path, never quoted).
     """
     path = config_path(root)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    document = read_json_file(path, error=UsageError, invalid="is not a JSON object")
+    if document is None:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {type(exc).__name__}") from None
-    try:
-        document = json.loads(text)
-    except ValueError:
-        raise UsageError(f"{path} is not a JSON object") from None
     if not isinstance(document, dict):
         raise UsageError(f"{path} is not a JSON object")
     return document.get(key)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GovernanceError
+from ..home import read_json_file
 from ..limits import LOCK_TIMEOUT_S
 
 __all__ = ["INTENT_NAME", "LOCK_NAME", "WORK_DIR", "Current", "Intent", "clean_work", "fsync_dir",
@@ -123,17 +124,9 @@ class Intent:
     def load(root: Path) -> Intent | None:
         """The intent left by an interrupted operation, or None."""
         path = root / INTENT_NAME
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GovernanceError(f"cannot read {path}: {type(exc).__name__}") from None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            raise GovernanceError(f"{path} is not a valid erase intent; nothing was changed") from None
-        return Intent.from_json(data, path)
+        data = read_json_file(path, error=GovernanceError,
+                              invalid="is not a valid erase intent; nothing was changed")
+        return None if data is None else Intent.from_json(data, path)
 
     @staticmethod
     def clear(root: Path) -> None:
