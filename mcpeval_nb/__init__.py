@@ -88,7 +88,13 @@ if typing.TYPE_CHECKING:
         DocumentError as DocumentError,
     )
     from .errors import (
+        EraseIncomplete as EraseIncomplete,
+    )
+    from .errors import (
         FindingsError as FindingsError,
+    )
+    from .errors import (
+        GovernanceError as GovernanceError,
     )
     from .errors import (
         GrammarError as GrammarError,
@@ -165,6 +171,16 @@ if typing.TYPE_CHECKING:
     from .gates.evaluate import gate as gate
     from .gates.report import GateCheck as GateCheck
     from .gates.report import GateReport as GateReport
+    from .governance import ConfigReport as ConfigReport
+    from .governance import EraseResult as EraseResult
+    from .governance import RetentionResult as RetentionResult
+    from .governance import apply_retention as apply_retention
+    from .governance import audit_lines as audit_lines
+    from .governance import audit_log as audit_log
+    from .governance import erase as erase
+    from .governance import read_audit as read_audit
+    from .governance import recover as recover
+    from .governance import resolve_config as resolve_config
     from .home import load_salt as load_salt
     from .home import resolve_root as resolve_root
     from .journal import (
@@ -519,16 +535,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
-        "Cancelled", "DocumentError", "FindingsError", "GrammarError", "InvalidRecord", "JournalError",
-        "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra", "ProbeError", "ProfileError",
-        "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError", "ShareRefused", "TransportError",
-        "TrendHistoryCorrupt", "UsageError", "describe",
+        "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
+        "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
+        "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError",
+        "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
         "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets", "parse_budgets",
     ),
     ".gates.evaluate": ("gate",),
     ".gates.report": ("GateCheck", "GateReport",),
+    ".governance": (
+        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
+        "erase", "read_audit", "recover", "resolve_config",
+    ),
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),

@@ -22,6 +22,8 @@ rule was broken, never the payload text that broke it.  The CLI maps each class 
     ├── TransportError                exit 3: an MCP peer could not be reached or broke a limit
     ├── ProbeError                    exit 3: a probe run could not complete
     ├── FindingsError                 exit 3: index.db or lifecycle.db could not be used (or is not ours)
+    ├── GovernanceError               exit 3: retention or erasure could not complete
+    │   └── EraseIncomplete           an erase stopped part-way; names the journals already done
     └── ReviewError                   exit 3: the redaction check or the share export failed
         ├── ShareRefused              exit 1: the redaction sweep flagged records; nothing published
         └── ShareOutputError          exit 2: the share output directory is unusable
@@ -42,7 +44,9 @@ from typing import Any
 __all__ = [
     "Cancelled",
     "DocumentError",
+    "EraseIncomplete",
     "FindingsError",
+    "GovernanceError",
     "GrammarError",
     "InvalidRecord",
     "JournalError",
@@ -178,6 +182,28 @@ class FindingsError(MCPEvalError):
     """The findings index (``index.db``) or the lifecycle database (``lifecycle.db``) could not be used:
     a foreign or corrupt file (never overwritten when it is the lifecycle), a lock timeout, or a finding
     that does not exist."""
+
+
+class GovernanceError(MCPEvalError):
+    """Retention or erasure could not complete (a lock, an I/O failure, an interrupted erase that
+    cannot be finished); the message names journals, never records."""
+
+
+class EraseIncomplete(GovernanceError):
+    """An erase stopped part-way: every journal in ``done`` is fully erased, ``failed`` is as it was
+    (or is finished by the next command), the rest were not touched.
+
+    Attributes:
+        done: store-relative paths of the journals already erased.
+        failed: the journal being erased when it stopped.
+    """
+
+    def __init__(self, failed: str, reason: str, done: tuple[str, ...]) -> None:
+        finished = ", ".join(done) if done else "none"
+        super().__init__(f"erase stopped at {failed}: {reason}; journals already erased: {finished}; "
+                         "run the same erase again to finish")
+        self.failed = failed
+        self.done = done
 
 
 class ReviewError(MCPEvalError):

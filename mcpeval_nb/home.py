@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import stat
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from .errors import JournalError, SaltError
+from .errors import JournalError, SaltError, UsageError
 
 __all__ = [
     "SALT_BYTES",
     "annotations_path",
     "calls_path",
+    "config_path",
+    "config_value",
     "entry_exists",
     "history_path",
     "list_dir",
     "load_salt",
+    "read_json_file",
     "resolve_root",
     "salt_path",
     "store_dir",
@@ -109,6 +115,46 @@ def annotations_path(root: Path, day: str) -> Path:
 def history_path(root: Path) -> Path:
     """``<root>/store/probes/history.jsonl``: readiness trend points."""
     return store_dir(root) / "probes" / "history.jsonl"
+
+
+def config_path(root: Path) -> Path:
+    """``<root>/config.json``: the user's settings (``promotion_threshold``, ``retention_days``)."""
+    return root / "config.json"
+
+
+def read_json_file(path: Path, *, error: Callable[[str], Exception], invalid: str) -> Any | None:
+    """A small JSON file of the capture root (``config.json``, the erase intent), or None when absent.
+
+    Raises:
+        Exception: from ``error``: the file cannot be read (``cannot read <path>: <Type>``) or is not
+            JSON (``<path> <invalid>``); never quoted.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read {path}: {type(exc).__name__}") from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise error(f"{path} {invalid}") from None
+
+
+def config_value(root: Path, key: str) -> object | None:
+    """The value of ``key`` in ``<root>/config.json`` (other keys ignored), or None when the file or
+    the key is absent.  The one reader of the file: each caller checks its own key's type.
+
+    Raises:
+        UsageError: the file cannot be read or is not a JSON object (named by path, never quoted).
+    """
+    path = config_path(root)
+    document = read_json_file(path, error=UsageError, invalid="is not a JSON object")
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        raise UsageError(f"{path} is not a JSON object")
+    return document.get(key)
 
 
 def salt_path(root: Path) -> Path:

@@ -108,9 +108,15 @@ def test_no_canary_reaches_tables_analysis_charts_cli_or_the_envelope(
     for argv in (["summary", "--root", str(root)], ["doctor", "--root", str(root)],
                  ["trends", "--root", str(root)],
                  ["export-parquet", "--root", str(root), "--dest", str(parquet)],
-                 ["share", "--root", str(root), "--dir", str(tmp_path / "envelope-cli")]):
+                 ["share", "--root", str(root), "--dir", str(tmp_path / "envelope-cli")],
+                 ["config", "--root", str(root)], ["erase", "--root", str(root), "--server", "canary"],
+                 ["erase", "--root", str(root), "--session", "CANARY-session-value"],
+                 ["retention", "--root", str(root), "--days", "1", "--dry-run"],
+                 ["audit", "--root", str(root), "--format", "json"]):
         outputs.append(_cli(argv, capsys))
     outputs.append(json.dumps(pq.read_table(parquet).to_pylist(), default=str))
+    outputs += [(root / "audit.jsonl").read_text(encoding="utf-8"),
+                json.dumps(me.audit_log(root).to_pylist(), default=str)]
 
     leaks = [i for i, text in enumerate(outputs) if MARKER in text]
     assert leaks == [], f"canary in outputs #{leaks}"

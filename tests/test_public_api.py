@@ -37,6 +37,7 @@ RANKS: dict[str, float] = {
     "findings": 4,
     "gates": 4,
     "triage": 4,
+    "governance": 4,
     "sizes": 4,
     "phases": 4,
     "serve": 4,  # a service over triage and probe; the CLI reaches it through the public package

@@ -4,6 +4,7 @@ the rule (exit 2), a disk that fills mid-export is one line and exit 3, and noth
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +26,12 @@ def test_an_envelope_inside_the_capture_root_is_refused_as_the_docs_say(store_ro
     done = run_cli("share", "--dir", str(store_root / "envelope"), root=store_root)
     assert done.returncode == 2
     assert done.stderr.startswith("mcpeval-nb: share output must be outside the capture root")
-    assert tree_bytes(store_root) == before
+    after = tree_bytes(store_root)
+    audit = [json.loads(line) for line in after.pop(next(k for k in after if k.endswith("audit.jsonl")))
+             .splitlines()]
+    assert after == before  # nothing but the audit record of the refusal
+    assert [(e["action"], e["outcome"], e["reason"]) for e in audit] == [("share", "refused",
+                                                                         "unusable-output")]
 
 
 def test_an_envelope_below_a_file_is_a_usage_error_not_a_traceback(store_root: Path, tmp_path: Path) -> None:

@@ -97,3 +97,24 @@ def test_an_empty_root_has_nothing_to_share(root: Path, tmp_path: Path) -> None:
     assert "nothing to share" in panel.status.value
     _tick_all(panel)
     assert panel.export_button.disabled and not (root / "store").exists()
+
+
+def test_the_panel_shows_the_last_exports_from_the_audit_log(root: Path, tmp_path: Path) -> None:
+    synthetic_store(root, calls=60)
+    panel = ReviewPanel(root, dest=tmp_path / "envelope")
+    assert "No exports recorded" in panel.exports.value
+    panel.check_button.click()
+    assert panel.wait(60)
+    _tick_all(panel)
+    panel.export_button.click()
+    assert panel.wait(60)
+    assert [e["outcome"] for e in panel.state.exports] == ["done"]
+    assert "Last exports" in panel.exports.value and "envelope" in panel.exports.value
+    again = ReviewPanel(root, dest=tmp_path / "envelope")  # not empty and no force: refused
+    again.check_button.click()
+    assert again.wait(60)
+    _tick_all(again)
+    again.export_button.click()
+    assert again.wait(60)
+    assert [e["outcome"] for e in again.state.exports] == ["done", "refused"]
+    assert "refused (unusable-output)" in again.exports.value

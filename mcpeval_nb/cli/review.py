@@ -72,6 +72,8 @@ def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: 
                    "(counted in SHARE.md)", err=True)
     if result.notes_included:
         click.echo(f"{result.notes_included} annotation note(s) included; review before sharing", err=True)
+    if not result.audit_written:
+        click.echo("audit: 1 record could not be written")
     return 0
 
 

@@ -87,8 +87,9 @@ class Cursor:
     digest: hashlib._Hash | None = None
 
 
-def open_journal(path: Path | str) -> int:
-    """Open a journal read-only without following a final symlink and without blocking.
+def open_journal(path: Path | str, *, writable: bool = False) -> int:
+    """Open a journal read-only (``writable``: read-write, for an in-place erase) without following a
+    final symlink and without blocking.
 
     The open itself is non-blocking and the opened file is checked to be a regular file, so a FIFO or a
     device planted where a journal belongs is refused at once (never a hang), and a file swapped in
@@ -98,12 +99,13 @@ def open_journal(path: Path | str) -> int:
         JournalError: the file cannot be opened or is not a regular file (path and reason named).
     """
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, _READ_FLAGS | (os.O_RDWR if writable else 0))  # O_RDONLY is 0
     except OSError as exc:
         raise JournalError(f"cannot open journal {path}: {exc.strerror}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
-        raise JournalError(f"journal {path} is not a regular file; refusing to read it")
+        raise JournalError(f"journal {path} is not a regular file; refusing to "
+                           f"{'rewrite' if writable else 'read'} it")
     return fd
 
 

@@ -19,10 +19,11 @@ import shutil
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import ReviewError, ShareRefused
+from ..errors import ReviewError, ShareOutputError, ShareRefused
+from ..governance import audit
 from ..home import entry_exists, resolve_root, store_dir
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
@@ -76,6 +77,7 @@ class ShareResult:
         notes_included: annotation notes kept (only with ``include_annotation_notes``).
         bytes_read: snapshot bytes processed.
         stale_staging_removed: staging directories of killed exports that were cleaned up.
+        audit_written: the audit record of the export was written (False: a warning was printed).
         rewritten: hand-edited records the store's read rules rewrote (0 for journals the writers
             produced: sanitising is idempotent).
     """
@@ -86,6 +88,7 @@ class ShareResult:
     notes_included: int
     bytes_read: int
     stale_staging_removed: int = 0
+    audit_written: bool = True
     rewritten: int = 0
 
 
@@ -357,6 +360,37 @@ def _fsync_tree(stage_store: Path) -> None:
 def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
                  options: ShareOptions = ShareOptions(), progress: Progress | None = None,
                  _checkpoint: Checkpoint = _no_checkpoint) -> ShareResult:
+    """Export a checked share envelope of ``<root>/store`` to ``dest`` (SPEC 11).
+
+    Every export, and every refused or failed one, appends a record to ``<root>/audit.jsonl``
+    (docs/governance.md); a failed audit write never fails the export (``ShareResult.audit_written``).
+    The rest is ``_export_share``'s contract, below.
+    """
+    base = resolve_root(root)
+    flags = {"annotation_notes": "included" if options.include_annotation_notes else "excluded",
+             "probe_history": "included" if options.include_probe_history else "excluded",
+             "force": "yes" if options.force else "no"}
+    try:
+        result = _export_share(base, dest=dest, options=options, progress=progress, _checkpoint=_checkpoint)
+    except BaseException as exc:
+        refused = isinstance(exc, ShareRefused | ShareOutputError)
+        reason = ("redaction-flagged" if isinstance(exc, ShareRefused) else
+                  "unusable-output" if isinstance(exc, ShareOutputError) else
+                  "review-error" if isinstance(exc, ReviewError) else "error")
+        counts = {"files_flagged": exc.files_flagged} if isinstance(exc, ShareRefused) else {}
+        audit.record(base, action="share", outcome="refused" if refused else "failed", reason=reason,
+                     labels=flags, counts=counts, paths=[os.path.abspath(dest)])
+        raise
+    written = audit.record(base, action="share", labels=flags,
+                           counts={"files": len(result.files), "records": result.records,
+                                   "notes_included": result.notes_included},
+                           paths=[result.dest])
+    return replace(result, audit_written=written)
+
+
+def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
+                  options: ShareOptions = ShareOptions(), progress: Progress | None = None,
+                  _checkpoint: Checkpoint = _no_checkpoint) -> ShareResult:
     """Export a checked share envelope of ``<root>/store`` to ``dest`` (SPEC 11).
 
     Args:

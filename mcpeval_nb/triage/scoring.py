@@ -18,6 +18,7 @@ from typing import Any
 
 from ..analysis.outcomes import wilson_interval
 from ..errors import UsageError
+from ..home import config_path, config_value
 
 __all__ = [
     "HALF_LIFE_DAYS",
@@ -144,7 +145,7 @@ def resolve_threshold(root: Path, threshold: float | None = None) -> tuple[float
     """
     source = "flag"
     if threshold is None:
-        threshold, source = _config_threshold(root / "config.json"), "config.json"
+        threshold, source = _config_threshold(root), "config.json"
     if threshold is None:
         threshold, source = seed_threshold(), "seed"
     if not math.isfinite(threshold) or threshold < 0:
@@ -152,21 +153,12 @@ def resolve_threshold(root: Path, threshold: float | None = None) -> tuple[float
     return float(threshold), source
 
 
-def _config_threshold(path: Path) -> float | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {type(exc).__name__}") from None
-    try:
-        value = json.loads(text).get("promotion_threshold")
-    except (ValueError, AttributeError):
-        raise UsageError(f"{path} is not a JSON object") from None
+def _config_threshold(root: Path) -> float | None:
+    value = config_value(root, "promotion_threshold")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{path}: promotion_threshold must be a number")
+        raise UsageError(f"{config_path(root)}: promotion_threshold must be a number")
     return float(value)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..governance import audit
 from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
@@ -73,6 +74,42 @@ class VerifyResult:
 
 
 def verify_finding(
+    root: Path | str | None,
+    finding_id: str,
+    *,
+    case: str,
+    manifest: Manifest | str | Path | bytes | Mapping[str, Any],
+    target: Target | str | Sequence[str],
+    allow_mutation: bool = False,
+    allow_remote_http: bool = False,
+    progress: Callable[[ProgressEvent], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> VerifyResult:
+    """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
+
+    Every run, and every refused one, appends a record to ``<root>/audit.jsonl`` (finding id, case,
+    verdict; docs/governance.md).  The rest is ``_verify_finding``'s contract, below.
+    """
+    base = resolve_root(root)
+    labels = {"finding": finding_id, "case": case}
+    try:
+        result = _verify_finding(base, finding_id, case=case, manifest=manifest, target=target,
+                                 allow_mutation=allow_mutation, allow_remote_http=allow_remote_http,
+                                 progress=progress, cancel=cancel)
+    except BaseException as exc:
+        refused = isinstance(exc, UsageError)
+        audit.record(base, action="verify", outcome="refused" if refused else "failed",
+                     reason="usage-error" if refused else "error", labels=labels)
+        raise
+    verdict = "errored" if result.errored else ("green" if result.passed else "red")
+    audit.record(base, action="verify", outcome="failed" if result.errored else "done",
+                 reason=result.reason if result.errored else None,
+                 labels={**labels, "verdict": verdict, "state": result.state},
+                 counts={"consecutive_passes": result.consecutive_passes})
+    return result
+
+
+def _verify_finding(
     root: Path | str | None,
     finding_id: str,
     *,

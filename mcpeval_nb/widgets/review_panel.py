@@ -15,7 +15,15 @@ from typing import Any
 
 import ipywidgets as w
 
-from mcpeval_nb import RedactionReport, ShareResult, check_redaction, export_share, resolve_root
+from mcpeval_nb import (
+    MCPEvalError,
+    RedactionReport,
+    ShareResult,
+    check_redaction,
+    export_share,
+    read_audit,
+    resolve_root,
+)
 
 from ._base import Panel
 from ._html import esc
@@ -43,8 +51,16 @@ class ReviewPanel(Panel):
         base = resolve_root(root)
         default = dest if dest is not None else base.parent / "share-envelope"
         self.state = ReviewState(root=base, dest=str(default))
+        self._load_exports()
         super().__init__(self._build(), job_name="mcpeval-nb-review")
         self._render()
+
+    def _load_exports(self) -> None:
+        """The last exports, from the audit log (an unreadable log shows none)."""
+        try:
+            self.state.set_exports(read_audit(self.state.root))
+        except MCPEvalError:
+            self.state.set_exports([])
 
     def _build(self) -> list[Any]:
         s = self.state
@@ -68,6 +84,7 @@ class ReviewPanel(Panel):
         self.export_button = w.Button(description="Export envelope", icon="share", disabled=True,
                                       layout=w.Layout(width="auto"))
         self.result = w.HTML()
+        self.exports = w.HTML()
         self.check_button.on_click(lambda _b: self.run_check())
         self.cancel_button.on_click(lambda _b: self.cancel())
         self.export_button.on_click(lambda _b: self.export())
@@ -83,7 +100,7 @@ class ReviewPanel(Panel):
             w.HBox([self.check_button, self.cancel_button, self.progress]),
             self.status, self.flagged, w.HTML("<b>Share options</b>"),
             w.HBox([self.history, self.notes, self.force]), self.dest, w.HTML("<b>Review checklist</b>"),
-            *self.checklist, self.confirm, w.HBox([self.export_button]), self.result]
+            *self.checklist, self.confirm, w.HBox([self.export_button]), self.result, self.exports]
 
     # -- events ------------------------------------------------------------------------------------
     def _on_option(self, name: str, value: bool) -> None:
@@ -159,6 +176,7 @@ class ReviewPanel(Panel):
     def _export_done(self, outcome: tuple[ShareResult, str]) -> None:
         with self._lock:
             self.state.finish_export(*outcome)
+            self._load_exports()
             self.confirm.value = False
             self._render()
 
@@ -166,6 +184,7 @@ class ReviewPanel(Panel):
         with self._lock:
             self.state.fail("cancelled: nothing was published" if isinstance(exc, _Stopped)
                             else self.error_text(exc))
+            self._load_exports()
             self._render()
 
     # -- rendering ---------------------------------------------------------------------------------
@@ -183,6 +202,7 @@ class ReviewPanel(Panel):
             self.export_button.disabled = not s.can_export
             self.export_button.button_style = "success" if s.can_export else ""
             self.result.value = self._result_html()
+            self.exports.value = self._exports_html()
 
     def _flagged_html(self) -> str:
         s = self.state
@@ -202,3 +222,19 @@ class ReviewPanel(Panel):
             return ""
         return (f"<p>Envelope: <code class='mcpeval-envelope'>{esc(s.result.dest)}</code></p>"
                 f"<pre class='mcpeval-share-md'>{esc(s.share_md)}</pre>")
+
+    def _exports_html(self) -> str:
+        rows = []
+        for e in reversed(self.state.exports):
+            counts = e.get("counts") or {}
+            outcome = str(e.get("outcome")) + (f" ({e['reason']})" if e.get("reason") else "")
+            paths = ", ".join(str(p) for p in e.get("paths") or [])
+            rows.append(f"<tr><td>{esc(e.get('ts'))}</td><td>{esc(outcome)}</td>"
+                        f"<td>{esc(counts.get('files', ''))}</td><td>{esc(counts.get('records', ''))}</td>"
+                        f"<td>{esc(e.get('user'))}</td><td><code>{esc(paths)}</code></td></tr>")
+        if not rows:
+            return "<p class='mcpeval-exports'>No exports recorded in the audit log yet.</p>"
+        head = ("<tr><th>when</th><th>outcome</th><th>files</th><th>records</th><th>user</th>"
+                "<th>envelope</th></tr>")
+        return (f"<b>Last exports (audit log)</b><table class='mcpeval-exports'>{head}{''.join(rows)}"
+                "</table>")

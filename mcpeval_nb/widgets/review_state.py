@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mcpeval_nb import RedactionReport, ShareOptions, ShareResult
 
@@ -36,6 +37,7 @@ class ReviewState:
         confirmed: the user confirmed the review.
         result: the last published envelope, or None. share_md: its SHARE.md text.
         status: one short line for the user (labels, counts and paths only).
+        exports: the last share records of the audit log (newest last; counts, labels, paths).
     """
 
     root: Path | None = None
@@ -53,6 +55,7 @@ class ReviewState:
     result: ShareResult | None = None
     share_md: str = ""
     status: str = "run the redaction check first"
+    exports: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -125,6 +128,10 @@ class ReviewState:
         self.exporting, self.result, self.share_md = False, result, share_md
         self.confirmed = False
         self.status = f"envelope published: {len(result.files)} file(s), {result.records} record(s)"
+
+    def set_exports(self, entries: list[dict[str, Any]], *, last: int = 5) -> None:
+        """Keep the last ``last`` share records of the audit log (``read_audit``)."""
+        self.exports = [e for e in entries if e.get("action") == "share"][-last:]
 
     def fail(self, message: str) -> None:
         """End the current work with a content-free message."""

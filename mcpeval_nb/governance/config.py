@@ -1,0 +1,117 @@
+"""``mcpeval-nb config``: the configuration a command resolves to, and where each part came from."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import limits
+from ..home import config_path, history_path, resolve_root, salt_path, store_dir
+from .audit import audit_path
+from .retention import configured_retention
+
+__all__ = ["ConfigReport", "resolve_config"]
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    """The resolved configuration.
+
+    Attributes:
+        root: the capture root; ``root_source``: ``flag``, ``MCPEVAL_HOME`` or ``default``.
+        salt: the salt's path (never to be shared) and whether it exists.
+        journals: per kind (``calls``, ``annotations``, ``probe_history``, ``audit``): files and bytes.
+        retention_days, promotion_threshold: values with their sources.
+        limits: every bound in force (``limits.py``).
+    """
+
+    root: Path
+    root_source: str
+    salt: Path
+    salt_exists: bool
+    config_file: Path
+    journals: dict[str, dict[str, int]]
+    retention_days: int | None
+    retention_source: str
+    promotion_threshold: float
+    threshold_source: str
+    limits: dict[str, float]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--format json`` document (paths as strings, each value with its source)."""
+        return {
+            "root": str(self.root), "root_source": self.root_source,
+            "salt": {"path": str(self.salt), "exists": self.salt_exists, "share": False},
+            "config_file": str(self.config_file), "journals": self.journals,
+            "retention_days": {"value": self.retention_days, "source": self.retention_source},
+            "promotion_threshold": {"value": self.promotion_threshold, "source": self.threshold_source},
+            "limits": self.limits,
+        }
+
+    def lines(self) -> list[str]:
+        """The text output, one setting per line."""
+        lines = [f"root {self.root} (from {self.root_source})",
+                 f"salt {self.salt} ({'present' if self.salt_exists else 'not created yet'}); "
+                 "do not share it: it keys every template id",
+                 f"config {self.config_file}"]
+        for kind, sizes in self.journals.items():
+            lines.append(f"journals {kind}: {sizes['files']} file(s), {sizes['bytes']} bytes")
+        days = "unset (nothing is ever deleted)" if self.retention_days is None else str(self.retention_days)
+        lines.append(f"retention_days {days} (from {self.retention_source})")
+        lines.append(f"promotion_threshold {self.promotion_threshold:.6f} (from {self.threshold_source})")
+        lines += [f"limit {name} {value}" for name, value in self.limits.items()]
+        return lines
+
+
+def _sizes(paths: list[Path]) -> dict[str, int]:
+    total = files = 0
+    for path in paths:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        files += 1
+        total += st.st_size
+    return {"files": files, "bytes": total}
+
+
+def _journals(root: Path) -> dict[str, dict[str, int]]:
+    store = store_dir(root)
+    try:
+        names = sorted(os.listdir(store))
+    except OSError:
+        names = []
+    def kind(prefix: str) -> list[Path]:
+        return [store / n for n in names if n.startswith(prefix) and n.endswith(".jsonl")]
+    return {"calls": _sizes(kind("calls-")), "annotations": _sizes(kind("annotations-")),
+            "probe_history": _sizes([history_path(root)]), "audit": _sizes([audit_path(root)])}
+
+
+def _limits() -> dict[str, float]:
+    return {name: value for name, value in sorted(vars(limits).items())
+            if name.isupper() and isinstance(value, int | float) and not isinstance(value, bool)}
+
+
+def resolve_config(root: str | os.PathLike[str] | None = None) -> ConfigReport:
+    """Resolve the configuration as every command does, without creating anything.
+
+    Args:
+        root: the ``--root`` flag's value, if any.
+
+    Raises:
+        UsageError: ``config.json`` is unreadable or holds an invalid ``retention_days`` or
+            ``promotion_threshold``.
+    """
+    from ..triage.scoring import resolve_threshold
+
+    source = "flag" if root is not None else ("MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
+    base = resolve_root(root)
+    days, days_source = configured_retention(base)
+    threshold, threshold_source = resolve_threshold(base)
+    return ConfigReport(root=base, root_source=source, salt=salt_path(base),
+                        salt_exists=salt_path(base).exists(), config_file=config_path(base),
+                        journals=_journals(base), retention_days=days, retention_source=days_source,
+                        promotion_threshold=threshold, threshold_source=threshold_source,
+                        limits=_limits())
