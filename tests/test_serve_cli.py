@@ -32,6 +32,7 @@ def test_print_config_names_the_address_root_salt_and_tools(root: Path) -> None:
         "tools list_findings, get_finding, get_readiness_trends, record_annotation",
         "spawn tools disabled: run_probe, scaffold, score, verify_finding (they launch server processes; "
         "pass --allow-spawn)",
+        "retention unset: nothing is ever deleted",
     ]
     assert not root.exists()  # nothing created, nothing bound
 

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..governance.retention import configured_retention
 from ..home import resolve_root, salt_path
 from ..transport.policy import check_listen_address
 from .tools import SPAWN_TOOLS
@@ -44,6 +45,8 @@ class ServeConfig:
         root: the capture root; root_source: ``--root``, ``$MCPEVAL_HOME`` or ``default``.
         salt: the fingerprint salt's path (a secret: never share it).
         tools: the tools listed, in order; allow_spawn: whether the spawn tools are among them.
+        retention_days: ``config.json``'s ``retention_days`` (None: unset), applied once at start and
+            then hourly on its own thread (docs/governance.md).
     """
 
     ip: str
@@ -53,6 +56,7 @@ class ServeConfig:
     salt: Path
     tools: tuple[str, ...]
     allow_spawn: bool
+    retention_days: int | None = None
 
     def lines(self) -> list[str]:
         """What ``mcpeval-nb serve --print-config`` prints."""
@@ -65,7 +69,9 @@ class ServeConfig:
                 f"root {self.root} (from {self.root_source})",
                 f"salt {self.salt} (the fingerprint secret: never share or commit it)",
                 f"tools {', '.join(self.tools)}",
-                why]
+                why,
+                (f"retention {self.retention_days} day(s) from config.json: applied at start, then hourly"
+                 if self.retention_days is not None else "retention unset: nothing is ever deleted")]
 
 
 def serve_config(options: ServeOptions) -> ServeConfig:
@@ -80,4 +86,5 @@ def serve_config(options: ServeOptions) -> ServeConfig:
     source = "--root" if options.root is not None else (
         "$MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
     tools = (*READ_TOOLS[:3], *(SPAWN_TOOLS if options.allow_spawn else ()), READ_TOOLS[3])
-    return ServeConfig(ip, port, root, source, salt_path(root), tools, options.allow_spawn)
+    return ServeConfig(ip, port, root, source, salt_path(root), tools, options.allow_spawn,
+                       configured_retention(root)[0])

@@ -22,6 +22,7 @@ import sys
 import threading
 from collections.abc import Callable
 
+from ..governance.retention import RetentionTimer
 from ..limits import SERVE_ACCEPT_QUEUE, SERVE_MAX_BODY_BYTES, SERVE_MAX_HEADER_BYTES, SERVE_WORKERS
 from ..transport.loopback import (
     BadRequest,
@@ -72,6 +73,9 @@ class FindingsServer:
         for worker in self._workers:
             worker.start()
         self._acceptor: threading.Thread | None = None
+        # config.json's retention_days: once now, then hourly, on its own thread (never in a request)
+        self._retention = RetentionTimer(self.config.root, self.config.retention_days)
+        self._retention.start()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -118,6 +122,7 @@ class FindingsServer:
         """Stop, cancel a spawned run (reaping its processes), finish queued requests, join every thread."""
         self.stop()
         self._slot.stop()
+        self._retention.stop()
         if self._acceptor is not None and self._acceptor is not threading.current_thread():
             self._acceptor.join(timeout)
         with contextlib.suppress(OSError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError, describe
+from ..governance import audit
 from ..privacy.grammar import valid_identifier, valid_tool
 from ..schemacheck import SchemaChecker
 from .schemas import INPUTS, OUTPUTS
@@ -118,11 +119,15 @@ def tool_list(tools: tuple[Tool, ...], *, allow_spawn: bool) -> list[dict[str, A
     return [t.listing() for t in tools if allow_spawn or not t.spawns]
 
 
-def _after_tool(action: str, outcome: str, counts: Mapping[str, int]) -> None:
-    """Every writing or spawning tool call ends here: ``action`` (the tool name), ``outcome`` (``ok``,
-    ``refused`` or ``failed``) and content-free counts.  Nothing yet: the audit log and hourly
-    retention (issue 16) hook in here."""
-    del action, outcome, counts
+def _after_tool(ctx: ToolContext, tool: str, outcome: str, counts: Mapping[str, int]) -> None:
+    """Every writing or spawning tool call ends here, in the audit log (docs/governance.md):
+    ``record_annotation`` as itself, the spawn tools as ``spawn`` with the tool's name as a label;
+    ``outcome`` is ``ok``, ``refused`` or ``failed``, ``counts`` content-free.  Writing the record never
+    fails the call (``audit.record`` prints one warning line instead)."""
+    action = "record_annotation" if tool == "record_annotation" else "spawn"
+    audit.record(ctx.root, action=action, outcome="done" if outcome == "ok" else outcome,
+                 reason=None if outcome == "ok" else f"serve-{outcome}",
+                 labels={"tool": tool}, counts={k: v for k, v in counts.items() if isinstance(v, int)})
 
 
 def call_tool(tools: tuple[Tool, ...], ctx: ToolContext, name: Any, arguments: Any) -> dict[str, Any]:
@@ -142,14 +147,14 @@ def call_tool(tools: tuple[Tool, ...], ctx: ToolContext, name: Any, arguments: A
     action = tool.name in ACTION_TOOLS
     if problem is not None:
         if action:
-            _after_tool(tool.name, "refused", {})
+            _after_tool(ctx, tool.name, "refused", {})
         raise ToolFailure(problem)
     try:
         result = tool.handler(ctx, dict(arguments or {}))
     except Exception as exc:
         if action:
-            _after_tool(tool.name, "refused" if isinstance(exc, UsageError) else "failed", {})
+            _after_tool(ctx, tool.name, "refused" if isinstance(exc, UsageError) else "failed", {})
         raise ToolFailure(str(exc) if isinstance(exc, ToolFailure) else describe(exc)) from None
     if action:
-        _after_tool(tool.name, "ok", result.counts)
+        _after_tool(ctx, tool.name, "ok", result.counts)
     return result.to_json()
