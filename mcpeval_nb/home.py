@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import stat
 import uuid
 from collections.abc import Callable
@@ -95,6 +96,33 @@ def list_dir(path: Path) -> list[str]:
         raise JournalError(f"{path} is not a directory") from None
     except OSError as exc:
         raise JournalError(f"cannot read {path}: {exc.strerror}") from None
+
+
+#: The Parquet dataset the scale engines export a capture root to (``<root>/calls.parquet``): derived
+#: data, refreshed on every engine use, dropped by ``erase`` and ``retention`` (docs/governance.md).
+ENGINE_DATASET = "calls.parquet"
+
+
+def drop_engine_dataset(root: Path) -> bool:
+    """Remove ``<root>/calls.parquet`` (a symlink is unlinked, never followed); True when one was there.
+
+    After an erase or a retention pass the dataset still holds what was removed; the engines export it
+    again on their next use, so dropping it loses nothing.
+
+    Raises:
+        JournalError: it exists but cannot be removed.
+    """
+    path = root / ENGINE_DATASET
+    try:
+        if path.is_symlink() or not path.is_dir():
+            path.unlink()
+        else:
+            shutil.rmtree(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise JournalError(f"cannot remove the derived dataset {path}: {exc.strerror}") from None
+    return True
 
 
 def store_dir(root: Path) -> Path:

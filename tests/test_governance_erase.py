@@ -139,3 +139,27 @@ def test_cli_erase_output_and_audit_carry_no_content(tmp_path: Path) -> None:
                  cli("audit", "--format", "json", "--root", str(tmp_path)).stdout):
         assert CANARY not in text
     assert token(f"{CANARY}-session") in audit
+
+
+def _sessions(dataset: Path) -> set[str]:
+    import pyarrow.dataset as pads
+
+    table = pads.dataset(dataset, format="parquet", partitioning="hive").to_table(columns=["session"])
+    return set(table.column("session").to_pylist())
+
+
+def test_the_parquet_exports_follow_an_erase(tmp_path: Path) -> None:
+    """An export elsewhere rewrites what the erase changed on its next run (its checkpoint sees the
+    rewritten journal); the engines' own dataset inside the root is dropped at once."""
+    root = tmp_path / "root"
+    seed(root, {"alpha": "a", "beta": "b"}, 40, days=("2026-08-01", "2026-08-02"))
+    dest = tmp_path / "pq"
+    mcpeval_nb.open_store(root).to_parquet(dest)
+    mcpeval_nb.duckdb_engine(root).latency_summary()  # writes <root>/calls.parquet
+    assert (root / "calls.parquet").is_dir() and token("alpha") in _sessions(root / "calls.parquet")
+    erase(root, session="alpha")
+    assert not (root / "calls.parquet").exists()
+    mcpeval_nb.open_store(root).to_parquet(dest)
+    assert _sessions(dest) == {token("beta")}
+    mcpeval_nb.duckdb_engine(root).latency_summary()
+    assert _sessions(root / "calls.parquet") == {token("beta")}

@@ -191,3 +191,18 @@ def test_refused_erases_and_retention_passes_are_audited(tmp_path: Path) -> None
     assert [(e["action"], e["outcome"], e["reason"]) for e in read_audit(tmp_path)] == [
         ("retention", "refused", "usage-error"), ("erase", "refused", "usage-error"),
         ("erase", "refused", "busy-or-interrupted")]
+
+
+def test_retention_drops_the_engines_dataset_and_an_export_follows(tmp_path: Path) -> None:
+    import pyarrow.dataset as pads
+
+    root, dest = tmp_path / "root", tmp_path / "pq"
+    seed(root, {"alpha": "a"}, 10, days=DAYS)
+    mcpeval_nb.open_store(root).to_parquet(dest)
+    mcpeval_nb.duckdb_engine(root).latency_summary()
+    assert (root / "calls.parquet").is_dir()
+    apply_retention(root, days=30, today=TODAY)
+    assert not (root / "calls.parquet").exists()
+    mcpeval_nb.open_store(root).to_parquet(dest)
+    rows = pads.dataset(dest, format="parquet", partitioning="hive").count_rows()
+    assert rows == 20

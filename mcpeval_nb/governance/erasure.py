@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
-from ..home import resolve_root
+from ..home import drop_engine_dataset, resolve_root
 from ..limits import LOCK_TIMEOUT_S
 from . import audit
 from .intent import INTENT_NAME, WORK_DIR, Intent, clean_work, governance_lock
@@ -170,6 +170,8 @@ def _erase(base: Path, selection: Selection, *, dry_run: bool, timeout: float) -
             raise
         if not dry_run:
             Intent.clear(base)
+            if result.files:
+                drop_engine_dataset(base)  # derived data holding what was erased (re-exported on use)
     if dry_run:
         return result
     written = audit.record(base, action="erase", labels=_labels(selection),

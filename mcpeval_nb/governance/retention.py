@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import MCPEvalError, UsageError
-from ..home import config_path, config_value, history_path, resolve_root
+from ..home import config_path, config_value, drop_engine_dataset, history_path, resolve_root
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
@@ -151,6 +151,8 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             records["trend_points"] = dropped
             if not dry_run:
                 Intent.clear(base)
+        if not dry_run and (removed or records["trend_points"]):
+            drop_engine_dataset(base)  # derived data holding what was removed (re-exported on use)
     result = RetentionResult(days, cutoff, tuple(removed), records, dry_run)
     if dry_run:
         return result

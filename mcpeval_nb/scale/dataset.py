@@ -12,15 +12,15 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import UsageError
-from ..home import store_dir
+from ..home import ENGINE_DATASET, store_dir
 from ..tables.incremental import CHECKPOINT, TRENDS_FILE
 from ..tables.schemas import TRENDS_SCHEMA
 from ..tables.store import Store, open_store
 
 __all__ = ["ROOT_DATASET", "Source", "dataset_files", "resolve_dataset", "stored_trends"]
 
-#: Where a capture root's calls are exported for the engines.
-ROOT_DATASET = "calls.parquet"
+#: Where a capture root's calls are exported for the engines (``home.ENGINE_DATASET``).
+ROOT_DATASET = ENGINE_DATASET
 Source = Store | str | os.PathLike[str]
 
 
