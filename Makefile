@@ -13,7 +13,7 @@ WEB_STAMP  := $(WEB_DIR)/node_modules/.installed-stamp
 $(STAMP): pyproject.toml setup.py mcpeval_nb/tables/_canon.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,browser,scale,otel,otel-test]'
+	$(PY) -m pip install -q -e '.[test,browser,scale,otel,otel-test,engines-test]'
 	touch $(STAMP)
 
 # npm peers for the end-to-end tests (installed from the lock file when there is one).

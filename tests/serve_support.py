@@ -91,6 +91,25 @@ def sdk(url: str, work: Callable[[Any], Awaitable[T]]) -> T:
     return asyncio.run(main())
 
 
+def sdk_call(url: str, name: str, arguments: dict[str, Any]) -> Any:
+    """One ``tools/call`` through the SDK client; its ``CallToolResult``."""
+    async def work(client: Any) -> Any:
+        return await client.call_tool(name, arguments)
+    return sdk(url, work)
+
+
+def sdk_error(url: str, name: str, arguments: dict[str, Any]) -> str:
+    """The JSON-RPC error message of a call (caught inside the client: it must not succeed)."""
+    import pytest
+    from mcp.shared.exceptions import MCPError
+
+    async def work(client: Any) -> str:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool(name, arguments)
+        return str(info.value)
+    return sdk(url, work)
+
+
 def annotations(root: Path) -> list[str]:
     """Every line of the annotation journals."""
     store = root / "store"

@@ -168,7 +168,23 @@ def test_a_killed_export_leaves_the_previous_dataset_readable_and_whole(root: Pa
     assert export.rows == 250 and len(rows(dest)) == 250
 
 
-@pytest.mark.parametrize("engine", ["duckdb", "dask"])
+def _spark_count(dest: Path) -> int:
+    """Rows of the dataset through a local Spark session (loopback only, no UI)."""
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[1]").appName("mcpeval-nb-test")
+             .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    try:
+        frame = spark.read.parquet(str(dest))
+        assert {"day", "server", "seq", "session"} <= set(frame.columns)
+        return int(frame.count())
+    finally:
+        spark.stop()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "dask", "polars", "spark"])
 def test_other_engines_read_the_incremental_dataset(root: Path, tmp_path: Path, engine: str) -> None:
     three_days(root)
     dest = tmp_path / "calls.parquet"
@@ -181,7 +197,14 @@ def test_other_engines_read_the_incremental_dataset(root: Path, tmp_path: Path, 
         n = duckdb.connect().execute(
             f"SELECT count(*) FROM read_parquet('{dest}/**/*.parquet', hive_partitioning=true)").fetchone()
         assert n is not None and n[0] == 307
-    else:
+    elif engine == "dask":
         import dask.dataframe as dd
 
         assert len(dd.read_parquet(str(dest), columns=["seq"])) == 307
+    elif engine == "polars":
+        import polars as pl
+
+        frame = pl.scan_parquet(f"{dest}/**/*.parquet", hive_partitioning=True).collect()
+        assert frame.height == 307 and {"day", "server"} <= set(frame.columns)
+    else:
+        assert _spark_count(dest) == 307

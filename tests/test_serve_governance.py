@@ -8,30 +8,15 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import Any
-
-import pytest
-from mcp.shared.exceptions import MCPError
 
 import mcpeval_nb as me
 from tests.review_support import append_raw, call, run_cli_process
-from tests.serve_support import sdk, serving
+from tests.serve_support import sdk_call, sdk_error, serving
 
 CANARY = "zq7servaudit"
 
 
-def _call(url: str, name: str, arguments: dict[str, Any]) -> Any:
-    async def work(client: Any) -> Any:
-        return await client.call_tool(name, arguments)
-    return sdk(url, work)
-
-
-def _refused(url: str, name: str, arguments: dict[str, Any]) -> str:
-    async def work(client: Any) -> str:
-        with pytest.raises(MCPError) as info:
-            await client.call_tool(name, arguments)
-        return str(info.value)
-    return sdk(url, work)
+_call, _refused = sdk_call, sdk_error
 
 
 def test_annotations_and_refusals_through_serve_are_audited_without_content(root: Path) -> None:

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp.shared.exceptions import MCPError
 
 import mcpeval_nb as me
-from tests.serve_support import annotations, call, sdk, seeded_root, serving
+from tests.serve_support import annotations, call, sdk, sdk_call, sdk_error, seeded_root, serving
 
 READ = ["list_findings", "get_finding", "get_readiness_trends", "record_annotation"]
 ALL = ["list_findings", "get_finding", "get_readiness_trends", "run_probe", "scaffold", "score",
@@ -38,19 +37,7 @@ def _tools(url: str) -> list[dict[str, Any]]:
     return sdk(url, work)
 
 
-def _call(url: str, name: str, arguments: dict[str, Any]) -> Any:
-    async def work(client: Any) -> Any:
-        return await client.call_tool(name, arguments)
-    return sdk(url, work)
-
-
-def _error(url: str, name: str, arguments: dict[str, Any]) -> str:
-    """The JSON-RPC error message of a call (caught inside the client: it must not succeed)."""
-    async def work(client: Any) -> str:
-        with pytest.raises(MCPError) as info:
-            await client.call_tool(name, arguments)
-        return str(info.value)
-    return sdk(url, work)
+_call, _error = sdk_call, sdk_error
 
 
 def test_the_sdk_initializes_and_lists_the_read_tools_in_spec_order(server: me.FindingsServer) -> None:
