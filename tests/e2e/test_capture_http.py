@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -29,12 +32,27 @@ def _first_line(stream: IO[bytes], timeout: float = 90.0) -> str:
     return line[0].decode().strip()
 
 
+def _listening(url: str, timeout: float = 60.0) -> str:
+    """``url`` once its loopback port accepts connections (the demo server prints its URL before its
+    HTTP server has bound: a client that connects at once may be refused)."""
+    parsed = urllib.parse.urlsplit(url)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
+            return url
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 @pytest.fixture
 def upstream_url() -> Iterator[str]:
     server = subprocess.Popen(sdk_demo_command("http"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert server.stdout is not None
-        yield _first_line(server.stdout)
+        yield _listening(_first_line(server.stdout))
     finally:
         server.terminate()
         try:
