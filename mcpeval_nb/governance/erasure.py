@@ -170,14 +170,14 @@ def _erase(base: Path, selection: Selection, *, dry_run: bool, timeout: float) -
             raise
         if not dry_run:
             Intent.clear(base)
-            if result.files:
-                drop_engine_dataset(base)  # derived data holding what was erased (re-exported on use)
     if dry_run:
         return result
     written = audit.record(base, action="erase", labels=_labels(selection),
                            counts={**result.removed, "journals": len(result.files),
                                    "unmatched_annotations": result.unmatched_annotations},
                            paths=[f"store/{rel}" for rel in result.files])
+    if result.files:  # after the audit record: a dataset that cannot be removed fails loudly, on record
+        drop_engine_dataset(base)  # derived data holding what was erased (re-exported on use)
     return EraseResult(**{**result.__dict__, "audit_written": written})
 
 

@@ -151,14 +151,14 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             records["trend_points"] = dropped
             if not dry_run:
                 Intent.clear(base)
-        if not dry_run and (removed or records["trend_points"]):
-            drop_engine_dataset(base)  # derived data holding what was removed (re-exported on use)
     result = RetentionResult(days, cutoff, tuple(removed), records, dry_run)
     if dry_run:
         return result
     written = audit.record(base, action="retention", labels={"before": cutoff},
                            counts={**records, "journals": len(removed), "days": days},
                            paths=[f"store/{rel}" for rel in removed])
+    if removed or records["trend_points"]:  # after the audit record, as erase does
+        drop_engine_dataset(base)  # derived data holding what was removed (re-exported on use)
     return replace(result, audit_written=written)
 
 

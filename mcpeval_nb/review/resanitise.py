@@ -45,10 +45,8 @@ from ..privacy.read_rules import (
 from ..privacy.records import MeasurementProfile
 from ..privacy.shape import sanitize_shape
 
-__all__ = ["KINDS", "content_free", "fixed_calls", "journal_kind", "resanitise_record", "resanitise_values"]
+__all__ = ["content_free", "fixed_calls", "journal_kind", "resanitise_record", "resanitise_values"]
 
-#: The journal kinds whose records are re-sanitised ("" = normalised only).
-KINDS = ("calls", "annotations", "trends")
 _SORTED = orjson.OPT_SORT_KEYS
 _U64 = 2**64
 _CACHE_LIMIT = 1 << 16
