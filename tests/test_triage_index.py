@@ -55,6 +55,11 @@ def test_incremental_after_appends_equals_a_full_rebuild(root: Path, tmp_path: P
     assert not again.full and again.added == added and again.calls == first.calls + added
     _same_content(root, tmp_path)
     assert me.build_index(root).added == 0  # nothing new: nothing read
+    db = sqlite3.connect(root / INDEX_FILE)  # the appended captured calls carry no latency: NULL, no number
+    assert db.execute("SELECT COUNT(*), COUNT(latency_ms) FROM calls WHERE capture_id = ?",
+                      ("0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b",)).fetchone() == (5, 0)
+    nulls = me.open_store(root).calls["latency_ms"].null_count
+    assert db.execute("SELECT COUNT(*) FROM calls WHERE latency_ms IS NULL").fetchone() == (nulls,)
 
 
 def test_incremental_after_an_annotation_links_it_like_a_full_rebuild(root: Path, tmp_path: Path) -> None:
@@ -204,6 +209,36 @@ def test_a_replayed_event_is_counted_once_and_a_conflicting_one_is_refused(root:
         me.build_index(root)
     with pytest.raises(me.FindingsError, match=r"conflicting records for one event ID in .*calls-2026-08-04"):
         me.build_index(root, full=True)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"server": "y"}, "one capture id spans two sessions or servers"),
+    ({"session": "other"}, "one capture id spans two sessions or servers"),
+    ({"tool": "u"}, "two records of one capture share a sequence number"),
+])
+@pytest.mark.parametrize("incremental", [False, True])
+def test_a_capture_in_two_places_or_repeating_a_seq_is_refused(root: Path, change: dict[str, str],
+                                                               message: str, incremental: bool) -> None:
+    from mcpeval_nb.privacy.records import Identity
+
+    capture = "6f1f0c4e-2b9a-4d8e-9a51-3c2d1e0f4a5b"
+    first = me.CallRecord(ts="2026-08-04T12:00:00.000Z", session="s", seq=1, server="x", method="tools/call",
+                          tool="t", outcome="ok",
+                          identity=Identity(capture, "6a2b3c4d-0000-4000-8000-000000000001"))
+    second = me.CallRecord(**{**first.__dict__, "seq": 1 if "tool" in change else 2, **change,
+                              "identity": Identity(capture, "6a2b3c4d-0000-4000-8000-000000000002")})
+    me.append_record(root, first)
+    if incremental:
+        assert me.build_index(root).calls == 1
+    me.append_record(root, second)
+    before = (root / INDEX_FILE).read_bytes() if incremental else None
+    with pytest.raises(me.FindingsError, match=message):
+        me.build_index(root)
+    if before is not None:
+        assert (root / INDEX_FILE).read_bytes() == before  # the refused refresh changed nothing
+    else:
+        assert not (root / INDEX_FILE).exists()
+    assert not [p for p in os.listdir(root) if p.startswith(".index.db.tmp-")]
 
 
 @pytest.mark.parametrize("content", [b"not a database at all", b"SQLite format 3\x00" + b"\x00" * 200])

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from .schema import NULL_TS
 
-__all__ = ["Encoded", "Encoder", "LabelRow"]
+__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows_batch", "errors_table"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
@@ -175,7 +175,7 @@ class Encoder:
         key = np.zeros(batch.num_rows, dtype=np.int64)
         for part, size in zip(parts, sizes, strict=True):
             key = key * size + part
-        uniq, inverse = np.unique(key, return_inverse=True)
+        uniq, inverse = _distinct(key, int(np.prod(np.array(sizes, dtype=object))))
         lut = np.zeros(len(uniq), dtype=np.int64)
         for i, value in enumerate(uniq.tolist()):
             digits = []
@@ -210,11 +210,26 @@ class Encoder:
         )
 
 
+def _distinct(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for keys in ``[0, space)``: a table look-up when the space
+    is small (a batch's label combinations), a sort otherwise."""
+    if space > 4 * len(key) + 65536:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    present = np.zeros(space, dtype=bool)
+    present[key] = True
+    uniq = np.flatnonzero(present)
+    where = np.zeros(space, dtype=np.int64)
+    where[uniq] = np.arange(len(uniq))
+    return uniq, where[key]
+
+
 def _ints(column: pa.Array) -> np.ndarray:
     """int64 values; null -> ``NULL_TS``; unsigned values past the signed range clipped to its top."""
     values = column
     if pa.types.is_unsigned_integer(column.type):
-        values = pc.min_element_wise(column, pa.scalar(_I64_MAX, column.type)).cast(pa.int64())
+        top = pa.scalar(_I64_MAX, column.type)
+        values = pc.min_element_wise(column, top, skip_nulls=False).cast(pa.int64())
     ints: np.ndarray = pc.fill_null(values, NULL_TS).to_numpy().astype(np.int64, copy=False)
     return ints
 
@@ -255,6 +270,37 @@ def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple
         else:
             out.append((statement, zip(*ints, strict=True)))
     return out
+
+
+#: ``call_rows`` as Arrow (a full build's bulk ingest); nulls where the statements below write NULL.
+CALL_ROWS = pa.schema([("id", pa.int64()), ("capture", pa.string()), ("event", pa.string()),
+                       ("ts_ms", pa.int64()), ("session", pa.int64()), ("seq", pa.int64()),
+                       ("labels", pa.int64()), ("latency_ms", pa.int64()), ("args", pa.int64())])
+_ERRORS = pa.schema([("call_id", pa.int64()), ("err_code", pa.string()), ("err_template", pa.string()),
+                     ("err_template_id", pa.string()), ("err_retryable", pa.int64())])
+
+
+def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
+    """The rows ``row_batches`` would insert, as one Arrow batch (same values, same nulls)."""
+
+    def ints(values: np.ndarray, nullable: bool = False) -> pa.Array:
+        return pa.array(values, pa.int64(), mask=values == NULL_TS if nullable else None)
+
+    def text(column: pa.Array) -> pa.Array:  # NULLIF(?, '')
+        return pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
+
+    return pa.record_batch(
+        [ints(ids), text(enc.capture), text(enc.event), ints(enc.ts, True), ints(enc.session), ints(enc.seq),
+         ints(enc.labels), ints(enc.latency, True), ints(enc.args)],
+        schema=CALL_ROWS,
+    )
+
+
+def errors_table(enc: Encoded, ids: np.ndarray) -> pa.Table:
+    """``call_errors`` rows of these calls as an Arrow table."""
+    rows = [(int(ids[i]), *rest) for i, *rest in enc.errors]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_ERRORS)
+    return pa.table([pa.array(c, f.type) for c, f in zip(columns, _ERRORS, strict=True)], schema=_ERRORS)
 
 
 INSERT_ROWS = (

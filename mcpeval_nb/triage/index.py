@@ -21,20 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
 from ..home import resolve_root
 from ..journal.snapshot import Cursor
 from ..tables.load import Errors, check_errors
-from .encode import Encoded, Encoder
+from .bulk import Bulk
+from .encode import CALL_ROWS, Encoded, Encoder, errors_table
 from .ingest import Ingest, Progress, write_sources
 from .links import link_full, tail_text
 from .refresh import refresh_index
 from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
 from .windows import Windows, compute_windows, group_keys
-from .writer import Writer
 
 __all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
 
@@ -43,10 +44,8 @@ _TMP_PREFIX = ".index.db.tmp-"
 _BUILD_PRAGMAS = (
     "PRAGMA journal_mode=OFF",
     "PRAGMA synchronous=OFF",
-    "PRAGMA locking_mode=EXCLUSIVE",
     "PRAGMA cache_size=-262144",
     "PRAGMA temp_store=MEMORY",
-    "PRAGMA threads=2",
 )
 
 
@@ -166,33 +165,38 @@ def _full_build(
     path = base / INDEX_FILE
     tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
     db = connect(tmp, read_only=False, threads=True)
-    writer: Writer | None = None
+    bulk: Bulk | None = None
     try:
         for pragma in _BUILD_PRAGMAS:
             db.execute(pragma)
         db.execute("BEGIN")
         for statement in statements(_TABLES):
             db.execute(statement)
-        writer = Writer(db)
+        db.execute("COMMIT")  # from here the bulk writer's connection writes, until bulk.close()
+        bulk = Bulk(tmp, name=path)
+        bulk.stream("call_rows", CALL_ROWS)
         ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
-                        cancel=cancel, writer=writer)
+                        cancel=cancel, bulk=bulk)
         ingest.total = sum(s.end for s in sources)
         done = []
         for source in sources:
             cursor = Cursor()
             ingest.read(source, cursor)
             done.append((source, cursor))
-        writer.close()
-        ingest.writer = None
-        ingest.drop_replays()
-        ingest.encoder.flush()
-        writer = Writer(db)  # the indexes build (no GIL) while the windows are computed here
-        for statement in statements(INDEXES):
-            writer.run(statement)
+        bulk.end_stream()
+        bulk.execute("DELETE FROM call_rows WHERE id = ?",
+                     pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))
         enc, ids = ingest.calls()
+        bulk.ingest("call_errors", errors_table(enc, ids))
+        bulk.ingest("annotations", pa.concat_tables(ingest.notes) if ingest.notes else pa.table({}))
+        for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while windows are computed
+            bulk.execute(statement)
         windows = _windows(enc, ids)
-        writer.close()
-        _write_windows(db, windows, enc, ids, ingest.encoder)
+        bulk.ingest("windows", windows[0].table())
+        bulk.close()
+        db.execute("BEGIN")
+        ingest.encoder.flush()
+        _write_groups(db, windows, enc, ids, ingest.encoder)
         link_full(db, enc, ids, ingest.encoder)
         write_sources(db, done)
         failures = int(enc.failed.sum())
@@ -206,13 +210,14 @@ def _full_build(
         db.execute("COMMIT")
         db.close()
         os.replace(tmp, path)
-    except BaseException:
-        if writer is not None:
-            with contextlib.suppress(BaseException):
-                writer.close()
+    except BaseException as exc:
+        if bulk is not None:
+            bulk.abort()
         db.close()
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, sqlite3.Error | OSError):  # disk full, a size limit, a vanished directory
+            raise FindingsError(f"cannot write the index {path}: {exc}") from None
         raise
     return IndexResult(
         path=path,
@@ -242,11 +247,10 @@ def _windows(enc: Encoded, ids: np.ndarray) -> tuple[Windows, np.ndarray]:
     return win, key
 
 
-def _write_windows(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], enc: Encoded,
-                   ids: np.ndarray, encoder: Encoder) -> None:
-    """Write the windows, the skipped legacy groups and the legacy groups' tails."""
+def _write_groups(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], enc: Encoded,
+                  ids: np.ndarray, encoder: Encoder) -> None:
+    """Write the skipped legacy groups and the legacy groups' tails (the windows are bulk-ingested)."""
     win, key = computed
-    db.executemany("INSERT INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows())
     width = int(enc.server.max(initial=0)) + 1
     names = {v: k for k, v in encoder.servers.items()}
 
@@ -267,9 +271,12 @@ def check_captures(capture: np.ndarray, enc: Encoded) -> None:
     Raises:
         FindingsError: it does.
     """
-    captured = capture != 0
-    pairs = np.unique(np.stack([capture[captured], enc.session[captured], enc.server[captured]]), axis=1)
-    if pairs.shape[1] != len(np.unique(capture[captured])):
+    captured = np.flatnonzero(capture != 0)
+    width = int(enc.server.max(initial=0)) + 1
+    pair = enc.session[captured] * width + enc.server[captured]
+    by = np.lexsort((pair, capture[captured]))
+    groups, pairs = capture[captured][by], pair[by]
+    if np.any((groups[1:] == groups[:-1]) & (pairs[1:] != pairs[:-1])):
         raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 

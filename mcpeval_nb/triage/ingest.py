@@ -20,12 +20,12 @@ import pyarrow.compute as pc
 from ..errors import Cancelled, FindingsError
 from ..journal.snapshot import Cursor
 from ..tables.load import Errors, LoadReport, load_file
-from .encode import INSERT_ERRORS, Encoded, Encoder, row_batches
+from .bulk import Bulk
+from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
 from .schema import NULL_TS
 from .sources import Source, prefix_digest
-from .writer import Writer
 
-__all__ = ["Ingest", "Progress", "write_sources"]
+__all__ = ["Ingest", "Progress", "annotation_rows", "write_sources"]
 
 Progress = Callable[[int, int], None]
 
@@ -36,7 +36,8 @@ class Ingest:
 
     Args:
         db: the index being written. encoder: its codes. next_id: the first free call id.
-        writer: a full build's writer thread (call rows are queued to it instead of written here).
+        bulk: a full build's bulk writer (call rows are streamed to it; error rows and annotations are
+            kept for ``errors_table`` / ``notes`` once replays are dropped).
         errors / report: the loader's bad-line policy and report. progress / cancel: as for build_index.
     """
 
@@ -49,7 +50,8 @@ class Ingest:
     cancel: threading.Event | None = None
     parts: list[Encoded] = field(default_factory=list)
     ids: list[np.ndarray] = field(default_factory=list)
-    writer: Writer | None = None
+    bulk: Bulk | None = None
+    notes: list[pa.Table] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
     seen_events: dict[str, tuple[object, ...]] = field(default_factory=dict)
     replayed: int = 0
@@ -94,13 +96,11 @@ class Ingest:
             enc = enc.take(keep)
         ids = np.arange(self.next_id, self.next_id + len(enc), dtype=np.int64)
         self.next_id += len(enc)
-        error_ids = ids[[i for i, *_ in enc.errors]].tolist()
-        errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
-        if self.writer is not None:
-            for statement, rows in row_batches(enc, ids):
-                self.writer.put(statement, rows)
-            self.writer.put(INSERT_ERRORS, errors)
+        if self.bulk is not None:
+            self.bulk.put(call_rows_batch(enc, ids))
         else:
+            error_ids = ids[[i for i, *_ in enc.errors]].tolist()
+            errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
             for statement, rows in row_batches(enc, ids):
                 self.db.executemany(statement, rows)
             self.db.executemany(INSERT_ERRORS, errors)
@@ -132,9 +132,12 @@ class Ingest:
         self.replayed += len(drop)
         return np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
 
-    def drop_replays(self) -> None:
+    def drop_replays(self) -> list[int]:
         """After a full build's reads: drop later records repeating an earlier event id with the same
         values (counted as replays); differing values are a conflict.
+
+        Returns:
+            The ids of the dropped call rows (already written: the caller deletes them).
 
         Raises:
             FindingsError: conflicting records for one event ID (the journal is named).
@@ -142,15 +145,14 @@ class Ingest:
         sizes = np.cumsum([len(p) for p in self.parts])
         enc, ids = self.calls()
         paths, self.parts, self.ids = self.paths, [enc], [ids]  # concatenated once, reused by calls()
-        valid = pc.is_valid(enc.event).to_numpy(zero_copy_only=False)
-        codes = pc.fill_null(pc.dictionary_encode(enc.event).indices, -1).to_numpy()
-        positions = np.flatnonzero(valid)
-        order = positions[np.argsort(codes[positions], kind="stable")]
-        repeat = np.flatnonzero(codes[order][1:] == codes[order][:-1]) + 1
+        positions = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
+        codes = pc.dictionary_encode(enc.event.take(pa.array(positions))).indices.to_numpy()
+        by = np.argsort(codes, kind="stable")
+        order, sorted_codes = positions[by], codes[by]
+        repeat = np.flatnonzero(sorted_codes[1:] == sorted_codes[:-1]) + 1
         if len(repeat) == 0:
-            return
+            return []
         errors = {i: tuple(rest) for i, *rest in enc.errors}
-        sorted_codes = codes[order]
         starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
         first_of = order[np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))]
         drop = []
@@ -160,13 +162,12 @@ class Ingest:
                 path = paths[int(np.searchsorted(sizes, later, side="right"))]
                 raise FindingsError(f"conflicting records for one event ID in {path}")
             drop.append(later)
-        gone = ids[drop].tolist()
-        for table, column in (("call_rows", "id"), ("call_errors", "call_id")):
-            self.db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(g,) for g in gone])
+        gone: list[int] = ids[drop].tolist()
         keep = np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
         self.parts, self.ids = [enc.take(keep)], [ids[keep]]
         self.paths = [paths[-1]]
         self.replayed += len(drop)
+        return gone
 
     def calls(self) -> tuple[Encoded, np.ndarray]:
         """Every call row written in this run and its ids."""
@@ -176,22 +177,30 @@ class Ingest:
 
     # -- annotations ----------------------------------------------------------------------------------
     def _annotations(self, batch: pa.RecordBatch) -> None:
-        ts = pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ"), "unknown")
-        rows = zip(
-            batch.column("event_id").to_pylist(),
-            batch.column("session").to_pylist(),
-            batch.column("seq").to_pylist(),
-            ts.to_pylist(),
-            batch.column("kind").to_pylist(),
-            strict=True,
-        )
-        # The note is the user's prose: it stays in the journal and is never copied into index.db.
-        self.db.executemany(
-            "INSERT INTO annotations (call_id, event_id, session, seq, ts, kind, note) "
-            "VALUES (NULL, ?, ?, ?, ?, ?, NULL)",
-            [(e, s, None if q is None else min(q, 2**63 - 1), t, k) for e, s, q, t, k in rows],
-        )
+        notes = annotation_rows(batch)
+        if self.bulk is not None:
+            self.notes.append(notes)
+        else:
+            self.db.executemany(
+                "INSERT INTO annotations (event_id, session, seq, ts, kind) VALUES (?, ?, ?, ?, ?)",
+                zip(*(column.to_pylist() for column in notes.columns), strict=True),
+            )
         self.annotations += batch.num_rows
+
+
+def annotation_rows(batch: pa.RecordBatch) -> pa.Table:
+    """An annotations batch as ``annotations`` columns: ``call_id`` and ``matches`` are linked later; the
+    note is the user's prose: it stays in the journal and is never copied into index.db."""
+    seq = batch.column("seq")
+    if pa.types.is_unsigned_integer(seq.type):
+        seq = pc.min_element_wise(seq, pa.scalar(2**63 - 1, seq.type), skip_nulls=False)
+    return pa.table({
+        "event_id": batch.column("event_id"),
+        "session": batch.column("session"),
+        "seq": seq.cast(pa.int64()),
+        "ts": pc.fill_null(pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ"), "unknown"),
+        "kind": batch.column("kind"),
+    })
 
 
 def _values(enc: Encoded, i: int, error: tuple[object, ...] | None) -> tuple[object, ...]:

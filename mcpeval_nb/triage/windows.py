@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 __all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys"]
 
@@ -54,6 +55,10 @@ class Windows:
     def rows(self) -> list[tuple[int, int, int]]:
         """The rows as Python tuples for ``executemany``."""
         return list(zip(self.failure.tolist(), self.neighbour.tolist(), self.offset.tolist(), strict=True))
+
+    def table(self) -> pa.Table:
+        """The rows as the ``windows`` table's columns (a full build's bulk ingest)."""
+        return pa.table({"failure_id": self.failure, "neighbour_id": self.neighbour, "offset": self.offset})
 
     def __len__(self) -> int:
         return len(self.failure)

@@ -1,0 +1,145 @@
+"""The full build's bulk writer (SQLite's ADBC driver on a thread): a failing job is one clear error and
+never a hang, a cancelled or failed build leaves the previous index byte for byte and no temporary file,
+and a full build equals a refresh that reads the same journals row by row."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import mcpeval_nb as me
+from mcpeval_nb.testing import synthetic_store
+from mcpeval_nb.triage.bulk import Bulk
+from mcpeval_nb.triage.encode import CALL_ROWS
+from mcpeval_nb.triage.schema import INDEX_FILE
+
+from .triage_support import canonical
+
+
+def _tmp_files(root: Path) -> list[str]:
+    return [name for name in os.listdir(root) if name.startswith(".index.db.tmp-")]
+
+
+def _bulk_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "mcpeval-nb-index-bulk"]
+
+
+def _rows(n: int, start: int = 1) -> pa.RecordBatch:
+    ids = pa.array(range(start, start + n), pa.int64())
+    text = pa.array([None] * n, pa.string())
+    return pa.record_batch([ids, text, text, ids, ids, ids, ids, ids, ids], schema=CALL_ROWS)
+
+
+def test_a_job_that_fails_is_one_findings_error_and_later_jobs_do_not_run(tmp_path: Path) -> None:
+    path = tmp_path / "bulk.db"
+    sqlite3.connect(path).executescript("CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, "
+                                        "event TEXT, ts_ms, session, seq, labels, latency_ms, args);"
+                                        "CREATE TABLE other (x INTEGER);")
+    bulk = Bulk(path)
+    bulk.ingest("no_such_table", pa.table({"x": [1, 2]}))
+    bulk.execute("INSERT INTO other (x) VALUES (1)")
+    with pytest.raises(me.FindingsError, match=r"cannot write the index .*bulk\.db: .*no_such_table"):
+        bulk.close()
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM other").fetchone() == (0,)  # nothing committed
+    assert not _bulk_threads()
+
+
+def test_a_stream_that_fails_stops_the_producer_instead_of_hanging_it(tmp_path: Path) -> None:
+    path = tmp_path / "bulk.db"
+    sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY)")  # 8 columns short
+    bulk = Bulk(path, depth=1)
+    bulk.stream("call_rows", CALL_ROWS)
+    with pytest.raises(me.FindingsError, match="cannot write the index"):
+        for i in range(10_000):  # the writer refuses the first batch; the next put must not block for ever
+            bulk.put(_rows(10, start=1 + 10 * i))
+    assert not _bulk_threads()
+
+
+def test_a_stream_commits_every_batch_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "bulk.db"
+    sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, event TEXT, "
+                                  "ts_ms, session, seq, labels, latency_ms, args)")
+    bulk = Bulk(path, depth=2)
+    bulk.stream("call_rows", CALL_ROWS)
+    for i in range(50):
+        bulk.put(_rows(1000, start=1 + 1000 * i))
+    bulk.end_stream()
+    bulk.execute("DELETE FROM call_rows WHERE id = ?", pa.record_batch({"id": pa.array([7, 9], pa.int64())}))
+    bulk.close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*), MIN(id), MAX(id), SUM(id = seq) FROM call_rows").fetchone() == (
+        49_998, 1, 50_000, 49_998)
+
+
+def test_a_build_cancelled_while_streaming_keeps_the_previous_index(root: Path) -> None:
+    synthetic_store(root, calls=20_000, servers=2, tools=4, days=3, sessions=12, seed=3)
+    me.build_index(root)
+    before = (root / INDEX_FILE).read_bytes()
+    cancel = threading.Event()
+    seen: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append(done)
+        if len(seen) == 3:  # the bulk stream has batches by now
+            cancel.set()
+
+    with pytest.raises(me.Cancelled):
+        me.build_index(root, full=True, progress=progress, cancel=cancel, )
+    assert (root / INDEX_FILE).read_bytes() == before
+    assert not _tmp_files(root) and not _bulk_threads()
+
+
+_LIMITED = r"""
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+from mcpeval_nb.cli import main
+sys.argv = ["mcpeval-nb", "index", "--full", "--root", sys.argv[2]]
+main()
+"""
+
+
+@pytest.mark.parametrize("limit", [4096, 200_000, 1_000_000])
+def test_a_build_that_runs_out_of_room_is_one_line_and_keeps_the_previous_index(root: Path,
+                                                                                 limit: int) -> None:
+    synthetic_store(root, calls=20_000, servers=2, tools=4, days=3, sessions=12, seed=3)
+    me.build_index(root)
+    before = (root / INDEX_FILE).read_bytes()
+    assert len(before) > limit  # the new build cannot fit: it fails in the tables, the stream or the indexes
+    out = subprocess.run([sys.executable, "-c", _LIMITED, str(limit), str(root)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 3, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
+    assert lines[0].startswith(f"mcpeval-nb: cannot write the index {root / INDEX_FILE}: "), lines[0]
+    assert (root / INDEX_FILE).read_bytes() == before
+    assert not _tmp_files(root)
+
+
+def test_a_full_build_equals_a_refresh_of_the_same_journals(root: Path, tmp_path: Path) -> None:
+    """The bulk path (Arrow rows, nulls as nulls) and the row-by-row path (sentinels and NULLIF) store the
+    same values: index an empty store, copy the journals in, refresh, and compare with a full build."""
+    source = tmp_path / "source"
+    synthetic_store(source, calls=5_000, servers=3, tools=4, days=2, sessions=9, seed=8)
+    me.annotate("never-seen-session", 3, "workaround", "a note", root=source)
+    (root / "store").mkdir(parents=True, exist_ok=True)
+    if (source / ".salt").exists():
+        (root / ".salt").write_bytes((source / ".salt").read_bytes())
+    assert me.build_index(root).calls == 0
+    for journal in sorted(p for p in (source / "store").iterdir() if p.is_file()):
+        (root / "store" / journal.name).write_bytes(journal.read_bytes())
+    refreshed = me.build_index(root)
+    assert not refreshed.full, refreshed.reason
+    full = me.build_index(source, full=True)
+    assert (refreshed.calls, refreshed.failures, refreshed.annotations) == (full.calls, full.failures,
+                                                                          full.annotations)
+    ours, theirs = canonical(root / INDEX_FILE), canonical(source / INDEX_FILE)
+    ours.pop("sources"), theirs.pop("sources")
+    assert ours == theirs
