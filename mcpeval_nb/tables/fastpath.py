@@ -31,7 +31,7 @@ from .rows import ts_millis
 from .sanitise import remap
 from .schemas import CALLS_SCHEMA
 
-__all__ = ["FastResult", "STRATEGIES", "fast_calls"]
+__all__ = ["FastResult", "STRATEGIES", "fast_calls", "line_array", "unescaped"]
 
 #: Strategies in the order they are tried: the compiled scanner (``canon``, when built), a native parse
 #: proven by rebuilding each line (``rebuild``), one RE2 pattern per line (the fallback, always on).
@@ -81,7 +81,8 @@ class FastResult:
     slow: np.ndarray
 
 
-def _lines(data: ByteData, ends: np.ndarray) -> pa.StringArray | None:
+def line_array(data: ByteData, ends: np.ndarray) -> pa.StringArray | None:
+    """The chunk's lines (newlines included) as strings; None when the chunk is not valid UTF-8."""
     offsets = np.empty(len(ends) + 1, dtype=np.int64)
     offsets[0] = 0
     offsets[1:] = ends + 1
@@ -91,6 +92,17 @@ def _lines(data: ByteData, ends: np.ndarray) -> pa.StringArray | None:
     except pa.ArrowInvalid:
         return None  # invalid UTF-8 somewhere in the chunk: the reference path names the line
     return arr
+
+
+def unescaped(data: ByteData, ends: np.ndarray, exclude: tuple[int, ...] = ()) -> np.ndarray:
+    """The lines with no backslash and no control byte but their newline, and not in ``exclude``."""
+    arr = np.frombuffer(data, dtype=np.uint8)
+    ok = np.ones(len(ends), dtype=bool)
+    ok[list(exclude)] = False
+    escapes = np.flatnonzero(((arr < 0x20) & (arr != 10)) | (arr == 0x5C))
+    if len(escapes):
+        ok[np.searchsorted(ends, escapes)] = False
+    return ok
 
 
 def _wrapped(text: str) -> Any:
@@ -191,15 +203,10 @@ def fast_calls(data: ByteData, ends: np.ndarray, *, exclude: tuple[int, ...] = (
         skip = np.zeros(n, dtype=np.uint8)
         skip[list(exclude)] = 1
         return _finish(*canon.scan_columns(data, ends, skip))
-    lines = _lines(data, ends) if n else None
+    lines = line_array(data, ends) if n else None
     if lines is None:
         return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))
-    arr = np.frombuffer(data, dtype=np.uint8)
-    bad = np.zeros(n, dtype=bool)
-    bad[list(exclude)] = True
-    escapes = np.flatnonzero(((arr < 0x20) & (arr != 10)) | (arr == 0x5C))
-    if len(escapes):
-        bad[np.searchsorted(ends, escapes)] = True
+    bad = ~unescaped(data, ends, exclude)
     rebuilt = rebuild_columns(data, ends, lines, bad) if "rebuild" in STRATEGIES else None
     if rebuilt is not None:
         return _from_rebuilt(*rebuilt)

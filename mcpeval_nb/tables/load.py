@@ -24,6 +24,7 @@ from ..journal.snapshot import Chunk, Cursor, iter_chunks, open_journal
 from ..limits import CHUNK_BYTES, MAX_RECORD_BYTES
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .canon import newline_positions
+from .fast_notes import fast_annotations
 from .fastpath import FastResult, fast_calls
 from .rows import annotation_batch, call_batch, trend_batch
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, LOAD_REPORT_SCHEMA, TRENDS_SCHEMA
@@ -34,6 +35,8 @@ Errors = Literal["raise", "report"]
 TOO_LARGE = "journal record exceeds 4 MiB"
 #: Chunks in flight: one being finished here, one being converted by a worker (2 cores is the norm).
 _WORKERS = 2
+#: The kinds with a fast path for canonical lines (the reference path takes every other line).
+_FAST: dict[str, Callable[..., FastResult]] = {"calls": fast_calls, "annotations": fast_annotations}
 
 _KINDS: dict[str, tuple[pa.Schema, Callable[[Any], Any], Callable[[list[Any]], pa.RecordBatch]]] = {
     "calls": (CALLS_SCHEMA, CallRecord.from_dict, call_batch),
@@ -145,12 +148,12 @@ def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: Lo
     skip = _skipped(chunk)
     for line in chunk.too_long:
         report.add(path, line, TOO_LARGE)
-    if kind != "calls":
+    if kind not in _FAST:
         indices = np.setdiff1d(np.arange(len(_ends(chunk))), np.array(skip, dtype=np.int64))
         records, _ = _slow(chunk, indices, path, parse, errors, report)
         return build(records)
     if fast is None:
-        fast = fast_calls(chunk.data, _ends(chunk), exclude=skip)
+        fast = _FAST[kind](chunk.data, _ends(chunk), exclude=skip)
     slow_idx = np.setdiff1d(fast.slow, np.array(skip, dtype=np.int64))
     if len(slow_idx) == 0:
         return fast.batch

@@ -25,7 +25,7 @@ from .canon import ByteData
 from .rows import ts_millis
 from .sanitise import sanitise_columns
 
-__all__ = ["PARSE_SCHEMA", "rebuild_columns"]
+__all__ = ["PARSE_SCHEMA", "rebuild_columns", "ts_column"]
 
 PARSE_SCHEMA = pa.schema([
     ("identity", pa.struct([("capture_id", pa.string()), ("event_id", pa.string())])),
@@ -81,7 +81,7 @@ def _cut(data: ByteData, arr: np.ndarray, starts: np.ndarray, lengths: np.ndarra
     return out.cast(pa.string())
 
 
-def _ts(ts: pa.Array) -> pa.Array:
+def ts_column(ts: pa.Array) -> pa.Array:
     """Timestamps: the writer's strict form cast natively, anything else through ``ts_millis``."""
     typ = pa.timestamp("ms", tz="UTC")
     strict = pc.fill_null(pc.match_substring_regex(ts, _TS), False)
@@ -176,7 +176,8 @@ def rebuild_columns(data: ByteData, ends: np.ndarray, lines: pa.StringArray,
                    & pc.fill_null(pc.match_substring_regex(evt, _UUID), False).to_numpy(zero_copy_only=False))
         ok &= ~with_id | good_id
     columns = sanitise_columns(
-        ts=_ts(col["ts"]), seq=col["seq"], latency_ms=col["latency_ms"], shim_self_us=col["shim_self_us"],
+        ts=ts_column(col["ts"]), seq=col["seq"], latency_ms=col["latency_ms"],
+        shim_self_us=col["shim_self_us"],
         capture_id=cap, event_id=evt, **{k: col[k] for k in ("session", "server", "method", "tool", "outcome",
                                                               "kind")})
     return columns, args, error, ok
