@@ -190,3 +190,40 @@ def test_records_written_through_append_records_prove_fixed_in_bulk(root: Path) 
     append_records(root, [call(i, session=f"s{i % 5}", tool=f"t{i % 3}") for i in range(2000)])
     lines = (root / "store" / f"calls-{DAY}.jsonl").read_bytes().splitlines()
     assert len(lines) == 2000 and fixed_calls([json.loads(line) for line in lines])
+
+
+def test_result_size_points_are_re_sanitised_by_their_readers_rules(root: Path, tmp_path: Path) -> None:
+    from mcpeval_nb import TrendHistoryCorrupt
+    from mcpeval_nb.journal.append import append_line
+    from mcpeval_nb.sizes.history import SizePoint, load_size_history, sizes_path
+
+    clean_store(root, calls=2)
+    row = {"index": 0, "tool": "search", "outcome": "ok", "reason": None, "template_id": None,
+           "text_chars": 120, "result_bytes": 300, "tokens": 40, "structured_bytes": None, "latency_ms": 7}
+    good = SizePoint(ts=TS, server="weather", manifest_sha256="ab" * 32, calls=(row,)).sanitized()
+    path = sizes_path(root)
+    append_line(path, good.encode())  # what record_sizes writes
+    base = json.loads(good.encode())
+    edits = [
+        {**base, "server": f"{CANARY} prose"},
+        {**base, "comment": f"{CANARY} in an extra key"},
+        {**base, "calls": [{**row, "tool": f"{CANARY} prose", "extra": CANARY, "tokens": f"{CANARY}"}]},
+        {**base, "ts": CANARY, "manifest_sha256": CANARY},
+    ]
+    refused = {**base, "calls": f"{CANARY}"}  # not a sizes point: its reader refuses it, here and there
+    append_raw(path, "".join(json.dumps(e) + "\n" for e in edits))
+    result = export_share(root, dest=tmp_path / "env", options=ShareOptions(include_probe_history=True))
+    assert result.rewritten == len(edits)
+    envelope = tree_bytes(tmp_path / "env")
+    assert not [name for name, data in envelope.items() if CANARY.encode() in data]
+    lines = envelope["store/probes/sizes.jsonl"].splitlines()
+    assert lines[0] == _plain(path).splitlines()[0]  # the writer's line: unchanged
+    assert load_size_history(root=tmp_path / "env") == load_size_history(root=root)
+    servers = [p.server for p in load_size_history(root=tmp_path / "env")]
+    assert servers == ["weather", "invalid", "weather", "weather", "weather"]
+    append_raw(path, json.dumps(refused) + "\n")
+    export_share(root, dest=tmp_path / "env2", options=ShareOptions(include_probe_history=True))
+    assert CANARY.encode() not in (tmp_path / "env2" / "store" / "probes" / "sizes.jsonl").read_bytes()
+    for where in (root, tmp_path / "env2"):
+        with pytest.raises(TrendHistoryCorrupt, match="line 6"):
+            load_size_history(root=where)

@@ -5,7 +5,8 @@ A hand-edited journal can hold text no writer produces: prose in ``server``, ``t
 read rules (``privacy.read_rules``) when they load a record, so they never show such text; the share
 envelope leaves the machine, so it must not carry it either.  Each record of a known journal kind
 (``calls-*``, ``annotations-*``, ``probes/history.jsonl``) passes through the very rule objects the
-loader applies, field by field, and what the rules do not cover is made content-free:
+loader applies, field by field, and what the rules do not cover is made content-free (a result-size
+point of ``probes/sizes.jsonl`` passes through ``SizePoint.sanitized``, its reader's rules):
 
 * a field with a read rule gets the rule's value (an optional field whose value fails its grammar is
   dropped, as the loader drops it); a wrongly typed text field gets the rule's fallback;
@@ -59,7 +60,7 @@ def journal_kind(relpath: str) -> str:
         return "calls"
     if "/" not in relpath and name.startswith("annotations-"):
         return "annotations"
-    return "trends" if relpath == "probes/history.jsonl" else ""
+    return {"probes/history.jsonl": "trends", "probes/sizes.jsonl": "sizes"}.get(relpath, "")
 
 
 def _u64(value: Any) -> bool:
@@ -167,6 +168,21 @@ _TABLE: dict[str, _Kind] = {
 }
 
 
+def _sizes_point(value: dict[str, Any]) -> dict[str, Any]:
+    """A result-size point as ``SizePoint.sanitized`` stores it (its own rules: labels outside their
+    grammar become ``invalid``/``unlisted``, unknown keys and non-numbers are dropped); a record that is
+    not a sizes point stays one the reader refuses, content-free."""
+    from ..sizes.history import SizePoint
+
+    try:
+        point = SizePoint.from_dict(value).sanitized()
+    except ValueError:
+        stripped: dict[str, Any] = content_free(value)
+        return stripped
+    stored: dict[str, Any] = orjson.loads(point.encode())
+    return stored
+
+
 def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The record as the read rules store it, or None when it is already stored that way.
 
@@ -174,6 +190,9 @@ def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None
         value: a parsed record (not modified).
         kind: ``journal_kind`` of its file ("" leaves every record as it is).
     """
+    if kind == "sizes":
+        stored = _sizes_point(value)
+        return None if _same(stored, value) else stored
     table = _TABLE.get(kind)
     if table is None:
         return None
@@ -194,7 +213,7 @@ def resanitise_values(values: list[dict[str, Any]], kind: str) -> list[int]:
         values: one chunk's parsed records.
         kind: ``journal_kind`` of their file.
     """
-    if kind not in _TABLE or (kind == "calls" and fixed_calls(values)):
+    if (kind not in _TABLE and kind != "sizes") or (kind == "calls" and fixed_calls(values)):
         return []
     changed = []
     for index, value in enumerate(values):
