@@ -146,6 +146,18 @@ class Encoder:
             self.new_labels.append((found, *row))
         return found
 
+    def new_tables(self) -> tuple[pa.Table, pa.Table]:
+        """The strings and labels assigned since the last flush, as ``strings`` and ``call_labels`` rows
+        (a full build's bulk ingest), and forget them like ``flush``."""
+        strings = pa.table({"id": pa.array([i for i, _ in self.new_strings], pa.int64()),
+                            "value": pa.array([v for _, v in self.new_strings], pa.string())})
+        columns = list(zip(*self.new_labels, strict=True)) if self.new_labels else [()] * 6
+        labels = pa.table({name: pa.array(values, pa.int64() if name == "id" else pa.string())
+                           for name, values in zip(("id", "server", "method", "tool", "outcome", "kind"),
+                                                   columns, strict=True)})
+        self.new_strings, self.new_labels = [], []
+        return strings, labels
+
     def flush(self) -> None:
         """Write the strings and labels assigned since the last flush."""
         self.db.executemany("INSERT INTO strings (id, value) VALUES (?, ?)", self.new_strings)

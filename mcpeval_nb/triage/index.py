@@ -31,7 +31,7 @@ from ..tables.load import Errors, check_errors
 from .bulk import Bulk
 from .encode import CALL_ROWS, Encoded, Encoder, errors_table
 from .ingest import Ingest, Progress, write_sources
-from .links import link_full, tail_text
+from .links import linked_notes, tail_text
 from .refresh import refresh_index
 from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
@@ -188,16 +188,19 @@ def _full_build(
                      pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))
         enc, ids = ingest.calls()
         bulk.ingest("call_errors", errors_table(enc, ids))
-        bulk.ingest("annotations", pa.concat_tables(ingest.notes) if ingest.notes else pa.table({}))
-        for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while windows are computed
-            bulk.execute(statement)
+        for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while links and windows
+            bulk.execute(statement)            # are computed here
+        if ingest.notes:  # linked here, written once
+            bulk.ingest("annotations", linked_notes(pa.concat_tables(ingest.notes), enc, ids, ingest.encoder))
         windows = _windows(enc, ids)
         bulk.ingest("windows", windows[0].table())
+        for table, rows in zip(("index_skipped", "index_groups"), _groups(windows, enc, ids, ingest.encoder),
+                               strict=True):
+            bulk.ingest(table, rows)
+        for table, rows in zip(("strings", "call_labels"), ingest.encoder.new_tables(), strict=True):
+            bulk.ingest(table, rows)
         bulk.close()
         db.execute("BEGIN")
-        ingest.encoder.flush()
-        _write_groups(db, windows, enc, ids, ingest.encoder)
-        link_full(db, enc, ids, ingest.encoder)
         write_sources(db, done)
         failures = int(enc.failed.sum())
         db.execute(
@@ -247,9 +250,9 @@ def _windows(enc: Encoded, ids: np.ndarray) -> tuple[Windows, np.ndarray]:
     return win, key
 
 
-def _write_groups(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], enc: Encoded,
-                  ids: np.ndarray, encoder: Encoder) -> None:
-    """Write the skipped legacy groups and the legacy groups' tails (the windows are bulk-ingested)."""
+def _groups(computed: tuple[Windows, np.ndarray], enc: Encoded, ids: np.ndarray,
+            encoder: Encoder) -> tuple[pa.Table, pa.Table]:
+    """``index_skipped`` (the skipped legacy groups) and ``index_groups`` (each legacy group's tail)."""
     win, key = computed
     width = int(enc.server.max(initial=0)) + 1
     names = {v: k for k, v in encoder.servers.items()}
@@ -259,10 +262,13 @@ def _write_groups(db: sqlite3.Connection, computed: tuple[Windows, np.ndarray], 
         return pair // width, names[pair % width]
 
     skipped = [group(k) for k in win.skipped.tolist()]
-    db.executemany("INSERT INTO index_skipped (session, server) VALUES (?, ?)", skipped)
     tails = win.tails(key, enc.seq, ids, enc.failed)
-    db.executemany("INSERT INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
-                   [(*group(k), tail_text(rows)) for k, rows in tails.items()])
+    tailed = [(*group(k), tail_text(rows)) for k, rows in tails.items()]
+    return (pa.table({"session": pa.array([s for s, _ in skipped], pa.int64()),
+                      "server": pa.array([v for _, v in skipped], pa.string())}),
+            pa.table({"session": pa.array([s for s, _, _ in tailed], pa.int64()),
+                      "server": pa.array([v for _, v, _ in tailed], pa.string()),
+                      "tail": pa.array([t for _, _, t in tailed], pa.string())}))
 
 
 def check_captures(capture: np.ndarray, enc: Encoded) -> None:

@@ -3,9 +3,10 @@
 An annotation links to the call with its event id, else to the one call with its (session, seq)
 (``matches`` keeps how many calls have that coordinate, so a refresh can tell "none yet" from "two"
 without a (session, seq) index over every call).  A full build counts the matches with numpy over the
-sorted calls; a refresh adds the new calls' matches to the old annotations and counts new annotations'
-matches with one scan of the calls of their sessions.  ``index_groups`` keeps each legacy (session,
-server) group's last five calls (``id:seq:failed``), the only calls a new call's window can reach.
+sorted calls before the annotations are written; a refresh adds the new calls' matches to the old
+annotations and counts new annotations' matches with one scan of the calls of their sessions.
+``index_groups`` keeps each legacy (session, server) group's last five calls (``id:seq:failed``), the
+only calls a new call's window can reach.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import sqlite3
 from collections import defaultdict
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .encode import Encoded, Encoder
 from .windows import BEFORE, Tail
 
-__all__ = ["Tail", "link_events", "link_full", "link_refresh", "parse_tail", "tail_text"]
+__all__ = ["Tail", "link_events", "link_refresh", "linked_notes", "parse_tail", "tail_text"]
 
 _BY_EVENT = ("UPDATE annotations SET call_id = (SELECT r.id FROM call_rows r WHERE r.event IS NOT NULL AND "
              "r.event = annotations.event_id) WHERE event_id IS NOT NULL")
@@ -43,33 +46,62 @@ def link_events(db: sqlite3.Connection, *, only_unlinked: bool) -> None:
     db.execute(_BY_EVENT + (" AND call_id IS NULL" if only_unlinked else ""))
 
 
-def link_full(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> None:
-    """A full build's links: by event id in SQL, by (session, seq) by binary search over sorted calls."""
-    link_events(db, only_unlinked=False)
-    notes = db.execute("SELECT rowid, session, seq FROM annotations WHERE event_id IS NULL").fetchall()
-    codes = np.array([encoder.strings.get(s, 0) for _, s, _ in notes], dtype=np.int64)
-    wanted = np.array([-1 if q is None else min(q, 2**62) for _, _, q in notes], dtype=np.int64)
+def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> pa.Table:
+    """A full build's annotations with their links (``call_id``, ``matches``), computed before they are
+    written: by event id (the call with that event, else none), else by (session, seq) with a binary
+    search over the sorted calls (``matches`` counts the calls there; the link needs exactly one).
+
+    Args:
+        notes: ``annotation_rows`` of every annotation read. enc / ids: every call row and its id.
+        encoder: the build's codes (sessions are looked up by their text).
+    """
+    count = notes.num_rows
+    call_id = np.full(count, -1, dtype=np.int64)
+    matches = np.full(count, -1, dtype=np.int64)
+    event = notes.column("event_id").combine_chunks() if count else pa.array([], pa.string())
+    by_event = pc.is_valid(event).to_numpy(zero_copy_only=False)
+    if by_event.any():
+        with_event = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
+        known = enc.event.take(pa.array(with_event))
+        pos = pc.fill_null(pc.index_in(event, value_set=known, skip_nulls=True), -1).to_numpy()
+        found = by_event & (pos >= 0)
+        call_id[found] = ids[with_event[pos[found]]]
+    rows = np.flatnonzero(~by_event)
+    sessions = notes.column("session").take(pa.array(rows)).to_pylist()
+    seqs = notes.column("seq").take(pa.array(rows)).to_pylist()
+    codes = np.array([encoder.strings.get(s, 0) for s in sessions], dtype=np.int64)
+    wanted = np.array([-1 if q is None else min(q, 2**62) for q in seqs], dtype=np.int64)
     width = int(max(enc.seq.max(initial=0), wanted.max(initial=0))) + 2
     if (int(enc.session.max(initial=0)) + 1) * width < 2**62:  # one int64 key per (session, seq)
-        order = np.argsort(enc.session * width + enc.seq, kind="stable")
-        keys = (enc.session * width + enc.seq)[order]
+        # The few wanted coordinates sorted, every call's looked up among them: no sort of the calls.
         targets = codes * width + wanted
-        left = np.searchsorted(keys, targets, side="left")
-        counts = np.searchsorted(keys, targets, side="right") - left
-        counts[(codes == 0) | (wanted < 0)] = 0
-        first = ids[order[np.minimum(left, max(0, len(order) - 1))]] if len(order) else left
-        updates = [(n, c if n == 1 else None, r) for (r, _, _), n, c in
-                   zip(notes, counts.tolist(), first.tolist(), strict=True)]
+        wanted_ok = (codes != 0) & (wanted >= 0)
+        uniq = np.unique(targets[wanted_ok])
+        counts, first = np.zeros(len(rows), dtype=np.int64), np.full(len(rows), -1, dtype=np.int64)
+        if len(uniq):
+            keys = pa.array(enc.session * width + enc.seq, pa.int64())
+            at = pc.fill_null(pc.index_in(keys, value_set=pa.array(uniq, pa.int64())), -1).to_numpy()
+            hits = np.flatnonzero(at >= 0)  # calls at a wanted coordinate, in row (= id) order
+            per = np.bincount(at[hits], minlength=len(uniq))
+            seen, earliest = np.unique(at[hits], return_index=True)
+            first_of = np.full(len(uniq), -1, dtype=np.int64)
+            first_of[seen] = ids[hits[earliest]]
+            slot = np.minimum(np.searchsorted(uniq, targets), len(uniq) - 1)
+            counts = np.where(wanted_ok, per[slot], 0)
+            first = np.where(wanted_ok, first_of[slot], -1)
     else:  # keys would overflow: one binary search per annotation
         order = np.lexsort((enc.seq, enc.session))
-        sessions, seqs = enc.session[order], enc.seq[order]
-        updates = []
-        for (rowid, _, _), code, seq in zip(notes, codes.tolist(), wanted.tolist(), strict=True):
-            lo, hi = np.searchsorted(sessions, [code, code + 1])
-            lft, rgt = lo + np.searchsorted(seqs[lo:hi], [seq, seq + 1])
-            n = int(rgt - lft) if code and seq >= 0 else 0
-            updates.append((n, int(ids[order[lft]]) if n == 1 else None, rowid))
-    db.executemany("UPDATE annotations SET matches = ?, call_id = ? WHERE rowid = ?", updates)
+        by_session, by_seq = enc.session[order], enc.seq[order]
+        counts, first = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+        for k, (code, seq) in enumerate(zip(codes.tolist(), wanted.tolist(), strict=True)):
+            lo, hi = np.searchsorted(by_session, [code, code + 1])
+            lft, rgt = lo + np.searchsorted(by_seq[lo:hi], [seq, seq + 1])
+            counts[k] = int(rgt - lft) if code and seq >= 0 else 0
+            first[k] = ids[order[lft]] if counts[k] == 1 else -1
+    matches[rows] = counts
+    call_id[rows] = np.where(counts == 1, first, -1)
+    return notes.append_column("call_id", pa.array(call_id, mask=call_id < 0)).append_column(
+        "matches", pa.array(matches, mask=matches < 0))
 
 
 def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder,
