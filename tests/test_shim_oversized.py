@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.limits import MAX_FRAME_BYTES
-from tests.shim_helpers import CANARY, call, echo_argv, journal, run, shim_argv, shim_inproc, store_bytes
+from tests.shim_helpers import (
+    CANARY,
+    call,
+    children,
+    echo_argv,
+    journal,
+    run,
+    shim_argv,
+    shim_inproc,
+    store_bytes,
+    wait_for,
+)
 
 
 def test_an_oversized_server_answer_is_forwarded_unchanged_and_recorded_as_its_call(
@@ -51,15 +62,25 @@ def _peak_rss_kib(frame: bytes) -> int:
     proc = subprocess.Popen(shim_argv("--ignore-eof"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
+    kids: list[int] = []
     try:
         proc.stdin.write(frame)
         proc.stdin.close()
         assert proc.stdout.read(len(frame)) == frame  # echoed back through the shim
+        kids = children(proc.pid)  # the server (it ignores end of input) and the recorder
         status = Path(f"/proc/{proc.pid}/status").read_text()
         return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
     finally:
-        proc.kill()
-        proc.wait(30)
+        # SIGTERM, which the shim passes to its server: a SIGKILL would orphan a server that ignores
+        # end of input, and it would run on after the test.
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(30)
+        assert wait_for(lambda: not [k for k in kids if Path(f"/proc/{k}").exists()
+                                     and Path(f"/proc/{k}/stat").read_text().split()[2] != "Z"], timeout=30)
 
 
 def test_forwarding_a_frame_far_over_the_bound_keeps_the_shims_memory_within_the_bound() -> None:
