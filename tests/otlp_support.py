@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.processes import stop
+
 __all__ = ["phoenix_server"]
 
 
@@ -50,10 +52,5 @@ def phoenix_server(workdir: Path, *, timeout: float = 120.0) -> Iterator[str]:
                 time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout=20)
         log.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.limits import MAX_FRAME_BYTES
+from tests.processes import stop
 from tests.shim_helpers import (
     CANARY,
     call,
@@ -73,12 +74,7 @@ def _peak_rss_kib(frame: bytes) -> int:
     finally:
         # SIGTERM, which the shim passes to its server: a SIGKILL would orphan a server that ignores
         # end of input, and it would run on after the test.
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(30)
+        stop(proc, timeout=30)
         assert wait_for(lambda: not [k for k in kids if Path(f"/proc/{k}").exists()
                                      and Path(f"/proc/{k}/stat").read_text().split()[2] != "Z"], timeout=30)
 

@@ -18,6 +18,7 @@ import pytest
 
 from mcpeval_nb.privacy.grammar import opaque_session
 from tests.e2e.capture_helpers import CANARY, run_http, sdk_demo_command, store_text
+from tests.processes import stop
 from tests.shim_helpers import journal
 
 pytestmark = pytest.mark.e2e
@@ -54,12 +55,7 @@ def upstream_url() -> Iterator[str]:
         assert server.stdout is not None
         yield _listening(_first_line(server.stdout))
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
 
 
 def test_the_sdk_http_client_works_through_shim_http_and_no_canary_reaches_the_store(

@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.conftest import everything_command
 from tests.probe_support import case, free_port, manifest, run, verdicts
+from tests.processes import stop
 
 pytestmark = pytest.mark.e2e
 
@@ -72,12 +73,7 @@ def everything_http() -> Iterator[str]:
                 time.sleep(0.1)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc)
 
 
 def test_standard_kinds_pass_against_server_everything_over_streamable_http(everything_http: str) -> None:
