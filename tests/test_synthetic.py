@@ -57,3 +57,23 @@ def test_canary_store_without_invalid_lines_loads_in_raise_mode(tmp_path: Path) 
     store = open_store(tmp_path)
     text = "".join(repr(t.to_pylist()) for t in (store.calls, store.trends, store.annotations))
     assert store.calls.num_rows == 7 and not [m for m in canary.markers if m in text]
+
+
+def test_an_all_identity_store_gives_every_call_an_event_and_each_session_one_capture(tmp_path: Path) -> None:
+    import mcpeval_nb as me
+
+    before = _bytes(synthetic_store(tmp_path / "some", calls=600, servers=2, seed=4).root)
+    assert before == _bytes(synthetic_store(tmp_path / "some-again", calls=600, servers=2, seed=4,
+                                            identities="some").root)  # the default is unchanged
+    synthetic_store(tmp_path / "all", calls=600, servers=2, seed=4, identities="all")
+    calls = open_store(tmp_path / "all").calls.to_pylist()
+    answered = [c for c in calls if c["method"] != "notifications/message"]
+    assert answered and all(c["event_id"] and c["capture_id"] for c in answered)
+    assert len({c["event_id"] for c in answered}) == len(answered)
+    captures: dict[str, set[tuple[str, str]]] = {}
+    for c in answered:
+        captures.setdefault(c["capture_id"], set()).add((c["session"], c["server"]))
+    assert all(len(pairs) == 1 for pairs in captures.values())  # SPEC 2.5: one capture, one (session, server)
+    assert me.build_index(tmp_path / "all").calls == 600  # no conflicts, no replays
+    with pytest.raises(UsageError, match="identities"):
+        synthetic_store(tmp_path / "bad", calls=10, identities="most")

@@ -71,7 +71,7 @@ def _ts(day: int, ms_of_day: int) -> str:
 
 
 def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, error_rate: float,
-           salt: bytes, sessions: int | None = None) -> Iterator[CallRecord]:
+           salt: bytes, sessions: int | None = None, identities: str = "some") -> Iterator[CallRecord]:
     medians = [math.log(20 + 780 * rng.random()) for _ in range(tools)]
     shapes = [shape({"query": "x" * rng.randrange(1, 200), "limit": rng.randrange(1, 50),
                      "tags": ["a"] * rng.randrange(3)}) for _ in range(64)]
@@ -111,7 +111,14 @@ def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, erro
                          method=method, tool=tool, args=args, latency_ms=latency, outcome=outcome,
                          error=error,
                          shim_self_us=rng.randrange(10, 200), kind="real",
-                         identity=Identity(_uuid(rng), _uuid(rng)) if i % 7 == 0 else None)
+                         identity=Identity(_capture(sess), _uuid(rng)) if identities == "all" else
+                         Identity(_uuid(rng), _uuid(rng)) if i % 7 == 0 else None)
+
+
+def _capture(session: int) -> str:
+    """The capture id of a synthetic session (one capture per session, as a shim writes it)."""
+    h = hashlib.sha256(f"mcpeval-nb synthetic capture {session}".encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}"
 
 
 def _uuid(rng: random.Random) -> str:
@@ -151,7 +158,8 @@ def _trends(rng: random.Random, servers: int, days: int) -> list[TrendPoint]:
 
 def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
                     error_rate: float = 0.05, seed: int = 0, annotations: bool = True,
-                    trends: bool = True, sessions: int | None = None) -> SyntheticStore:
+                    trends: bool = True, sessions: int | None = None,
+                    identities: str = "some") -> SyntheticStore:
     """Write a deterministic synthetic capture root through the real writer.
 
     Args:
@@ -165,6 +173,8 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
         annotations: also write about one annotation per 100 calls.
         trends: also write one readiness trend point per server and day.
         sessions: distinct sessions (default: one per 200 calls, at least 4 per server).
+        identities: ``some`` (every seventh call carries an identity of its own, the older stores' mix)
+            or ``all`` (every call but notifications, one capture id per session, as new captures are).
 
     Returns:
         A ``SyntheticStore`` summary.
@@ -176,11 +186,13 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
     if calls < 0 or servers < 1 or tools < 1 or days < 1 or not 0.0 <= error_rate <= 1.0 or \
             (sessions is not None and sessions < 1):
         raise UsageError("synthetic_store: calls >= 0, servers/tools/days >= 1, 0 <= error_rate <= 1")
+    if identities not in ("some", "all"):
+        raise UsageError(f"synthetic_store: identities must be 'some' or 'all', not {identities!r}")
     root = Path(root)
     rng = random.Random(seed)
     salt = hashlib.sha256(f"mcpeval-nb synthetic salt {seed}".encode()).digest()
     batch: list[CallRecord] = []
-    for record in _calls(rng, calls, servers, tools, days, error_rate, salt, sessions):
+    for record in _calls(rng, calls, servers, tools, days, error_rate, salt, sessions, identities):
         batch.append(record)
         if len(batch) >= _BATCH:
             append_records(root, batch)
