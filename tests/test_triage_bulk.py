@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.testing import synthetic_store
+from mcpeval_nb.testing import canary_store, synthetic_store
 from mcpeval_nb.triage.bulk import Bulk
 from mcpeval_nb.triage.encode import CALL_ROWS
 from mcpeval_nb.triage.schema import INDEX_FILE
@@ -110,6 +110,7 @@ main()
 def test_a_build_that_runs_out_of_room_is_one_line_and_keeps_the_previous_index(root: Path,
                                                                                  limit: int) -> None:
     synthetic_store(root, calls=20_000, servers=2, tools=4, days=3, sessions=12, seed=3)
+    canary = canary_store(root, invalid_lines=False)  # hand-edited records hiding markers
     me.build_index(root)
     before = (root / INDEX_FILE).read_bytes()
     assert len(before) > limit  # the new build cannot fit: it fails in the tables, the stream or the indexes
@@ -119,6 +120,7 @@ def test_a_build_that_runs_out_of_room_is_one_line_and_keeps_the_previous_index(
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr
     assert lines[0].startswith(f"mcpeval-nb: cannot write the index {root / INDEX_FILE}: "), lines[0]
+    assert not [m for m in canary.markers if m in out.stdout + out.stderr]
     assert (root / INDEX_FILE).read_bytes() == before
     assert not _tmp_files(root)
 
@@ -141,5 +143,35 @@ def test_a_full_build_equals_a_refresh_of_the_same_journals(root: Path, tmp_path
     assert (refreshed.calls, refreshed.failures, refreshed.annotations) == (full.calls, full.failures,
                                                                           full.annotations)
     ours, theirs = canonical(root / INDEX_FILE), canonical(source / INDEX_FILE)
+    ours.pop("sources"), theirs.pop("sources")
+    assert ours == theirs
+
+
+def test_links_by_session_and_seq_past_the_packed_key_range(root: Path, tmp_path: Path) -> None:
+    """Sequence numbers near 2**64 cannot be packed with the session into one int64 key: the per-note
+    search links them exactly as a refresh does (one match links, two do not, none is none)."""
+    top = 2**64 - 3
+    records = [me.CallRecord(ts="2026-08-04T12:00:00.000Z", session=s, seq=q, server=v,
+                             method="tools/call", tool="t", outcome="ok")  # b: one seq, two servers
+               for s, q, v in (("a", top, "x"), ("a", 5, "x"), ("b", top, "x"), ("b", top, "y"),
+                               ("c", 7, "x"))]
+    me.append_records(root, records)
+    for session, seq in (("a", top), ("b", top), ("a", 6)):
+        me.annotate(session, seq, "workaround", "n", root=root)
+    full = me.build_index(root, full=True)
+    assert (full.calls, full.annotations) == (5, 3)
+    db = sqlite3.connect(root / INDEX_FILE)
+    links = db.execute("SELECT n.matches, c.seq FROM annotations n LEFT JOIN calls c ON c.id = n.call_id "
+                       "ORDER BY n.rowid").fetchall()
+    assert links == [(1, 2**63 - 1), (2, None), (0, None)]  # seq is stored clipped to SQLite's range
+    # The same journals read by a refresh (row by row) link the same way.
+    (tmp_path / "other" / "store").mkdir(parents=True)
+    assert me.build_index(tmp_path / "other").calls == 0
+    for journal in sorted(p for p in (root / "store").iterdir() if p.is_file()):
+        (tmp_path / "other" / "store" / journal.name).write_bytes(journal.read_bytes())
+    if (root / ".salt").exists():
+        (tmp_path / "other" / ".salt").write_bytes((root / ".salt").read_bytes())
+    assert not me.build_index(tmp_path / "other").full
+    ours, theirs = canonical(tmp_path / "other" / INDEX_FILE), canonical(root / INDEX_FILE)
     ours.pop("sources"), theirs.pop("sources")
     assert ours == theirs

@@ -70,7 +70,7 @@ def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encode
     sessions = notes.column("session").take(pa.array(rows)).to_pylist()
     seqs = notes.column("seq").take(pa.array(rows)).to_pylist()
     codes = np.array([encoder.strings.get(s, 0) for s in sessions], dtype=np.int64)
-    wanted = np.array([-1 if q is None else min(q, 2**62) for q in seqs], dtype=np.int64)
+    wanted = np.array([-1 if q is None else q for q in seqs], dtype=np.int64)  # stored as calls' are
     width = int(max(enc.seq.max(initial=0), wanted.max(initial=0))) + 2
     if (int(enc.session.max(initial=0)) + 1) * width < 2**62:  # one int64 key per (session, seq)
         # The few wanted coordinates sorted, every call's looked up among them: no sort of the calls.
@@ -95,7 +95,8 @@ def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encode
         counts, first = np.zeros(len(rows), dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
         for k, (code, seq) in enumerate(zip(codes.tolist(), wanted.tolist(), strict=True)):
             lo, hi = np.searchsorted(by_session, [code, code + 1])
-            lft, rgt = lo + np.searchsorted(by_seq[lo:hi], [seq, seq + 1])
+            lft = lo + np.searchsorted(by_seq[lo:hi], seq, side="left")
+            rgt = lo + np.searchsorted(by_seq[lo:hi], seq, side="right")
             counts[k] = int(rgt - lft) if code and seq >= 0 else 0
             first[k] = ids[order[lft]] if counts[k] == 1 else -1
     matches[rows] = counts
