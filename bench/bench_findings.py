@@ -29,6 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench._stores import cached_synthetic
+
 ROOT = Path(__file__).resolve().parent.parent / "build" / "bench"
 STORE = ROOT / "findings-1m"
 WORK = ROOT / "findings-work"
@@ -63,19 +65,6 @@ seconds = time.perf_counter() - t
 print(json.dumps({"mode": mode, "seconds": seconds, "rows": rows,
                   "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
-
-
-def ensure_store(path: Path = STORE, params: dict[str, object] = PARAMS) -> Path:
-    """A cached store, generated through the real writer when absent (about a minute)."""
-    marker = path / "READY"
-    if marker.exists() and json.loads(marker.read_text() or "{}") == params:
-        return path
-    from mcpeval_nb.testing import synthetic_store
-    shutil.rmtree(path, ignore_errors=True)
-    print(f"generating {params['calls']:,} call records under {path} ...", file=sys.stderr)
-    synthetic_store(path, **params)  # type: ignore[arg-type]
-    marker.write_text(json.dumps(params))
-    return path
 
 
 def _medians(root: Path) -> tuple[dict[str, dict[str, float]], str]:
@@ -121,7 +110,7 @@ def append_records(root: Path, n: int = 1000, seed: int = 11) -> None:
 
 def main() -> None:
     """Run the measurements and print the figures, ratios and peak RSS."""
-    store = ensure_store()
+    store = cached_synthetic(STORE, PARAMS)
     shutil.rmtree(WORK, ignore_errors=True)
     shutil.copytree(store, WORK)
     figures, rounds = _medians(WORK)
@@ -147,7 +136,7 @@ def main() -> None:
           f"{figures['incremental']['seconds'] * 1000:.1f} ms")
     shutil.rmtree(WORK, ignore_errors=True)
     # Informational: the same store with an identity on every call, as new captures write them.
-    shutil.copytree(ensure_store(STORE_IDS, PARAMS_IDS), WORK)
+    shutil.copytree(cached_synthetic(STORE_IDS, PARAMS_IDS), WORK)
     ids, rounds = _medians(WORK)
     ratio = ids["index"]["seconds"] / ids["open_store"]["seconds"]
     print(f"every call with an identity: open_store / index seconds per round: {rounds}; index "

@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench._stores import cached_synthetic
+
 ROOT = Path(__file__).resolve().parent.parent / "build" / "bench"
 STORE = ROOT / "store-1m"
 PARAMS = {"calls": 1_000_000, "servers": 4, "tools": 12, "days": 7, "error_rate": 0.05, "seed": 1}
@@ -68,19 +70,6 @@ print(json.dumps({"mode": mode, "seconds": seconds, "bytes": size, "rows": table
                   "table_bytes": table.nbytes, "pool_peak": pa.default_memory_pool().max_memory(),
                   "rss_growth": max(0, peak - before)}))
 """
-
-
-def ensure_store() -> Path:
-    """The cached 1M-record store, generated through the real writer when absent."""
-    marker = STORE / "READY"
-    if marker.exists() and json.loads(marker.read_text() or "{}") == PARAMS:
-        return STORE
-    from mcpeval_nb.testing import synthetic_store
-    shutil.rmtree(STORE, ignore_errors=True)
-    print(f"generating {PARAMS['calls']:,} call records under {STORE} (minutes) ...", file=sys.stderr)
-    synthetic_store(STORE, **PARAMS)  # type: ignore[arg-type]
-    marker.write_text(json.dumps(PARAMS))
-    return STORE
 
 
 def child(mode: str, root: Path) -> dict[str, float]:
@@ -127,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bench_loader")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv or [])
-    root = ensure_store()
+    root = cached_synthetic(STORE, PARAMS)
     warm(root)
     runs: dict[str, list[dict[str, float]]] = {"ours": [], "native": [], "fallback": []}
     for _ in range(args.rounds):  # alternate, so all see the same machine load
