@@ -253,8 +253,18 @@ def canonical(path: Path) -> dict[str, Any]:
                 "SELECT s.value, g.server, g.tail FROM index_groups g JOIN strings s ON s.id = g.session"
             )
         }
+        captures = {
+            capture: (session, server, [(calls[i], s, f) for i, s, f in parse_tail(tail)])
+            for capture, session, server, tail in db.execute(
+                "SELECT g.capture, s.value, g.server, g.tail FROM index_capture_groups g "
+                "JOIN strings s ON s.id = g.session"
+            )
+        }
+        events = Counter((key, calls[call_id]) for key, call_id in db.execute("SELECT * FROM call_events"))
         return {
             "groups": groups,
+            "captures": captures,
+            "events": events,
             "calls": Counter(calls.values()),
             "windows": windows,
             "annotations": notes,

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .events import event_keys
 from .schema import NULL_TS
 
 __all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows_batch", "errors_table"]
@@ -31,9 +32,10 @@ ErrorRow = tuple[int, str | None, str | None, str | None, int | None]
 class Encoded:
     """One batch as integer columns (numpy int64), its identity texts, and its error rows.
 
-    ``capture``/``event`` are the identity UUIDs (string arrays, null for legacy records); ``failed``
-    marks ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups); ``errors``
-    holds ``(row index, err_code, err_template, err_template_id, err_retryable)``.
+    ``capture``/``event`` are the identity UUIDs (string arrays, null for legacy records), ``has_event``
+    marks the rows with an event id and ``event_key`` its key (``events.event_keys``); ``failed`` marks
+    ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups); ``errors`` holds
+    ``(row index, err_code, err_template, err_template_id, err_retryable)``.
     """
 
     capture: pa.Array
@@ -46,6 +48,8 @@ class Encoded:
     args: np.ndarray
     failed: np.ndarray
     server: np.ndarray
+    has_event: np.ndarray
+    event_key: np.ndarray
     errors: list[ErrorRow]
 
     def __len__(self) -> int:
@@ -72,7 +76,7 @@ class Encoded:
         cols = {
             name: np.concatenate([getattr(p, name) for p in parts])
             if parts
-            else np.zeros(0, dtype=bool if name == "failed" else np.int64)
+            else np.zeros(0, dtype=bool if name in _FLAGS else np.int64)
             for name in _COLUMNS
         }
         texts = {
@@ -81,14 +85,16 @@ class Encoded:
         }
         return Encoded(**texts, **cols, errors=errors)
 
-    def capture_codes(self) -> np.ndarray:
-        """Per-row capture numbers within these rows (0 for a legacy record)."""
+    def capture_codes(self) -> tuple[np.ndarray, list[str]]:
+        """Per-row capture numbers within these rows (0 for a legacy record) and the capture id of each
+        number (number ``c`` is ``ids[c - 1]``)."""
         encoded = pc.dictionary_encode(self.capture)
         codes: np.ndarray = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
-        return codes
+        return codes, encoded.dictionary.to_pylist()
 
 
-_COLUMNS = ("ts", "session", "seq", "labels", "latency", "args", "failed", "server")
+_COLUMNS = ("ts", "session", "seq", "labels", "latency", "args", "failed", "server", "has_event", "event_key")
+_FLAGS = ("failed", "has_event")
 
 
 class Encoder:
@@ -207,9 +213,10 @@ class Encoder:
         server_lut = np.zeros(max(self.labels.values(), default=0) + 1, dtype=np.int64)
         for code, server in self.label_server.items():
             server_lut[code] = server
+        event = batch.column("event_id")
         return Encoded(
             capture=batch.column("capture_id"),
-            event=batch.column("event_id"),
+            event=event,
             ts=_ints(batch.column("ts").cast(pa.int64())),
             session=self._codes(batch.column("session")),
             seq=_ints(batch.column("seq")),
@@ -218,6 +225,8 @@ class Encoder:
             args=self._codes(batch.column("args")),
             failed=failed,
             server=server_lut[labels],
+            has_event=pc.is_valid(event).to_numpy(zero_copy_only=False),
+            event_key=event_keys(event),
             errors=_errors(batch),
         )
 

@@ -186,16 +186,19 @@ def _full_build(
         bulk.end_stream()
         bulk.execute("DELETE FROM call_rows WHERE id = ?",
                      pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))
+        assert ingest.events is not None  # sorted by drop_replays
+        bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
         bulk.ingest("call_errors", errors_table(enc, ids))
         for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while links and windows
             bulk.execute(statement)            # are computed here
         if ingest.notes:  # linked here, written once
-            bulk.ingest("annotations", linked_notes(pa.concat_tables(ingest.notes), enc, ids, ingest.encoder))
+            bulk.ingest("annotations", linked_notes(pa.concat_tables(ingest.notes), enc, ids, ingest.encoder,
+                                                    ingest.events))
         windows = _windows(enc, ids)
-        bulk.ingest("windows", windows[0].table())
-        for table, rows in zip(("index_skipped", "index_groups"), _groups(windows, enc, ids, ingest.encoder),
-                               strict=True):
+        bulk.ingest("windows", windows.windows.table())
+        for table, rows in zip(("index_skipped", "index_groups", "index_capture_groups"),
+                               _groups(windows, enc, ids, ingest.encoder), strict=True):
             bulk.ingest(table, rows)
         for table, rows in zip(("strings", "call_labels"), ingest.encoder.new_tables(), strict=True):
             bulk.ingest(table, rows)
@@ -235,25 +238,36 @@ def _full_build(
     )
 
 
-def _windows(enc: Encoded, ids: np.ndarray) -> tuple[Windows, np.ndarray]:
+@dataclass(frozen=True)
+class _Computed:
+    """A full build's windows, the rows' group keys, and capture numbers with the id of each."""
+
+    windows: Windows
+    key: np.ndarray
+    capture: np.ndarray
+    captures: list[str]
+
+
+def _windows(enc: Encoded, ids: np.ndarray) -> _Computed:
     """Every window of a full build and the rows' group keys.
 
     Raises:
         FindingsError: a capture repeats a ``seq``, or one capture spans two (session, server) pairs.
     """
-    capture = enc.capture_codes()
+    capture, captures = enc.capture_codes()
     key = group_keys(capture, enc.session, enc.server)
     win = compute_windows(key, enc.seq, ids, enc.failed)
     if len(win.conflicts):
         raise FindingsError("two records of one capture share a sequence number (conflicting records)")
     check_captures(capture, enc)
-    return win, key
+    return _Computed(win, key, capture, captures)
 
 
-def _groups(computed: tuple[Windows, np.ndarray], enc: Encoded, ids: np.ndarray,
-            encoder: Encoder) -> tuple[pa.Table, pa.Table]:
-    """``index_skipped`` (the skipped legacy groups) and ``index_groups`` (each legacy group's tail)."""
-    win, key = computed
+def _groups(computed: _Computed, enc: Encoded, ids: np.ndarray,
+            encoder: Encoder) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """``index_skipped`` (the skipped legacy groups), ``index_groups`` (each legacy group's tail) and
+    ``index_capture_groups`` (each capture's session, server and tail)."""
+    win, key = computed.windows, computed.key
     width = int(enc.server.max(initial=0)) + 1
     names = {v: k for k, v in encoder.servers.items()}
 
@@ -263,12 +277,20 @@ def _groups(computed: tuple[Windows, np.ndarray], enc: Encoded, ids: np.ndarray,
 
     skipped = [group(k) for k in win.skipped.tolist()]
     tails = win.tails(key, enc.seq, ids, enc.failed)
-    tailed = [(*group(k), tail_text(rows)) for k, rows in tails.items()]
+    tailed = [(*group(k), tail_text(rows)) for k, rows in tails.items() if k < 0]
+    first = np.zeros(len(computed.captures) + 1, dtype=np.int64)  # a row of each capture (they agree:
+    first[computed.capture] = np.arange(len(enc))                 # check_captures)
+    captured = [(computed.captures[k - 1], int(enc.session[first[k]]), names[int(enc.server[first[k]])],
+                 tail_text(rows)) for k, rows in tails.items() if k > 0]
     return (pa.table({"session": pa.array([s for s, _ in skipped], pa.int64()),
                       "server": pa.array([v for _, v in skipped], pa.string())}),
             pa.table({"session": pa.array([s for s, _, _ in tailed], pa.int64()),
                       "server": pa.array([v for _, v, _ in tailed], pa.string()),
-                      "tail": pa.array([t for _, _, t in tailed], pa.string())}))
+                      "tail": pa.array([t for _, _, t in tailed], pa.string())}),
+            pa.table({"capture": pa.array([c for c, *_ in captured], pa.string()),
+                      "session": pa.array([s for _, s, _, _ in captured], pa.int64()),
+                      "server": pa.array([v for *_, v, _ in captured], pa.string()),
+                      "tail": pa.array([t for *_, t in captured], pa.string())}))
 
 
 def check_captures(capture: np.ndarray, enc: Encoded) -> None:

@@ -22,6 +22,7 @@ from ..journal.snapshot import Cursor
 from ..tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
+from .events import EventOrder, event_calls
 from .schema import NULL_TS
 from .sources import Source, prefix_digest
 
@@ -54,6 +55,7 @@ class Ingest:
     notes: list[pa.Table] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
     seen_events: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    events: EventOrder | None = None
     replayed: int = 0
     annotations: int = 0
     done: int = 0
@@ -104,6 +106,9 @@ class Ingest:
             for statement, rows in row_batches(enc, ids):
                 self.db.executemany(statement, rows)
             self.db.executemany(INSERT_ERRORS, errors)
+            event = np.flatnonzero(enc.has_event)
+            self.db.executemany("INSERT INTO call_events (key, call_id) VALUES (?, ?)",
+                                zip(enc.event_key[event].tolist(), ids[event].tolist(), strict=True))
         self.parts.append(enc)
         self.ids.append(ids)
         self.paths.append(path)
@@ -111,7 +116,7 @@ class Ingest:
     def _unreplayed(self, enc: Encoded, path: Path) -> np.ndarray | None:
         """Rows to keep when refreshing: a record whose event id is indexed (or seen earlier in this run)
         with the same stored values is a replay (dropped and counted); with other values a conflict."""
-        rows = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
+        rows = np.flatnonzero(enc.has_event)
         if len(rows) == 0:
             return None
         texts: list[str] = enc.event.take(pa.array(rows)).to_pylist()
@@ -134,7 +139,8 @@ class Ingest:
 
     def drop_replays(self) -> list[int]:
         """After a full build's reads: drop later records repeating an earlier event id with the same
-        values (counted as replays); differing values are a conflict.
+        values (counted as replays); differing values are a conflict.  Sorts the event keys once
+        (``events``, kept for ``call_events`` and the annotation links).
 
         Returns:
             The ids of the dropped call rows (already written: the caller deletes them).
@@ -145,26 +151,29 @@ class Ingest:
         sizes = np.cumsum([len(p) for p in self.parts])
         enc, ids = self.calls()
         paths, self.parts, self.ids = self.paths, [enc], [ids]  # concatenated once, reused by calls()
-        positions = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
-        codes = pc.dictionary_encode(enc.event.take(pa.array(positions))).indices.to_numpy()
-        by = np.argsort(codes, kind="stable")
-        order, sorted_codes = positions[by], codes[by]
-        repeat = np.flatnonzero(sorted_codes[1:] == sorted_codes[:-1]) + 1
-        if len(repeat) == 0:
-            return []
-        errors = {i: tuple(rest) for i, *rest in enc.errors}
-        starts = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
-        first_of = order[np.maximum.accumulate(np.where(starts, np.arange(len(order)), 0))]
+        order = EventOrder.of(enc.event_key, enc.has_event, ids)
+        self.events = order
+        errors: dict[int, tuple[object, ...]] | None = None
         drop = []
-        for r in repeat.tolist():
-            first, later = int(first_of[r]), int(order[r])
-            if _values(enc, first, errors.get(first)) != _values(enc, later, errors.get(later)):
-                path = paths[int(np.searchsorted(sizes, later, side="right"))]
-                raise FindingsError(f"conflicting records for one event ID in {path}")
-            drop.append(later)
-        gone: list[int] = ids[drop].tolist()
-        keep = np.setdiff1d(np.arange(len(enc)), np.array(drop, dtype=np.int64))
+        for run in order.repeated_keys():  # rows sharing a key: equal texts are one event id
+            first: dict[str, int] = {}
+            for row, text in zip(run.tolist(), enc.event.take(pa.array(run)).to_pylist(), strict=True):
+                if text not in first:
+                    first[text] = row
+                    continue
+                errors = errors if errors is not None else {i: tuple(rest) for i, *rest in enc.errors}
+                earlier = first[text]
+                if _values(enc, earlier, errors.get(earlier)) != _values(enc, row, errors.get(row)):
+                    path = paths[int(np.searchsorted(sizes, row, side="right"))]
+                    raise FindingsError(f"conflicting records for one event ID in {path}")
+                drop.append(row)
+        if not drop:
+            return []
+        dropped = np.array(sorted(drop), dtype=np.int64)
+        gone: list[int] = ids[dropped].tolist()
+        keep = np.setdiff1d(np.arange(len(enc)), dropped)
         self.parts, self.ids = [enc.take(keep)], [ids[keep]]
+        self.events = order.without(dropped, keep)
         self.paths = [paths[-1]]
         self.replayed += len(drop)
         return gone
@@ -219,19 +228,22 @@ def _values(enc: Encoded, i: int, error: tuple[object, ...] | None) -> tuple[obj
 
 def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[object, ...]]:
     """The stored values of the indexed calls with these event ids, in ``_values`` order."""
+    calls = event_calls(db, events)
+    event_of = {call: event for event, call in calls.items()}
+    ids = sorted(event_of)
     found: dict[str, tuple[object, ...]] = {}
-    for start in range(0, len(events), 500):
-        part = events[start : start + 500]
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
         marks = ", ".join("?" * len(part))
         for row in db.execute(
-            "SELECT r.event, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
+            "SELECT r.id, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
             "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
             "e.err_retryable FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
-            f"WHERE r.event IN ({marks})",
+            f"WHERE r.id IN ({marks})",
             part,
         ):
-            event, capture, ts, session, seq, labels, latency, args, has_error, *err = row
-            found[event] = (
+            call, capture, ts, session, seq, labels, latency, args, has_error, *err = row
+            found[event_of[call]] = (
                 capture,
                 NULL_TS if ts is None else ts,
                 session,

@@ -19,13 +19,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .encode import Encoded, Encoder
+from .events import EventOrder, event_calls
 from .windows import BEFORE, Tail
 
 __all__ = ["Tail", "link_events", "link_refresh", "linked_notes", "parse_tail", "tail_text"]
-
-_BY_EVENT = ("UPDATE annotations SET call_id = (SELECT r.id FROM call_rows r WHERE r.event IS NOT NULL AND "
-             "r.event = annotations.event_id) WHERE event_id IS NOT NULL")
-
 
 def tail_text(rows: Tail) -> str:
     """A tail as stored: ``id:seq:failed`` joined by commas (at most the last five)."""
@@ -41,19 +38,26 @@ def parse_tail(text: str) -> Tail:
     return out
 
 
-def link_events(db: sqlite3.Connection, *, only_unlinked: bool) -> None:
-    """Link annotations that name an event id (all, or only those not linked yet)."""
-    db.execute(_BY_EVENT + (" AND call_id IS NULL" if only_unlinked else ""))
+def link_events(db: sqlite3.Connection) -> None:
+    """Link the annotations that name an event id and are not linked yet (to the call with that id)."""
+    notes = db.execute(
+        "SELECT rowid, event_id FROM annotations WHERE event_id IS NOT NULL AND call_id IS NULL").fetchall()
+    if notes:
+        calls = event_calls(db, [event for _, event in notes])
+        db.executemany("UPDATE annotations SET call_id = ? WHERE rowid = ?",
+                       [(calls[event], rowid) for rowid, event in notes if event in calls])
 
 
-def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encoder) -> pa.Table:
+def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encoder,
+                 events: EventOrder) -> pa.Table:
     """A full build's annotations with their links (``call_id``, ``matches``), computed before they are
     written: by event id (the call with that event, else none), else by (session, seq) with a binary
     search over the sorted calls (``matches`` counts the calls there; the link needs exactly one).
 
     Args:
         notes: ``annotation_rows`` of every annotation read. enc / ids: every call row and its id.
-        encoder: the build's codes (sessions are looked up by their text).
+        encoder: the build's codes (sessions are looked up by their text). events: the calls' event ids
+            in key order (``Ingest.events``).
     """
     count = notes.num_rows
     call_id = np.full(count, -1, dtype=np.int64)
@@ -61,11 +65,7 @@ def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encode
     event = notes.column("event_id").combine_chunks() if count else pa.array([], pa.string())
     by_event = pc.is_valid(event).to_numpy(zero_copy_only=False)
     if by_event.any():
-        with_event = np.flatnonzero(pc.is_valid(enc.event).to_numpy(zero_copy_only=False))
-        known = enc.event.take(pa.array(with_event))
-        pos = pc.fill_null(pc.index_in(event, value_set=known, skip_nulls=True), -1).to_numpy()
-        found = by_event & (pos >= 0)
-        call_id[found] = ids[with_event[pos[found]]]
+        call_id[:] = events.find(event, enc.event)
     rows = np.flatnonzero(~by_event)
     sessions = notes.column("session").take(pa.array(rows)).to_pylist()
     seqs = notes.column("seq").take(pa.array(rows)).to_pylist()
@@ -108,7 +108,7 @@ def linked_notes(notes: pa.Table, enc: Encoded, ids: np.ndarray, encoder: Encode
 def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder,
                  last_note: int) -> None:
     """A refresh's links: new calls add to old annotations' matches; new annotations are counted."""
-    link_events(db, only_unlinked=True)
+    link_events(db)
     fresh: dict[tuple[int, int], list[int]] = defaultdict(list)
     for session, seq, call in zip(enc.session.tolist(), enc.seq.tolist(), ids.tolist(), strict=True):
         fresh[(session, seq)].append(call)

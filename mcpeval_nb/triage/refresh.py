@@ -17,21 +17,16 @@ import numpy as np
 
 from ..errors import FindingsError
 from ..journal.snapshot import Cursor
+from ..jsonfmt import dumps
 from ..tables.load import Errors
 from .encode import Encoded, Encoder
 from .ingest import Ingest, Progress, write_sources
 from .links import link_refresh, parse_tail, tail_text
 from .schema import connect, transaction
 from .sources import Source, prefix_digest
-from .windows import BEFORE, compute_windows, group_keys
+from .windows import compute_windows, group_keys
 
 __all__ = ["refresh_index"]
-
-_TAIL_CAPTURE = (
-    "SELECT r.id, r.seq, l.outcome = 'error', r.session, l.server FROM call_rows r "
-    "JOIN call_labels l ON l.id = r.labels WHERE r.capture = ? AND r.capture IS NOT NULL AND r.id < ? "
-    f"ORDER BY r.seq DESC, r.id DESC LIMIT {BEFORE}"
-)
 
 
 
@@ -100,7 +95,7 @@ def _refresh(
     enc, ids = ingest.calls()
     ingest.encoder.flush()
     if len(ids):
-        reason = _append_windows(db, enc, ids, ingest.encoder, first_id)
+        reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:
             return reason
     link_refresh(db, enc, ids, ingest.encoder, last_note)
@@ -129,13 +124,12 @@ def _refresh(
 
 
 def _append_windows(
-    db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder, first_id: int
+    db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder
 ) -> str | None:
     """Insert the windows the new calls create; a reason string when only a full build can tell."""
     from .index import check_captures
 
-    capture_codes = enc.capture_codes()
-    captures = enc.capture.to_pylist()
+    capture_codes, capture_ids = enc.capture_codes()
     key = group_keys(capture_codes, enc.session, enc.server)
     order = np.lexsort((ids, enc.seq, key))
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
@@ -146,18 +140,25 @@ def _append_windows(
                              "(SELECT value FROM json_each(?))", (codes,)).fetchall())
     stored = {(s, v): t for s, v, t in db.execute("SELECT session, server, tail FROM index_groups WHERE "
                                                   "session IN (SELECT value FROM json_each(?))", (codes,))}
+    held = {c: (s, v, t) for c, s, v, t in db.execute(
+        "SELECT capture, session, server, tail FROM index_capture_groups WHERE capture IN "
+        "(SELECT value FROM json_each(?))", (dumps(capture_ids, sort_keys=False),))}
     groups: dict[int, tuple[int, str]] = {}
+    captured: dict[int, tuple[str, int, str]] = {}
     tail_key: list[int] = []
     tail_rows: list[tuple[int, int, int]] = []
     keep = np.ones(len(ids), dtype=bool)
     for start in starts.tolist():
         i = int(order[start])
-        k, capture, session = int(key[i]), captures[i], int(enc.session[i])
+        k, session = int(key[i]), int(enc.session[i])
         server, lowest = names[int(enc.server[i])], int(enc.seq[i])
-        if capture is not None:
-            rows = db.execute(_TAIL_CAPTURE, (capture, first_id)).fetchall()
-            if rows and (rows[0][3], rows[0][4]) != (session, server):
+        if k > 0:
+            capture = capture_ids[k - 1]
+            captured[k] = (capture, session, server)
+            old_group = held.get(capture)
+            if old_group is not None and old_group[:2] != (session, server):
                 raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
+            found = None if old_group is None else old_group[2]
         else:
             groups[k] = (session, server)
             if session not in encoder.known:
@@ -167,11 +168,11 @@ def _append_windows(
                 del groups[k]
                 continue
             found = stored.get((session, server))
-            rows = [] if found is None else [(i, s, f, 0, 0) for i, s, f in reversed(parse_tail(found))]
+        rows = [] if found is None else parse_tail(found)[::-1]  # newest first
         if rows and lowest <= rows[0][1]:
             return "an appended call goes back in sequence"
         tail_key += [k] * len(rows)
-        tail_rows += [(r[0], r[1], r[2]) for r in reversed(rows)]
+        tail_rows += rows[::-1]
     check_captures(capture_codes, enc)
     old = np.array(tail_rows, dtype=np.int64).reshape(-1, 3)
     win = compute_windows(
@@ -190,6 +191,9 @@ def _append_windows(
                       np.concatenate([old[:, 0], ids[keep]]), np.concatenate([old[:, 2], enc.failed[keep]]))
     db.executemany("INSERT OR REPLACE INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
                    [(*groups[k], tail_text(rows)) for k, rows in tails.items() if k in groups])
+    db.executemany("INSERT OR REPLACE INTO index_capture_groups (capture, session, server, tail) "
+                   "VALUES (?, ?, ?, ?)",
+                   [(*captured[k], tail_text(rows)) for k, rows in tails.items() if k in captured])
     return None
 
 

@@ -2,9 +2,12 @@
 
 The SQL surface is SPEC's: ``calls`` (a view with SPEC's columns), ``windows``, ``annotations``, the
 checkpoint tables and, after ``promote``, ``issues`` and ``findings``.  Underneath, a call is one row of
-integers (``call_rows``): text values live once in ``strings`` (sessions, capture and event ids, argument
-shapes), label combinations once in ``call_labels`` (server, method, tool, outcome, kind) and error fields
-in ``call_errors`` for the rows that have them.  A 1M-call index is then ~60 MB instead of ~350 MB and
+integers and its two identity texts (``call_rows``): other text values live once in ``strings``
+(sessions, argument shapes), label combinations once in ``call_labels`` (server, method, tool, outcome,
+kind) and error fields in ``call_errors`` for the rows that have them.  Event ids are found through
+``call_events`` (64-bit keys in key order, ``events.py``); each capture's last calls are kept in
+``index_capture_groups`` as a legacy group's are in ``index_groups``, which is all a refresh needs of a
+capture.  A 1M-call index is then ~60 MB instead of ~350 MB and
 builds in seconds (docs/findings.md).  ``index.db`` is derived: a file that is not ours, or not this
 version, is rebuilt by ``index`` (written to a temporary file, then renamed into place) and refused with
 a clear message by the readers.
@@ -38,6 +41,8 @@ CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, event TEXT,
   latency_ms INTEGER, args INTEGER NOT NULL);
 CREATE TABLE call_errors (call_id INTEGER PRIMARY KEY, err_code TEXT, err_template TEXT,
   err_template_id TEXT, err_retryable INTEGER);
+CREATE TABLE call_events (key INTEGER NOT NULL, call_id INTEGER NOT NULL, PRIMARY KEY (key, call_id))
+  WITHOUT ROWID;
 CREATE TABLE windows (failure_id INTEGER NOT NULL, neighbour_id INTEGER NOT NULL, offset INTEGER NOT NULL,
   PRIMARY KEY (failure_id, neighbour_id)) WITHOUT ROWID;
 CREATE TABLE annotations (call_id INTEGER, event_id TEXT, session TEXT NOT NULL, seq INTEGER, ts TEXT,
@@ -46,6 +51,8 @@ CREATE TABLE index_sources (path TEXT PRIMARY KEY, offset INTEGER NOT NULL, dige
   next_line INTEGER NOT NULL, kind TEXT NOT NULL);
 CREATE TABLE index_groups (session INTEGER NOT NULL, server TEXT NOT NULL, tail TEXT NOT NULL,
   PRIMARY KEY (session, server)) WITHOUT ROWID;
+CREATE TABLE index_capture_groups (capture TEXT PRIMARY KEY, session INTEGER NOT NULL, server TEXT NOT NULL,
+  tail TEXT NOT NULL);
 CREATE TABLE index_skipped (session INTEGER NOT NULL, server TEXT NOT NULL, PRIMARY KEY (session, server));
 CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), version INTEGER NOT NULL,
   schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL,
@@ -69,15 +76,12 @@ CREATE VIEW calls AS SELECT r.id AS id, r.capture AS capture_id, r.event AS even
   LEFT JOIN strings a ON a.id = r.args LEFT JOIN call_errors e ON e.call_id = r.id;
 CREATE VIEW index_events AS SELECT r.event AS event, r.id AS call_id FROM call_rows r
   WHERE r.event IS NOT NULL;
-CREATE VIEW index_captures AS SELECT r.capture AS capture, MIN(ses.value) AS session, MIN(l.server) AS server
-  FROM call_rows r JOIN strings ses ON ses.id = r.session JOIN call_labels l ON l.id = r.labels
-  WHERE r.capture IS NOT NULL GROUP BY r.capture;
+CREATE VIEW index_captures AS SELECT g.capture AS capture, ses.value AS session, g.server AS server
+  FROM index_capture_groups g JOIN strings ses ON ses.id = g.session;
 """
 
 #: Created after a full build's rows are in (and kept up to date by incremental refreshes).
 INDEXES = """
-CREATE UNIQUE INDEX calls_event ON call_rows (event) WHERE event IS NOT NULL;
-CREATE UNIQUE INDEX calls_capture_sequence ON call_rows (capture, seq) WHERE capture IS NOT NULL;
 CREATE INDEX calls_issue ON call_errors (err_code, err_template_id);
 CREATE INDEX annotations_call ON annotations (call_id);
 """

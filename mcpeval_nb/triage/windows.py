@@ -35,7 +35,8 @@ class Windows:
     order: np.ndarray
 
     def tails(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> dict[int, Tail]:
-        """The last five ``(id, seq, failed)`` of every legacy group that is not skipped, by group key."""
+        """The last five ``(id, seq, failed)`` of every group (capture, or legacy and not skipped), by
+        group key."""
         g = key[self.order]
         if not len(g):
             return {}
@@ -45,7 +46,7 @@ class Windows:
         out: dict[int, Tail] = {}
         for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
             k = int(g[end])
-            if k >= 0 or k in skipped:
+            if k in skipped:
                 continue
             pos = self.order[max(start, end - BEFORE + 1):end + 1]
             out[k] = list(zip(ids[pos].tolist(), seq[pos].tolist(), failed[pos].astype(int).tolist(),
