@@ -30,7 +30,7 @@ __all__ = ["Bulk"]
 _PRAGMAS = (
     "PRAGMA journal_mode=OFF",
     "PRAGMA synchronous=OFF",
-    "PRAGMA cache_size=-262144",
+    "PRAGMA cache_size=-16384",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA threads=2",
 )

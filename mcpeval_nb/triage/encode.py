@@ -1,10 +1,11 @@
 """Arrow call batches -> the integer rows of ``index.db`` (``call_rows``, ``call_labels``, ``strings``).
 
-Every text value is stored once: a session, capture id, event id or argument shape becomes a code into
-``strings``, a (server, method, tool, outcome, kind) combination a code into ``call_labels``.  Codes are
-computed per distinct value of a batch's dictionary columns and spread to the rows with numpy, so a
-batch of 30,000 calls costs a few hundred dictionary look-ups, not 30,000 × 10.  The values come from
-the loader's tables, which re-sanitised every record (SPEC 2.2).
+A session or argument shape is stored once and becomes a code into ``strings``, a (server, method, tool,
+outcome, kind) combination a code into ``call_labels``.  Codes are computed per distinct value of a
+batch's dictionary columns and spread to the rows with numpy, so a batch of 30,000 calls costs a few
+hundred dictionary look-ups, not 30,000 × 10.  Capture and event ids stay texts in ``call_rows`` (a
+capture id is numbered per run for grouping; an event id also gets a 64-bit key, ``events.py``).  The
+values come from the loader's tables, which re-sanitised every record (SPEC 2.2).
 """
 
 from __future__ import annotations
@@ -32,14 +33,17 @@ ErrorRow = tuple[int, str | None, str | None, str | None, int | None]
 class Encoded:
     """One batch as integer columns (numpy int64), its identity texts, and its error rows.
 
-    ``capture``/``event`` are the identity UUIDs (string arrays, null for legacy records), ``has_event``
+    ``capture_id``/``event`` are the identity UUIDs (string arrays, null for legacy records); ``capture``
+    numbers the capture ids of one run (0 for a legacy record: ``Encoder.capture_ids`` names them);
+    ``has_event``
     marks the rows with an event id and ``event_key`` its key (``events.event_keys``); ``failed`` marks
     ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups); ``errors`` holds
     ``(row index, err_code, err_template, err_template_id, err_retryable)``.
     """
 
-    capture: pa.Array
-    event: pa.Array
+    capture_id: pa.Array | pa.ChunkedArray
+    event: pa.Array | pa.ChunkedArray
+    capture: np.ndarray
     ts: np.ndarray
     session: np.ndarray
     seq: np.ndarray
@@ -61,7 +65,8 @@ class Encoded:
         errors = [(where[i], *rest) for i, *rest in self.errors if i in where]
         index = pa.array(keep, pa.int64())
         cols: dict[str, object] = {name: getattr(self, name)[keep] for name in _COLUMNS}
-        return Encoded(capture=self.capture.take(index), event=self.event.take(index), errors=errors, **cols)  # type: ignore[arg-type]
+        texts = {name: getattr(self, name).take(index) for name in ("capture_id", "event")}
+        return Encoded(**texts, errors=errors, **cols)  # type: ignore[arg-type]
 
     @staticmethod
     def concat(parts: list[Encoded]) -> Encoded:
@@ -79,21 +84,13 @@ class Encoded:
             else np.zeros(0, dtype=bool if name in _FLAGS else np.int64)
             for name in _COLUMNS
         }
-        texts = {
-            name: pa.concat_arrays([getattr(p, name) for p in parts]) if parts else pa.array([], pa.string())
-            for name in ("capture", "event")
-        }
+        texts = {name: pa.chunked_array([getattr(p, name) for p in parts], pa.string())  # taken from by
+                 for name in ("capture_id", "event")}                                   # rows: not copied
         return Encoded(**texts, **cols, errors=errors)
 
-    def capture_codes(self) -> tuple[np.ndarray, list[str]]:
-        """Per-row capture numbers within these rows (0 for a legacy record) and the capture id of each
-        number (number ``c`` is ``ids[c - 1]``)."""
-        encoded = pc.dictionary_encode(self.capture)
-        codes: np.ndarray = pc.fill_null(encoded.indices, -1).to_numpy().astype(np.int64) + 1
-        return codes, encoded.dictionary.to_pylist()
 
-
-_COLUMNS = ("ts", "session", "seq", "labels", "latency", "args", "failed", "server", "has_event", "event_key")
+_COLUMNS = ("capture", "ts", "session", "seq", "labels", "latency", "args", "failed", "server", "has_event",
+            "event_key")
 _FLAGS = ("failed", "has_event")
 
 
@@ -108,6 +105,8 @@ class Encoder:
     def __init__(self, db: sqlite3.Connection, *, fresh: bool) -> None:
         self.db, self.fresh = db, fresh
         self.strings: dict[str, int] = {}
+        self.captures: dict[str, int] = {}  # this run's capture numbers (not stored: call_rows keeps the ids)
+        self.capture_ids: list[str] = []
         self.known: set[int] = set()  # codes that existed before this run
         self.new_strings: list[tuple[int, str]] = []
         self.next_string = 1 if fresh else (db.execute("SELECT MAX(id) FROM strings").fetchone()[0] or 0) + 1
@@ -183,6 +182,17 @@ class Encoder:
         codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
         return codes
 
+    def _capture_codes(self, column: pa.Array) -> np.ndarray:
+        """Per-row capture numbers (this run's, from 1; 0 where null)."""
+        arr = pc.dictionary_encode(column)
+        lut = np.zeros(len(arr.dictionary) + 1, dtype=np.int64)
+        for i, value in enumerate(arr.dictionary.to_pylist(), start=1):
+            lut[i] = self.captures.setdefault(value, len(self.captures) + 1)
+            if lut[i] > len(self.capture_ids):
+                self.capture_ids.append(value)
+        codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
+        return codes
+
     def _label_codes(self, batch: pa.RecordBatch) -> np.ndarray:
         parts, sizes, dicts = [], [], []
         for name in ("server", "method", "tool", "outcome", "kind"):
@@ -215,7 +225,8 @@ class Encoder:
             server_lut[code] = server
         event = batch.column("event_id")
         return Encoded(
-            capture=batch.column("capture_id"),
+            capture_id=batch.column("capture_id"),
+            capture=self._capture_codes(batch.column("capture_id")),
             event=event,
             ts=_ints(batch.column("ts").cast(pa.int64())),
             session=self._codes(batch.column("session")),
@@ -276,7 +287,7 @@ def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
 def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple[object, ...]]]]:
     """``(statement, rows)`` for ``executemany``: legacy rows without the identity columns (fewer values
     to bind), rows with an identity with them; values as Python ints and strings."""
-    ident = pc.or_(pc.is_valid(enc.capture), pc.is_valid(enc.event)).to_numpy(zero_copy_only=False)
+    ident = (enc.capture != 0) | enc.has_event
     out: list[tuple[str, Iterable[tuple[object, ...]]]] = []
     for statement, mask in ((INSERT_LEGACY, ~ident), (INSERT_ROWS, ident)):
         if not mask.any():
@@ -286,7 +297,7 @@ def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple
                                                enc.args)]
         if statement is INSERT_ROWS:
             index = pa.array(rows)
-            texts = [pc.fill_null(col.take(index), "").to_pylist() for col in (enc.capture, enc.event)]
+            texts = [pc.fill_null(col.take(index), "").to_pylist() for col in (enc.capture_id, enc.event)]
             out.append((statement, zip(ints[0], *texts, *ints[1:], strict=True)))
         else:
             out.append((statement, zip(*ints, strict=True)))
@@ -304,15 +315,13 @@ _ERRORS = pa.schema([("call_id", pa.int64()), ("err_code", pa.string()), ("err_t
 def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
     """The rows ``row_batches`` would insert, as one Arrow batch (same values, same nulls)."""
 
-    def ints(values: np.ndarray, nullable: bool = False) -> pa.Array:
-        return pa.array(values, pa.int64(), mask=values == NULL_TS if nullable else None)
+    def ints(values: np.ndarray, null: int | None = None) -> pa.Array:
+        return pa.array(values, pa.int64(), mask=None if null is None else values == null)
 
-    def text(column: pa.Array) -> pa.Array:  # NULLIF(?, '')
-        return pc.if_else(pc.equal(column, ""), pa.scalar(None, pa.string()), column)
-
+    # Identity ids are UUIDs, never '' (which row_batches' NULLIF would store as NULL): they go as they are.
     return pa.record_batch(
-        [ints(ids), text(enc.capture), text(enc.event), ints(enc.ts, True), ints(enc.session), ints(enc.seq),
-         ints(enc.labels), ints(enc.latency, True), ints(enc.args)],
+        [ints(ids), enc.capture_id, enc.event, ints(enc.ts, NULL_TS), ints(enc.session), ints(enc.seq),
+         ints(enc.labels), ints(enc.latency, NULL_TS), ints(enc.args)],
         schema=CALL_ROWS,
     )
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
@@ -31,7 +32,7 @@ from ..tables.load import Errors, check_errors
 from .bulk import Bulk
 from .encode import CALL_ROWS, Encoded, Encoder, errors_table
 from .ingest import Ingest, Progress, write_sources
-from .links import linked_notes, tail_text
+from .links import linked_notes
 from .refresh import refresh_index
 from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
 from .sources import Source, plan_sources
@@ -240,12 +241,10 @@ def _full_build(
 
 @dataclass(frozen=True)
 class _Computed:
-    """A full build's windows, the rows' group keys, and capture numbers with the id of each."""
+    """A full build's windows and the rows' group keys."""
 
     windows: Windows
     key: np.ndarray
-    capture: np.ndarray
-    captures: list[str]
 
 
 def _windows(enc: Encoded, ids: np.ndarray) -> _Computed:
@@ -254,57 +253,59 @@ def _windows(enc: Encoded, ids: np.ndarray) -> _Computed:
     Raises:
         FindingsError: a capture repeats a ``seq``, or one capture spans two (session, server) pairs.
     """
-    capture, captures = enc.capture_codes()
-    key = group_keys(capture, enc.session, enc.server)
+    key = group_keys(enc.capture, enc.session, enc.server)
     win = compute_windows(key, enc.seq, ids, enc.failed)
     if len(win.conflicts):
         raise FindingsError("two records of one capture share a sequence number (conflicting records)")
-    check_captures(capture, enc)
-    return _Computed(win, key, capture, captures)
+    check_captures(enc)
+    return _Computed(win, key)
 
 
 def _groups(computed: _Computed, enc: Encoded, ids: np.ndarray,
             encoder: Encoder) -> tuple[pa.Table, pa.Table, pa.Table]:
     """``index_skipped`` (the skipped legacy groups), ``index_groups`` (each legacy group's tail) and
-    ``index_capture_groups`` (each capture's session, server and tail)."""
+    ``index_capture_groups`` (each capture's session, server and tail, in capture id order)."""
     win, key = computed.windows, computed.key
     width = int(enc.server.max(initial=0)) + 1
-    names = {v: k for k, v in encoder.servers.items()}
+    names = [""] * len(encoder.servers)
+    for name, code in encoder.servers.items():
+        names[code] = name
+    servers = pa.array(names, pa.string())
 
-    def group(k: int) -> tuple[int, str]:
-        pair = -(k + 1)
-        return pair // width, names[pair % width]
+    def pairs(keys: np.ndarray) -> dict[str, pa.Array]:  # a legacy group key -> (session, server)
+        pair = -(keys + 1)
+        return {"session": pa.array(pair // width, pa.int64()),
+                "server": servers.take(pa.array(pair % width))}
 
-    skipped = [group(k) for k in win.skipped.tolist()]
-    tails = win.tails(key, enc.seq, ids, enc.failed)
-    tailed = [(*group(k), tail_text(rows)) for k, rows in tails.items() if k < 0]
-    first = np.zeros(len(computed.captures) + 1, dtype=np.int64)  # a row of each capture (they agree:
-    first[computed.capture] = np.arange(len(enc))                 # check_captures)
-    captured = [(computed.captures[k - 1], int(enc.session[first[k]]), names[int(enc.server[first[k]])],
-                 tail_text(rows)) for k, rows in tails.items() if k > 0]
-    return (pa.table({"session": pa.array([s for s, _ in skipped], pa.int64()),
-                      "server": pa.array([v for _, v in skipped], pa.string())}),
-            pa.table({"session": pa.array([s for s, _, _ in tailed], pa.int64()),
-                      "server": pa.array([v for _, v, _ in tailed], pa.string()),
-                      "tail": pa.array([t for _, _, t in tailed], pa.string())}),
-            pa.table({"capture": pa.array([c for c, *_ in captured], pa.string()),
-                      "session": pa.array([s for _, s, _, _ in captured], pa.int64()),
-                      "server": pa.array([v for *_, v, _ in captured], pa.string()),
-                      "tail": pa.array([t for *_, t in captured], pa.string())}))
+    keys, texts = win.tail_texts(key, enc.seq, ids, enc.failed)
+    legacy, captured = keys < 0, keys > 0
+    first = np.zeros(int(enc.capture.max(initial=0)) + 1, dtype=np.int64)  # a row of each capture (they
+    first[enc.capture] = np.arange(len(enc))                              # agree: check_captures)
+    rows = first[keys[captured]]
+    capture_ids = pa.array(encoder.capture_ids, pa.string())
+    capture = pa.table({"capture": capture_ids.take(pa.array(keys[captured] - 1)),
+                        "session": pa.array(enc.session[rows], pa.int64()),
+                        "server": servers.take(pa.array(enc.server[rows])),
+                        "tail": texts.filter(pa.array(captured))})
+    return (pa.table(pairs(win.skipped)),
+            pa.table({**pairs(keys[legacy]), "tail": texts.filter(pa.array(legacy))}),
+            capture.take(pc.sort_indices(capture.column("capture"))))  # appended in key order
 
 
-def check_captures(capture: np.ndarray, enc: Encoded) -> None:
-    """Refuse a capture id that spans two (session, server) pairs (SPEC 2.5).
+def check_captures(enc: Encoded) -> None:
+    """Refuse a capture id that spans two (session, server) pairs (SPEC 2.5): every row of a capture
+    must have the pair of one of them (the last written to a per-capture slot).
 
     Raises:
         FindingsError: it does.
     """
-    captured = np.flatnonzero(capture != 0)
+    captured = np.flatnonzero(enc.capture != 0)
     width = int(enc.server.max(initial=0)) + 1
     pair = enc.session[captured] * width + enc.server[captured]
-    by = np.lexsort((pair, capture[captured]))
-    groups, pairs = capture[captured][by], pair[by]
-    if np.any((groups[1:] == groups[:-1]) & (pairs[1:] != pairs[:-1])):
+    codes = enc.capture[captured]
+    pair_of = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.int64)
+    pair_of[codes] = pair
+    if np.any(pair_of[codes] != pair):
         raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 

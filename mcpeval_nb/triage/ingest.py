@@ -215,7 +215,7 @@ def annotation_rows(batch: pa.RecordBatch) -> pa.Table:
 def _values(enc: Encoded, i: int, error: tuple[object, ...] | None) -> tuple[object, ...]:
     """A row's stored values in comparison order (replay detection)."""
     return (
-        enc.capture[i].as_py(),
+        enc.capture_id[i].as_py(),
         int(enc.ts[i]),
         int(enc.session[i]),
         int(enc.seq[i]),

@@ -20,14 +20,9 @@ import pyarrow.compute as pc
 
 from .encode import Encoded, Encoder
 from .events import EventOrder, event_calls
-from .windows import BEFORE, Tail
+from .windows import Tail
 
-__all__ = ["Tail", "link_events", "link_refresh", "linked_notes", "parse_tail", "tail_text"]
-
-def tail_text(rows: Tail) -> str:
-    """A tail as stored: ``id:seq:failed`` joined by commas (at most the last five)."""
-    return ",".join(f"{i}:{s}:{f}" for i, s, f in rows[-BEFORE:])
-
+__all__ = ["Tail", "link_events", "link_refresh", "linked_notes", "parse_tail"]
 
 def parse_tail(text: str) -> Tail:
     """The rows of a stored tail."""

@@ -21,7 +21,7 @@ from ..jsonfmt import dumps
 from ..tables.load import Errors
 from .encode import Encoded, Encoder
 from .ingest import Ingest, Progress, write_sources
-from .links import link_refresh, parse_tail, tail_text
+from .links import link_refresh, parse_tail
 from .schema import connect, transaction
 from .sources import Source, prefix_digest
 from .windows import compute_windows, group_keys
@@ -129,8 +129,7 @@ def _append_windows(
     """Insert the windows the new calls create; a reason string when only a full build can tell."""
     from .index import check_captures
 
-    capture_codes, capture_ids = enc.capture_codes()
-    key = group_keys(capture_codes, enc.session, enc.server)
+    key = group_keys(enc.capture, enc.session, enc.server)
     order = np.lexsort((ids, enc.seq, key))
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
     names = {v: k for k, v in encoder.servers.items()}
@@ -142,7 +141,7 @@ def _append_windows(
                                                   "session IN (SELECT value FROM json_each(?))", (codes,))}
     held = {c: (s, v, t) for c, s, v, t in db.execute(
         "SELECT capture, session, server, tail FROM index_capture_groups WHERE capture IN "
-        "(SELECT value FROM json_each(?))", (dumps(capture_ids, sort_keys=False),))}
+        "(SELECT value FROM json_each(?))", (dumps(encoder.capture_ids, sort_keys=False),))}
     groups: dict[int, tuple[int, str]] = {}
     captured: dict[int, tuple[str, int, str]] = {}
     tail_key: list[int] = []
@@ -153,9 +152,8 @@ def _append_windows(
         k, session = int(key[i]), int(enc.session[i])
         server, lowest = names[int(enc.server[i])], int(enc.seq[i])
         if k > 0:
-            capture = capture_ids[k - 1]
-            captured[k] = (capture, session, server)
-            old_group = held.get(capture)
+            captured[k] = (encoder.capture_ids[k - 1], session, server)
+            old_group = held.get(captured[k][0])
             if old_group is not None and old_group[:2] != (session, server):
                 raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
             found = None if old_group is None else old_group[2]
@@ -173,7 +171,7 @@ def _append_windows(
             return "an appended call goes back in sequence"
         tail_key += [k] * len(rows)
         tail_rows += rows[::-1]
-    check_captures(capture_codes, enc)
+    check_captures(enc)
     old = np.array(tail_rows, dtype=np.int64).reshape(-1, 3)
     win = compute_windows(
         np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]]),
@@ -187,13 +185,15 @@ def _append_windows(
         "INSERT OR IGNORE INTO windows (failure_id, neighbour_id, offset) VALUES (?, ?, ?)", win.rows()
     )
     all_key = np.concatenate([np.array(tail_key, dtype=np.int64), key[keep]])
-    tails = win.tails(all_key, np.concatenate([old[:, 1], enc.seq[keep]]),
-                      np.concatenate([old[:, 0], ids[keep]]), np.concatenate([old[:, 2], enc.failed[keep]]))
+    keys, texts = win.tail_texts(all_key, np.concatenate([old[:, 1], enc.seq[keep]]),
+                                 np.concatenate([old[:, 0], ids[keep]]),
+                                 np.concatenate([old[:, 2], enc.failed[keep]]))
+    tails = dict(zip(keys.tolist(), texts.to_pylist(), strict=True))
     db.executemany("INSERT OR REPLACE INTO index_groups (session, server, tail) VALUES (?, ?, ?)",
-                   [(*groups[k], tail_text(rows)) for k, rows in tails.items() if k in groups])
+                   [(*groups[k], tail) for k, tail in tails.items() if k in groups])
     db.executemany("INSERT OR REPLACE INTO index_capture_groups (capture, session, server, tail) "
                    "VALUES (?, ?, ?, ?)",
-                   [(*captured[k], tail_text(rows)) for k, rows in tails.items() if k in captured])
+                   [(*captured[k], tail) for k, tail in tails.items() if k in captured])
     return None
 
 

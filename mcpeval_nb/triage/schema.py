@@ -52,7 +52,7 @@ CREATE TABLE index_sources (path TEXT PRIMARY KEY, offset INTEGER NOT NULL, dige
 CREATE TABLE index_groups (session INTEGER NOT NULL, server TEXT NOT NULL, tail TEXT NOT NULL,
   PRIMARY KEY (session, server)) WITHOUT ROWID;
 CREATE TABLE index_capture_groups (capture TEXT PRIMARY KEY, session INTEGER NOT NULL, server TEXT NOT NULL,
-  tail TEXT NOT NULL);
+  tail TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE index_skipped (session INTEGER NOT NULL, server TEXT NOT NULL, PRIMARY KEY (session, server));
 CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), version INTEGER NOT NULL,
   schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys"]
 
@@ -34,24 +35,25 @@ class Windows:
     conflicts: np.ndarray
     order: np.ndarray
 
-    def tails(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> dict[int, Tail]:
-        """The last five ``(id, seq, failed)`` of every group (capture, or legacy and not skipped), by
-        group key."""
+    def tail_texts(self, key: np.ndarray, seq: np.ndarray, ids: np.ndarray,
+                   failed: np.ndarray) -> tuple[np.ndarray, pa.Array]:
+        """Every group's last five calls as stored (``id:seq:failed`` joined by commas, oldest first), for
+        each capture and each legacy group that is not skipped: their group keys and texts, built for
+        all groups at once (a store can hold a capture per call)."""
         g = key[self.order]
-        if not len(g):
-            return {}
-        ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True])
-        starts = np.r_[0, ends[:-1] + 1]
-        skipped = set(self.skipped.tolist())
-        out: dict[int, Tail] = {}
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-            k = int(g[end])
-            if k in skipped:
-                continue
-            pos = self.order[max(start, end - BEFORE + 1):end + 1]
-            out[k] = list(zip(ids[pos].tolist(), seq[pos].tolist(), failed[pos].astype(int).tolist(),
-                              strict=True))
-        return out
+        ends = np.flatnonzero(np.r_[g[1:] != g[:-1], True]) + 1 if len(g) else np.zeros(0, np.int64)
+        starts = np.r_[0, ends[:-1]].astype(np.int64)
+        keys = g[ends - 1]
+        kept = ~np.isin(keys, self.skipped)
+        starts, ends, keys = starts[kept], ends[kept], keys[kept]
+        first = np.maximum(starts, ends - BEFORE)
+        counts = ends - first
+        offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        rows = self.order[np.repeat(first - offsets[:-1], counts) + np.arange(offsets[-1])]
+        parts = [pa.array(values[rows].astype(np.int64)).cast(pa.string()) for values in (ids, seq, failed)]
+        text = pc.binary_join_element_wise(*parts, ":")
+        texts = pc.binary_join(pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), text), ",")
+        return keys, texts.cast(pa.string())
 
     def rows(self) -> list[tuple[int, int, int]]:
         """The rows as Python tuples for ``executemany``."""
