@@ -140,7 +140,9 @@ class Ingest:
     def drop_replays(self) -> list[int]:
         """After a full build's reads: drop later records repeating an earlier event id with the same
         values (counted as replays); differing values are a conflict.  Sorts the event keys once
-        (``events``, kept for ``call_events`` and the annotation links).
+        (``events``, kept for ``call_events`` and the annotation links); the other columns are joined only
+        when two rows share a key, so the bulk writer can start on ``call_events`` while ``calls()`` joins
+        them.
 
         Returns:
             The ids of the dropped call rows (already written: the caller deletes them).
@@ -148,14 +150,18 @@ class Ingest:
         Raises:
             FindingsError: conflicting records for one event ID (the journal is named).
         """
+        order = EventOrder.of(_joined([p.event_key for p in self.parts], np.int64),
+                              _joined([p.has_event for p in self.parts], bool), _joined(self.ids, np.int64))
+        self.events = order
+        runs = order.repeated_keys()
+        if not runs:
+            return []
         sizes = np.cumsum([len(p) for p in self.parts])
         enc, ids = self.calls()
         paths, self.parts, self.ids = self.paths, [enc], [ids]  # concatenated once, reused by calls()
-        order = EventOrder.of(enc.event_key, enc.has_event, ids)
-        self.events = order
         errors: dict[int, tuple[object, ...]] | None = None
         drop = []
-        for run in order.repeated_keys():  # rows sharing a key: equal texts are one event id
+        for run in runs:  # rows sharing a key: equal texts are one event id
             first: dict[str, int] = {}
             for row, text in zip(run.tolist(), enc.event.take(pa.array(run)).to_pylist(), strict=True):
                 if text not in first:
@@ -180,9 +186,7 @@ class Ingest:
 
     def calls(self) -> tuple[Encoded, np.ndarray]:
         """Every call row written in this run and its ids."""
-        ids = (self.ids[0] if len(self.ids) == 1 else np.concatenate(self.ids)) if self.ids else \
-            np.zeros(0, dtype=np.int64)
-        return Encoded.concat(self.parts), ids
+        return Encoded.concat(self.parts), _joined(self.ids, np.int64)
 
     # -- annotations ----------------------------------------------------------------------------------
     def _annotations(self, batch: pa.RecordBatch) -> None:
@@ -195,6 +199,13 @@ class Ingest:
                 zip(*(column.to_pylist() for column in notes.columns), strict=True),
             )
         self.annotations += batch.num_rows
+
+
+def _joined(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+    """These arrays as one (the array itself when there is one)."""
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=dtype)
 
 
 def annotation_rows(batch: pa.RecordBatch) -> pa.Table:

@@ -74,6 +74,18 @@ def group_keys(capture: np.ndarray, session: np.ndarray, server: np.ndarray) -> 
     return np.where(capture != 0, capture, legacy)
 
 
+def rank_order(key: np.ndarray, seq: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Row positions sorted by (group key, seq, id): one stable sort of a combined integer when ids
+    ascend with position and the (key, seq) ranges fit in 63 bits, else ``np.lexsort``."""
+    if len(key) > 1 and bool(np.all(ids[1:] > ids[:-1])):
+        k0, s0 = int(key.min()), int(seq.min())
+        width = int(seq.max()) - s0 + 1
+        if (int(key.max()) - k0 + 1) * width < 2**63:
+            order: np.ndarray = np.argsort((key - k0) * width + (seq - s0), kind="stable")
+            return order
+    return np.lexsort((ids, seq, key))
+
+
 def compute_windows(key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: np.ndarray) -> Windows:
     """The windows of every failed row among these rows.
 
@@ -84,7 +96,7 @@ def compute_windows(key: np.ndarray, seq: np.ndarray, ids: np.ndarray, failed: n
     Returns:
         The window rows, the skipped legacy group keys and the conflicting capture keys.
     """
-    order = np.lexsort((ids, seq, key))
+    order = rank_order(key, seq, ids)
     g, s, i = key[order], seq[order], ids[order]
     repeated = (g[1:] == g[:-1]) & (s[1:] == s[:-1])
     bad = np.unique(g[1:][repeated])
