@@ -214,7 +214,7 @@ def _read_salt(path: Path) -> bytes | None:
     return data
 
 
-def load_salt(root: Path, *, create: bool = True) -> bytes:
+def load_salt(root: Path | str, *, create: bool = True) -> bytes:
     """Return the capture root's 32-byte salt, creating it race-free if absent (SPEC 1).
 
     Creation writes a 0600 temp file, fsyncs it and hard-links it into place; a process that loses
@@ -223,6 +223,7 @@ def load_salt(root: Path, *, create: bool = True) -> bytes:
     Raises:
         SaltError: the salt has the wrong size or cannot be read or created (it is never overwritten).
     """
+    root = Path(root)
     path = salt_path(root)
     existing = _read_salt(path)
     if existing is not None or not create:

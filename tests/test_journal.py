@@ -309,6 +309,7 @@ def test_salt_is_created_once_with_32_bytes_and_mode_0600(root: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.parent == root and not (store_dir(root) / ".salt").exists()
     assert load_salt(root) == salt
+    assert load_salt(str(root)) == salt  # a path given as text, as the other functions take it
     assert sorted(os.listdir(root)) == [".salt"]
 
 
