@@ -18,11 +18,19 @@ from .scoring import HALF_LIFE_DAYS, MS_PER_DAY, Factors
 __all__ = ["Explanation", "FactorRow", "explain_finding", "failure_windows"]
 
 Z = 1.959963984540054
-_FAILURES = (
-    "SELECT r.id FROM call_rows r JOIN call_labels l ON l.id = r.labels "
-    "LEFT JOIN call_errors e ON e.call_id = r.id WHERE l.outcome = 'error' AND l.method = 'tools/call' "
-    "AND l.kind = 'real' AND l.server IS ? AND l.tool IS ? AND e.err_template_id IS ?"
-)
+_FAILED = ("l.outcome = 'error' AND l.method = 'tools/call' AND l.kind = 'real' AND l.server IS ? "
+           "AND l.tool IS ? AND e.err_template_id IS ?")
+
+
+def _failures(template: str | None) -> str:
+    """The ids of a finding's failed calls (parameters: server, tool, template id).  With a template id
+    the search starts from the error rows (5 % of the calls), else from every call (a failure without
+    an error row has no template)."""
+    if template is None:
+        return ("SELECT r.id FROM call_rows r JOIN call_labels l ON l.id = r.labels "
+                f"LEFT JOIN call_errors e ON e.call_id = r.id WHERE {_FAILED}")
+    return ("SELECT r.id FROM call_errors e JOIN call_rows r ON r.id = e.call_id "
+            f"JOIN call_labels l ON l.id = r.labels WHERE {_FAILED}")
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ def _tools(db: sqlite3.Connection, f: Finding) -> tuple[str, ...]:
     rows = db.execute(
         f"SELECT DISTINCT l.tool FROM windows w JOIN call_rows n ON n.id = w.neighbour_id "
         f"JOIN call_labels l ON l.id = n.labels WHERE l.tool IS NOT NULL AND w.failure_id IN "
-        f"({_FAILURES})",
+        f"({_failures(f.err_template_id)})",
         (f.server, f.tool, f.err_template_id),
     ).fetchall()
     return tuple(sorted({r[0] for r in rows} | ({f.tool} if f.tool else set())))
@@ -170,7 +178,8 @@ def failure_windows(root: Path | str | None, finding_id: str, *, limit: int | No
     f = get_finding(root, finding_id)
     with reading(root) as (_base, db):
         tail = "" if limit is None else f" ORDER BY r.ts_ms DESC, r.id DESC LIMIT {int(limit)}"
-        ids = [r[0] for r in db.execute(_FAILURES + tail, (f.server, f.tool, f.err_template_id))]
+        ids = [r[0] for r in db.execute(_failures(f.err_template_id) + tail,
+                                        (f.server, f.tool, f.err_template_id))]
         marks = ", ".join(str(i) for i in ids) or "NULL"
         rows = db.execute(
             "SELECT x.failure_id, x.offset, c.id, c.ts, c.method, c.tool, c.outcome, c.latency_ms, c.kind, "
