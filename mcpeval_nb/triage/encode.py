@@ -11,7 +11,7 @@ values come from the loader's tables, which re-sanitised every record (SPEC 2.2)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,10 +35,9 @@ class Encoded:
 
     ``capture_id``/``event`` are the identity UUIDs (string arrays, null for legacy records); ``capture``
     numbers the capture ids of one run (0 for a legacy record: ``Encoder.capture_ids`` names them);
-    ``has_event``
-    marks the rows with an event id and ``event_key`` its key (``events.event_keys``); ``failed`` marks
-    ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups); ``errors`` holds
-    ``(row index, err_code, err_template, err_template_id, err_retryable)``.
+    ``has_event`` marks the rows with an event id and ``event_key`` its key (``events.event_keys``);
+    ``failed`` marks ``outcome = 'error'``; ``server`` is the label's server code (for legacy groups);
+    ``errors`` holds ``(row index, err_code, err_template, err_template_id, err_retryable)``.
     """
 
     capture_id: pa.Array | pa.ChunkedArray
@@ -173,23 +172,22 @@ class Encoder:
         self.new_strings, self.new_labels = [], []
 
     # -- batches ------------------------------------------------------------------------------------
-    def _codes(self, column: pa.Array) -> np.ndarray:
-        """Per-row codes of a (dictionary or string) column; 0 where null."""
-        arr = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
-        lut = np.zeros(len(arr.dictionary) + 1, dtype=np.int64)
-        for i, value in enumerate(arr.dictionary.to_pylist(), start=1):
-            lut[i] = self.code(value)
-        codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
-        return codes
+    def capture(self, value: str) -> int:
+        """This run's number of a capture id (from 1, assigned on first sight)."""
+        found = self.captures.get(value)
+        if found is None:
+            found = self.captures[value] = len(self.captures) + 1
+            self.capture_ids.append(value)
+        return found
 
-    def _capture_codes(self, column: pa.Array) -> np.ndarray:
-        """Per-row capture numbers (this run's, from 1; 0 where null)."""
-        arr = pc.dictionary_encode(column)
+    def _codes(self, column: pa.Array, code: Callable[[str], int] | None = None) -> np.ndarray:
+        """Per-row codes of a (dictionary or string) column (``code``, default ``self.code``, for each
+        distinct value); 0 where null."""
+        arr = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+        code = code or self.code
         lut = np.zeros(len(arr.dictionary) + 1, dtype=np.int64)
         for i, value in enumerate(arr.dictionary.to_pylist(), start=1):
-            lut[i] = self.captures.setdefault(value, len(self.captures) + 1)
-            if lut[i] > len(self.capture_ids):
-                self.capture_ids.append(value)
+            lut[i] = code(value)
         codes: np.ndarray = lut[pc.fill_null(arr.indices, -1).to_numpy() + 1]
         return codes
 
@@ -226,7 +224,7 @@ class Encoder:
         event = batch.column("event_id")
         return Encoded(
             capture_id=batch.column("capture_id"),
-            capture=self._capture_codes(batch.column("capture_id")),
+            capture=self._codes(batch.column("capture_id"), self.capture),
             event=event,
             ts=_ints(batch.column("ts").cast(pa.int64())),
             session=self._codes(batch.column("session")),

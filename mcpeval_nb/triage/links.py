@@ -24,6 +24,7 @@ from .windows import Tail
 
 __all__ = ["Tail", "link_events", "link_refresh", "linked_notes", "parse_tail"]
 
+
 def parse_tail(text: str) -> Tail:
     """The rows of a stored tail."""
     out: Tail = []

@@ -24,7 +24,7 @@ from .ingest import Ingest, Progress, write_sources
 from .links import link_refresh, parse_tail
 from .schema import connect, transaction
 from .sources import Source, prefix_digest
-from .windows import compute_windows, group_keys
+from .windows import compute_windows, group_keys, rank_order
 
 __all__ = ["refresh_index"]
 
@@ -130,7 +130,7 @@ def _append_windows(
     from .index import check_captures
 
     key = group_keys(enc.capture, enc.session, enc.server)
-    order = np.lexsort((ids, enc.seq, key))
+    order = rank_order(key, enc.seq, ids)
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
     names = {v: k for k, v in encoder.servers.items()}
     touched = sorted({int(s) for s in enc.session.tolist()} & encoder.known)

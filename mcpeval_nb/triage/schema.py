@@ -1,16 +1,16 @@
 """The layout of ``<root>/index.db`` (SPEC 12.1): tables, views, indexes, checkpoint, and how it is opened.
 
 The SQL surface is SPEC's: ``calls`` (a view with SPEC's columns), ``windows``, ``annotations``, the
-checkpoint tables and, after ``promote``, ``issues`` and ``findings``.  Underneath, a call is one row of
-integers and its two identity texts (``call_rows``): other text values live once in ``strings``
-(sessions, argument shapes), label combinations once in ``call_labels`` (server, method, tool, outcome,
-kind) and error fields in ``call_errors`` for the rows that have them.  Event ids are found through
-``call_events`` (64-bit keys in key order, ``events.py``); each capture's last calls are kept in
-``index_capture_groups`` as a legacy group's are in ``index_groups``, which is all a refresh needs of a
-capture.  A 1M-call index is then ~60 MB instead of ~350 MB and
-builds in seconds (docs/findings.md).  ``index.db`` is derived: a file that is not ours, or not this
-version, is rebuilt by ``index`` (written to a temporary file, then renamed into place) and refused with
-a clear message by the readers.
+checkpoint tables and, after ``promote``, ``issues`` and ``findings``. Underneath, a call is one row of
+integers and its two identity texts (``call_rows``): other text values live once in ``strings`` (sessions,
+argument shapes), label combinations once in ``call_labels`` (server, method, tool, outcome, kind) and error
+fields in ``call_errors`` for the rows that have them. Event ids are found through ``call_events`` (64-bit
+keys in key order, ``events.py``); each capture's last calls are kept in ``index_capture_groups`` as a
+legacy group's are in ``index_groups``, which is all a refresh needs of a capture. A 1M-call index is then
+~65 MB instead of ~350 MB (132 MB when every call has an identity) and builds in seconds
+(docs/performance.md). ``index.db`` is derived: a file that is
+not ours, or not this version, is rebuilt by ``index`` (written to a temporary file, then renamed into
+place) and refused with a clear message by the readers.
 """
 
 from __future__ import annotations

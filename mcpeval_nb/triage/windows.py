@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys"]
+__all__ = ["AFTER", "BEFORE", "OFFSETS", "Tail", "Windows", "compute_windows", "group_keys", "rank_order"]
 
 BEFORE, AFTER = 5, 3
 OFFSETS = (*range(-BEFORE, 0), *range(1, AFTER + 1))
