@@ -28,6 +28,7 @@ from ..errors import UsageError
 from ..home import load_salt, resolve_root
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..privacy.urls import classify_url
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.loopback import (
     bound_address,
@@ -44,7 +45,7 @@ from .http_streams import Streams
 from .recorder import Recorder
 from .spawn import announce_root, say
 
-__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
+__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http", "stored_address"]
 
 _BUSY = error_response(503)
 
@@ -80,6 +81,15 @@ class HTTPShimOptions:
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
 
 
+def stored_address(endpoint: Endpoint) -> str:
+    """The upstream's host as a record may hold it (OpenTelemetry's ``server.address``): a loopback host
+    as it is; any other host shaped as a URL argument is (its registrable domain, ``ip``, ``host``)."""
+    if endpoint.is_loopback:
+        return endpoint.host
+    token = classify_url(endpoint.url) or "url:host"
+    return token.removeprefix("url:")
+
+
 def _authorization(value: str | None) -> str | None:
     """The upstream Authorization fallback, validated like the probe client's (never echoed)."""
     return read_authorization(None if value is None else {AUTHORIZATION_ENV: value})
@@ -108,7 +118,8 @@ class HTTPShim:
         root = resolve_root(options.root)
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=load_salt(root))
+                                salt=load_salt(root), transport="tcp", address=stored_address(self.endpoint),
+                                port=self.endpoint.port)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)
