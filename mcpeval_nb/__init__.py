@@ -387,6 +387,7 @@ if typing.TYPE_CHECKING:
         synthesize as synthesize,
     )
     from .probe.readiness.text import readiness_lines as readiness_lines
+    from .probe.render import render as render
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -579,6 +580,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".probe.readiness.score": ("score_readiness",),
     ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".probe.readiness.text": ("readiness_lines",),
+    ".probe.render": ("render",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
     ".review": (
