@@ -24,7 +24,7 @@ from ..probe.manifest import Manifest, select_cases
 from ..probe.report import ProbeReport
 from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
 from ..transport.messages import Target
-from .api import list_findings
+from .findings import list_findings
 from .lifecycle import lifecycle, now_ms
 
 __all__ = ["VerifyResult", "verify_finding"]
