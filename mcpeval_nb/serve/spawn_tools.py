@@ -28,7 +28,7 @@ from ..transport.cancel import CancelScope
 from ..transport.messages import Target
 from ..transport.policy import check_endpoint
 from ..triage.verify import verify_finding as verify
-from .tools import ToolContext, ToolFailure, ToolResult
+from .base import ToolContext, ToolFailure, ToolResult
 
 __all__ = ["BUSY_MESSAGE", "DEFAULT_LABEL", "SpawnSlot", "run_probe", "scaffold", "score", "verify_finding"]
 

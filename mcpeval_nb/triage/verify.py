@@ -26,7 +26,7 @@ from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
 from ..probe.runner import run_plan
 from ..transport.messages import Target
-from .api import list_findings
+from .findings import list_findings
 from .lifecycle import lifecycle, now_ms
 
 __all__ = ["VerifyResult", "verify_finding"]
