@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import DocumentError
-from ..jsonfmt import JSONFormatError, loads
-from ..limits import MAX_RECORD_BYTES
-from ..privacy.grammar import valid_identifier, valid_server
-from ..probe.cases import listed
-from ..probe.render import Format, FormatSet, json_text, render
-from ..sizes.manifest import read_bounded
+from ...errors import DocumentError
+from ...jsonfmt import JSONFormatError, loads
+from ...limits import MAX_RECORD_BYTES
+from ...privacy.grammar import valid_identifier, valid_server
+from ...probe.cases import listed
+from ...probe.render import Format, FormatSet, json_text, render
+from ..manifest import read_bounded
 from .capture import INDEX_FILE, INDEX_SCHEMA
 from .snapshot import SNAPSHOT_SCHEMA
 
