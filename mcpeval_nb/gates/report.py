@@ -17,7 +17,6 @@ from ..probe.render import Format, FormatSet, json_text, lines_text, render
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
 GATE_SCHEMA = "mcpeval-nb.gate-report/v1"
-GATE_FORMATS = ("text", "markdown", "json", "junit")
 #: Reason label -> remediation hint, for checks that did not pass.
 GATE_REASONS = {
     "gate-p95-exceeded": "The 95th latency percentile of real traffic is over its budget: profile the "
@@ -114,7 +113,7 @@ def _num(value: float) -> str:
 class GateReport:
     """Every check, in (server, tool, limit) order, then the template rule; and what was judged."""
 
-    #: The gate report's format table (``GATE_FORMATS``).
+    #: The gate report's format table.
     FORMATS: ClassVar[FormatSet[GateReport]] = FormatSet(
         (Format("text", lambda r, _: r.render_text()), Format("markdown", lambda r, _: r.render_markdown()),
          Format("json", lambda r, _: json_text(r.to_json())),
@@ -213,3 +212,7 @@ class GateReport:
         props = (("calls", str(self.calls)), ("since", self.since or "-"),
                  ("warned", str(self.count("warn"))))
         return [JUnitSuite("gate", tuple(cases), props)]
+
+
+#: What ``GateReport.render`` writes, in ``--format`` order.
+GATE_FORMATS = GateReport.FORMATS.names

@@ -39,8 +39,6 @@ __all__ = [
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-#: What ``ProbeReport.render`` writes.
-REPORT_FORMATS = ("text", "json", "markdown", "sarif", "junit")
 
 
 def _text(report: ProbeReport, options: RenderOptions) -> str:
@@ -70,11 +68,11 @@ class ProbeReport:
         legacy_score: a v1 document's display-only readiness score.
     """
 
-    #: The report's format table (``REPORT_FORMATS``): the session cost line is checked before any writes.
+    #: The report's format table: the price of the session cost line is checked before any format writes.
     FORMATS: ClassVar[FormatSet[ProbeReport]] = FormatSet(
         (Format("text", _text), Format("json", _json), Format("markdown", _markdown),
          Format("sarif", sarif_format), Format("junit", junit_format)),
-        unknown=f"unknown report format; use one of {', '.join(REPORT_FORMATS)}", check=check_price)
+        unknown="unknown report format; use one of text, json, markdown, sarif, junit", check=check_price)
 
     server: str
     cases: tuple[CaseResult, ...]
@@ -178,6 +176,10 @@ class ProbeReport:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
+
+
+#: What ``ProbeReport.render`` writes, in ``--format`` order.
+REPORT_FORMATS = ProbeReport.FORMATS.names
 
 
 def _generator() -> dict[str, str]:
