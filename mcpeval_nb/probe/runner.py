@@ -28,7 +28,7 @@ from .cases import CaseResult, ProbeCase
 from .context import BATTERIES, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
 from .history import record_report_trend
 from .kinds import KIND_TABLE, CaseContext, access_refusal
-from .manifest import Manifest, load_manifest, parse_manifest, select_cases
+from .manifest import Manifest, as_manifest, select_cases
 from .readiness.battery import run_battery
 from .readiness.model import Readiness
 from .report import ProbeReport
@@ -55,14 +55,6 @@ def make_target(target: Target | str | Sequence[str], *, allow_remote_http: bool
     if not argv:
         raise UsageError("an HTTP endpoint or stdio command is required")
     return StdioTarget(argv, env=env)
-
-
-def _manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
-    if isinstance(manifest, Manifest):
-        return manifest
-    if isinstance(manifest, str | Path):
-        return load_manifest(manifest)
-    return parse_manifest(manifest)
 
 
 def _errored(case: ProbeCase, reason: str, calls: int = 0) -> CaseResult:
@@ -251,7 +243,7 @@ def run_probes(target: Target | str | Sequence[str], *,
         raise UsageError("server label is invalid")
     if options.battery not in BATTERIES:
         raise UsageError('battery must be "standard" or None')
-    loaded = _manifest(manifest)
+    loaded = as_manifest(manifest)
     cases = select_cases(loaded, probe=options.probe, case_id=options.case_id,
                          allow_mutation=options.allow_mutation)
     ctx = _context(target, loaded, options, cancel)

@@ -20,9 +20,9 @@ from ..governance import audit
 from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
-from ..probe.manifest import Manifest, select_cases
+from ..probe.manifest import Manifest, as_manifest, select_cases
 from ..probe.report import ProbeReport
-from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
+from ..probe.runner import run_probes
 from ..transport.messages import Target
 from .findings import list_findings
 from .lifecycle import lifecycle, now_ms
@@ -139,7 +139,7 @@ def _verify_finding(
     """
     if not valid_identifier(case):
         raise UsageError("--case must be an identifier (a letter, then letters, digits, '_', '.', ':', '-')")
-    loaded = _manifest(manifest)
+    loaded = as_manifest(manifest)
     chosen = [c for c in loaded.cases if c.id == case]
     if not chosen:
         raise UsageError(f"probe case {case} is not in the manifest")
