@@ -31,7 +31,7 @@ from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_er
 __all__ = [
     "DEFAULT_MANIFEST",
     "Manifest",
-    "as_manifest",
+    "coerce_manifest",
     "load_manifest",
     "manifest_schema",
     "manifest_schema_text",
@@ -166,8 +166,8 @@ def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> Manifest:
     return parse_manifest(raw, source=str(path))
 
 
-def as_manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
-    """A manifest argument as a ``Manifest``: kept as it is, read from a path, or parsed from a document.
+def coerce_manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
+    """A validated manifest from what ``run_probes`` accepts: itself, a file path, bytes or a parsed object.
 
     Raises:
         ManifestError: the file cannot be read or the manifest is invalid (exit 2).
