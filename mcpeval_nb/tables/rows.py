@@ -17,6 +17,7 @@ import pyarrow as pa
 from ..jsonfmt import dumps
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from ..privacy.timestamps import valid_rfc3339
+from .extcols import ext_row, server_ms
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch", "ts_millis"]
@@ -57,9 +58,11 @@ def _json(value: Any) -> str | None:
 def call_row(record: CallRecord) -> dict[str, Any]:
     """One sanitised call record as a row of ``CALLS_SCHEMA`` (plain Python values)."""
     err = record.error
+    ext = ext_row(record.ext)
     return {
-        "ts": ts_millis(record.ts), "session": record.session, "seq": record.seq,
-        "server": record.server, "method": record.method, "tool": record.tool,
+        **ext, "server_ms": server_ms(record.latency_ms, ext["wait_ms"]), "ts": ts_millis(record.ts),
+        "session": record.session, "seq": record.seq, "server": record.server, "method": record.method,
+        "tool": record.tool,
         "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
         "has_error": err is not None,
         "error_code": None if err is None or "code" not in err else dumps(err["code"], sort_keys=True),
