@@ -80,7 +80,8 @@ def test_a_three_round_operation_is_one_record_with_its_rounds_latency_and_wait(
     assert (record.method, record.tool, record.outcome) == ("tools/call", "ask", "ok")
     assert record.latency_ms == 5_600
     assert record.args == {"query": "str<32"}
-    assert record.ext == {"protocol": V, "rounds": 3, "wait_ms": 2_000 + 3_000, "transport": "pipe"}
+    assert record.ext == {"protocol": V, "request_id": "1", "rounds": 3, "wait_ms": 2_000 + 3_000,
+                          "transport": "pipe"}
     assert len(c.operations) == 0 and len(c.pending) == 0
     assert CANARY not in _text(out)
 
@@ -115,7 +116,8 @@ def test_an_operation_the_client_never_finishes_is_abandoned_at_close_without_it
     assert _call(c, 1, 1_000, page=CANARY) + _answer(c, 1, 1_040, _ask(CANARY, url=url)) == []
     (record,) = c.close()
     assert (record.outcome, record.error, record.latency_ms) == ("unknown", {"code": ABANDONED}, 40)
-    assert record.ext == {"protocol": V, "result_type": "input_required", "transport": "pipe"}
+    assert record.ext == {"protocol": V, "request_id": "1", "result_type": "input_required",
+                          "transport": "pipe"}
     assert CANARY not in _text([record])
 
 
@@ -154,8 +156,8 @@ def test_a_task_is_one_operation_to_its_terminal_status_and_polling_is_not_a_cal
     assert (record.method, record.tool, record.outcome) == ("tools/call", "job", "error")
     assert record.latency_ms == 321
     assert record.error is not None and record.error["code"] == "tool-error"
-    assert record.ext == {"protocol": V, "polls": 4, "result_type": "task", "task": "completed",
-                          "transport": "pipe", "wait_ms": 400 - 141}
+    assert record.ext == {"protocol": V, "polls": 4, "request_id": "1", "result_type": "task",
+                          "task": "completed", "transport": "pipe", "wait_ms": 400 - 141}
     assert CANARY not in _text(out)
 
 
@@ -202,7 +204,7 @@ def test_trace_context_is_kept_as_bounded_ids_and_baggage_and_tracestate_are_dro
     _send(legacy, "outbound", {"id": 1, "method": "ping", "params": {"_meta": {"traceparent":
                                                                               f"00-{TRACE}-{SPAN}-01"}}}, 0)
     (traced,) = _answer(legacy, 1, 1, {})
-    assert traced.ext == {"trace_id": TRACE, "parent_span_id": SPAN, "transport": "pipe"}
+    assert traced.ext == {"trace_id": TRACE, "parent_span_id": SPAN, "request_id": "1", "transport": "pipe"}
 
 
 @pytest.mark.parametrize("value", [
@@ -219,20 +221,21 @@ def test_the_http_header_trace_context_and_a_header_body_mismatch_are_recorded()
     _send(c, "outbound", msg, 0, http=http)
     (record,) = _send(c, "inbound", {"id": 1, "error": {"code": -32020, "message": "Header mismatch"}}, 3)
     assert record.ext == {"address": "127.0.0.1", "flags": ["header-mismatch"], "parent_span_id": SPAN,
-                          "port": 8931, "protocol": V, "trace_id": TRACE, "transport": "tcp"}
+                          "port": 8931, "protocol": V, "request_id": "1", "trace_id": TRACE,
+                          "transport": "tcp"}
 
 
 def test_result_types_and_a_bounded_protocol_version() -> None:
     c = _corr()
     _send(c, "outbound", {"id": 1, "method": "server/discover", "params": {"_meta": _meta()}}, 0)
     (discover,) = _answer(c, 1, 2, {"supportedVersions": [V]})
-    assert (discover.method, discover.outcome, discover.ext) == ("server/discover", "ok",
-                                                                 {"protocol": V, "transport": "pipe"})
+    assert (discover.method, discover.outcome, discover.ext) == (
+        "server/discover", "ok", {"protocol": V, "request_id": "1", "transport": "pipe"})
     weird = _meta()
     weird["io.modelcontextprotocol/protocolVersion"] = CANARY
     (other,) = _call(c, 2, 0, name="x", meta=weird) + _answer(c, 2, 1, {"resultType": CANARY})
-    assert (other.outcome, other.ext) == ("unknown", {"protocol": "invalid", "result_type": "other",
-                                                      "transport": "pipe"})
+    assert (other.outcome, other.ext) == ("unknown", {"protocol": "invalid", "request_id": "2",
+                                                      "result_type": "other", "transport": "pipe"})
 
 
 def test_an_acknowledged_listen_ends_ok_when_its_stream_closes() -> None:
@@ -256,3 +259,15 @@ def test_the_ext_read_rule_keeps_only_known_members_within_their_grammars() -> N
                          "address": f"{CANARY} x", "port": 70000}) == {
         "flags": ["state-changed"], "protocol": "invalid", "rounds": 2}
     assert sanitize_ext({"polls": True}) is None and sanitize_ext([1]) is None
+
+
+@pytest.mark.parametrize(("msg_id", "kept"), [(7, "7"), ("req-7", "req-7"), (-3, "-3"), (1.5, None),
+                                             (f"{CANARY} with spaces", None), ("x" * 65, None)])
+def test_the_request_id_is_kept_only_within_its_grammar_and_a_prompt_name_beside_it(msg_id: Any,
+                                                                                    kept: str | None) -> None:
+    c = _corr()
+    get = {"id": msg_id, "method": "prompts/get", "params": {"name": "greet", "_meta": _meta()}}
+    _send(c, "outbound", get, 0)
+    (record,) = _send(c, "inbound", {"id": msg_id, "result": {"messages": []}}, 1)
+    assert record.ext is not None and record.ext.get("request_id") == kept and record.ext["prompt"] == "greet"
+    assert CANARY not in _text([record])

@@ -102,20 +102,26 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _common(protocol: str | None, trace: tuple[str, str] | None, flags: Iterable[str]) -> dict[str, Any]:
-    """The ``ext`` members any request's record may carry: protocol, trace context, flags."""
+def _common(facts: RequestFacts, flags: Iterable[str]) -> dict[str, Any]:
+    """The ``ext`` members any request's record may carry: protocol, trace context, request id, prompt
+    name, flags (an empty object for a request without any 2026-07-28 fact or flag)."""
     ext: dict[str, Any] = {}
-    if protocol is not None:
-        ext["protocol"] = protocol
-    if trace is not None:
-        ext["trace_id"], ext["parent_span_id"] = trace
+    if facts.protocol is not None:
+        ext["protocol"] = facts.protocol
+    if facts.trace is not None:
+        ext["trace_id"], ext["parent_span_id"] = facts.trace
     if flags:
         ext["flags"] = sorted(flags)
+    if ext:  # never on their own: a legacy request keeps SPEC's bytes
+        if facts.request_id is not None:
+            ext["request_id"] = facts.request_id
+        if facts.prompt is not None:
+            ext["prompt"] = facts.prompt
     return ext
 
 
 def _op_ext(op: Operation) -> dict[str, Any]:
-    return {**_common(op.protocol, op.trace, op.flags), **ext_fields(op)}
+    return {**_common(op.facts, op.flags), **ext_fields(op)}
 
 
 class Correlator:
@@ -348,7 +354,7 @@ class Correlator:
         answer = classify_answer(msg, p.method, self._salt, self.keyer,
                                  task_view=op is not None and op.task is not None)
         if op is None and answer.result_type not in ("input_required", "task"):
-            ext = _common(p.facts.protocol, p.facts.trace, p.flags)
+            ext = _common(p.facts, p.flags)
             if answer.result_type != "complete":
                 ext["result_type"] = answer.result_type
             return [self._record(p.method, answer.outcome, tool=p.tool, args=p.args, error=answer.error,
@@ -389,7 +395,7 @@ class Correlator:
 
     def _listen_closed(self, p: Pending, now: int) -> CallRecord:
         return self._record(p.method, "ok", latency_ms=max(0, now - p.sent_ms), shim_self_us=p.overhead_us,
-                            ext=_common(p.facts.protocol, p.facts.trace, p.flags))
+                            ext=_common(p.facts, p.flags))
 
     def _displaced(self, p: Pending, code: str, overhead_us: int = 0) -> CallRecord | None:
         op = p.op
@@ -402,7 +408,7 @@ class Correlator:
                                 error={"code": code}, shim_self_us=op.overhead_us, ext=_op_ext(op))
         return self._record(p.method, "unknown", tool=p.tool, args=p.args, error={"code": code},
                             shim_self_us=p.overhead_us + overhead_us,
-                            ext=_common(p.facts.protocol, p.facts.trace, p.flags))
+                            ext=_common(p.facts, p.flags))
 
 
 def _args(args_json: str | None) -> Any:

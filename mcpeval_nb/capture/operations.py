@@ -21,6 +21,7 @@ it is pushed out by the bound, when it waited longer than ``OPERATION_IDLE_S``, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..limits import MAX_OPEN_OPERATION_BYTES, MAX_OPEN_OPERATIONS, OPERATION_IDLE_S
 from .pending import ENTRY_OVERHEAD, Pending
-from .wire import TASK_METHODS, RequestFacts
+from .wire import NO_FACTS, TASK_METHODS, RequestFacts
 
 __all__ = ["Operation", "Operations", "ext_fields"]
 
@@ -47,7 +48,8 @@ class Operation:
         wait_ms: time from each answer handing the client a question to the client's next request.
         polls: ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` requests.
         flags: content-free flags (``privacy.ext.FLAGS``).
-        protocol, trace: of the first request that carried them.
+        facts: the first request's facts (protocol and trace context from a later round when it had
+            none).
         fingerprint: digest of method, target and arguments.
         state: digest of the last ``requestState`` the server issued (None: none issued).
         task: digest of the task id (task operations), status: the task's last status.
@@ -65,8 +67,7 @@ class Operation:
     wait_ms: int = 0
     polls: int = 0
     flags: set[str] = field(default_factory=set)
-    protocol: str | None = None
-    trace: tuple[str, str] | None = None
+    facts: RequestFacts = NO_FACTS
     fingerprint: bytes | None = None
     state: bytes | None = None
     task: bytes | None = None
@@ -79,14 +80,16 @@ class Operation:
     @classmethod
     def first(cls, p: Pending) -> Operation:
         """The operation a request starts (its first round)."""
-        f = p.facts
-        return cls(p.method, p.tool, p.args_json, p.sent_ms, protocol=f.protocol, trace=f.trace,
-                   fingerprint=f.fingerprint, flags=set(p.flags))
+        return cls(p.method, p.tool, p.args_json, p.sent_ms, facts=p.facts, fingerprint=p.facts.fingerprint,
+                   flags=set(p.flags))
 
     def join(self, p: Pending) -> None:
         """Take a later request's facts: the protocol and trace context when the first had none."""
-        self.protocol = self.protocol or p.facts.protocol
-        self.trace = self.trace or p.facts.trace
+        mine, later = self.facts, p.facts
+        if (mine.protocol is None and later.protocol) or (mine.trace is None and later.trace):
+            self.facts = dataclasses.replace(mine, protocol=mine.protocol or later.protocol,
+                                             trace=mine.trace or later.trace,
+                                             request_id=mine.request_id or later.request_id)
         self.flags |= p.flags
 
     @property

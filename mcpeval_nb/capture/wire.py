@@ -24,6 +24,7 @@ from typing import Any
 
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.ext import TASK_CANCELLED, TASK_STATUSES, valid_protocol
+from ..privacy.grammar import valid_tool
 
 __all__ = [
     "MRTR_METHODS",
@@ -36,6 +37,7 @@ __all__ = [
     "classify_answer",
     "decode_header_value",
     "request_facts",
+    "request_id",
     "result_type",
     "traceparent",
 ]
@@ -95,9 +97,20 @@ class RequestFacts:
     fingerprint: bytes | None = None
     task: bytes | None = None
     mismatch: bool = False
+    request_id: str | None = None
+    prompt: str | None = None
 
 
 NO_FACTS = RequestFacts()
+_ID_RE = re.compile(r"[A-Za-z0-9_.:\-]{1,64}")
+
+
+def request_id(value: Any) -> str | None:
+    """A JSON-RPC id as a bounded identifier: an integer's decimal text, or a string of at most 64 bytes
+    of ``[A-Za-z0-9_.:-]``; None for anything else (a float, a longer or freer string)."""
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**64:
+        return str(value)
+    return value if isinstance(value, str) and _ID_RE.fullmatch(value) else None
 
 
 def traceparent(value: Any) -> tuple[str, str] | None:
@@ -173,7 +186,9 @@ def request_facts(msg: dict[str, Any], keyer: Keyer, http: HttpFacts | None = No
     mismatch = http is not None and _mismatch(msg, params, http)
     if not (protocol or trace or retry or fingerprint or task or mismatch):
         return NO_FACTS
-    return RequestFacts(protocol, trace, retry, state, fingerprint, task, mismatch)
+    name = params.get("name") if isinstance(params, dict) and method == "prompts/get" else None
+    return RequestFacts(protocol, trace, retry, state, fingerprint, task, mismatch, request_id(msg.get("id")),
+                        name if valid_tool(name) else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .grammar import valid_tool
+
 __all__ = [
     "ABANDONED",
     "EXT_KEYS",
@@ -45,6 +47,7 @@ _PROTOCOL_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _TRACE_RE = re.compile(r"[0-9a-f]{32}")
 _SPAN_RE = re.compile(r"[0-9a-f]{16}")
 _ADDRESS_RE = re.compile(r"[A-Za-z0-9.:\-]{1,253}")
+_REQUEST_ID_RE = re.compile(r"-?[A-Za-z0-9_.:\-]{1,64}")
 
 
 def valid_protocol(value: object) -> bool:
@@ -81,7 +84,9 @@ _RULES: dict[str, Any] = {
     "parent_span_id": lambda v: _hex_id(_SPAN_RE, v),
     "polls": _u64,
     "port": lambda v: v if _u64(v) is not None and 0 < v < 65536 else None,
+    "prompt": lambda v: v if valid_tool(v) else None,
     "protocol": lambda v: v if valid_protocol(v) else "invalid",
+    "request_id": lambda v: v if isinstance(v, str) and _REQUEST_ID_RE.fullmatch(v) else None,
     "result_type": _one_of(RESULT_TYPES, "other"),
     "rounds": _u64,
     "task": _one_of(TASK_STATUSES, None),

@@ -38,6 +38,8 @@ EXT_FIELDS: tuple[tuple[str, pa.DataType, Callable[[dict[str, Any]], Any]], ...]
     ("polls", pa.uint64(), lambda e: e.get("polls")),
     ("task_status", _DICT, lambda e: e.get("task")),
     ("flags", _DICT, _flags),
+    ("request_id", pa.string(), lambda e: e.get("request_id")),
+    ("prompt", _DICT, lambda e: e.get("prompt")),
     ("trace_id", pa.string(), lambda e: e.get("trace_id")),
     ("parent_span_id", pa.string(), lambda e: e.get("parent_span_id")),
     ("transport", _DICT, lambda e: e.get("transport")),
