@@ -89,14 +89,14 @@ def _answers(out: Transcript, answer: str, delay: float) -> Any:
     return elicit
 
 
-async def _calls(client: Client, calls: Sequence[Call], out: Transcript) -> None:
+async def _calls(client: Client, calls: Sequence[Call], out: Transcript, meta: dict[str, Any] | None) -> None:
     out.version = client.protocol_version
     listing = await client.list_tools()
     out.results.append(sorted(t.name for t in listing.tools))
     for name, arguments in calls:
         start = time.monotonic()
         try:
-            result = await client.call_tool(name, arguments)
+            result = await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
             out.results.append(result.model_dump(exclude_none=True, exclude={"meta"}))
         except Exception as exc:  # the client's own verdict is part of the transcript
             out.results.append(f"{type(exc).__name__}: {exc}")
@@ -120,7 +120,8 @@ def _http_client(url: str, *, oauth: bool, sent: list[dict[str, str]] | None) ->
 
 def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "auto", answer: str = "yes",
               delay: float = 0.0, env: dict[str, str] | None = None, tasks: TasksClient | None = None,
-              oauth: bool = False, sent: list[dict[str, str]] | None = None) -> Transcript:
+              oauth: bool = False, sent: list[dict[str, str]] | None = None,
+              meta: dict[str, Any] | None = None) -> Transcript:
     """Connect the SDK client to ``target`` (a URL, or a stdio argv), list the tools, make the calls.
 
     Args:
@@ -133,6 +134,7 @@ def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "au
         tasks: the Tasks extension client (default: a fresh one that polls to the end).
         oauth: over HTTP, authorise with the SDK's own OAuth client (``_eras_http.oauth_http_client``).
         sent: over HTTP, receives the headers of every request the client sends.
+        meta: ``_meta`` entries for every tool call (``traceparent``, ...).
     """
     out = Transcript()
 
@@ -148,7 +150,7 @@ def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "au
         with anyio.fail_after(180):
             async with http, Client(server, mode=mode, elicitation_callback=_answers(out, answer, delay),
                                     extensions=[tasks or TasksClient()]) as client:
-                await _calls(client, calls, out)
+                await _calls(client, calls, out, meta)
 
     anyio.run(main)
     return out
