@@ -25,6 +25,9 @@ if typing.TYPE_CHECKING:
         FILTER_COLUMNS as FILTER_COLUMNS,
     )
     from .analysis import (
+        OPERATIONS_SCHEMA as OPERATIONS_SCHEMA,
+    )
+    from .analysis import (
         OUTCOMES as OUTCOMES,
     )
     from .analysis import (
@@ -32,6 +35,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         call_label as call_label,
+    )
+    from .analysis import (
+        era_mix as era_mix,
     )
     from .analysis import (
         error_templates as error_templates,
@@ -50,6 +56,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         latency_summary as latency_summary,
+    )
+    from .analysis import (
+        operation_summary as operation_summary,
     )
     from .analysis import (
         outcome_rates as outcome_rates,
@@ -528,9 +537,10 @@ if typing.TYPE_CHECKING:
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis": (
-        "FILTER_COLUMNS", "OUTCOMES", "PERCENTILES", "call_label", "error_templates", "filter_calls",
-        "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
-        "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
+        "FILTER_COLUMNS", "OPERATIONS_SCHEMA", "OUTCOMES", "PERCENTILES", "call_label", "era_mix",
+        "error_templates", "filter_calls", "format_ms", "join_annotations", "latency_over_time",
+        "latency_summary", "operation_summary", "outcome_rates", "readiness_history", "slowest_tools",
+        "template_changes", "template_daily", "wilson_interval",
     ),
     ".capture.annotate": ("annotate",),
     ".capture.shim": ("ShimOptions", "run_shim",),

@@ -23,6 +23,7 @@ __all__ = [
     "plot_finding_factors",
     "plot_latency_distribution",
     "plot_latency_over_time",
+    "plot_operations",
     "plot_outcome_mix",
     "plot_readiness_history",
     "plot_result_sizes",
@@ -170,6 +171,46 @@ def plot_outcome_mix(data: Any, *, ax: Axes | None = None, by: str = "tool") -> 
         ax.legend(loc="lower right")
     else:
         _empty(ax, "calls")
+    return ax
+
+
+def plot_operations(data: Any, *, ax: Axes | None = None, top: int = 15) -> Axes:
+    """Where the time of operations over several requests goes: per tool (or method), a stacked bar of
+    the median server time and the median time the server waited on its client (a person answering a
+    multi round-trip request's question, a task waiting for input), labelled with the operation count
+    and median rounds.
+
+    Args:
+        data: the calls table or an ``operation_summary`` table.
+        ax: axes to draw on.
+        top: at most this many tools (the most operations).
+
+    Returns:
+        The axes.
+    """
+    ax = _axes(ax)
+    if (isinstance(data, pa.Table) and "server_p50" not in data.column_names) or (
+            isinstance(data, pd.DataFrame) and "server_p50" not in data.columns):
+        data = mcpeval_nb.operation_summary(data)
+    frame = _frame(data).head(top).iloc[::-1]
+    labels = [t if isinstance(t, str) else str(m)
+              for t, m in zip(frame["tool"], frame["method"], strict=True)]
+    server = frame["server_p50"].to_numpy(dtype=float)
+    wait = np.maximum(frame["latency_p50"].to_numpy(dtype=float) - server, 0)
+    ax.barh(labels, server, color="#5b6fb0", label="server (median)")
+    ax.barh(labels, wait, left=server, color="#e3a33b", label="waiting on the client (median)")
+    notes = zip(frame["operations"], frame["rounds_p50"], frame["tasks"], server + wait, strict=True)
+    for y, (n, rounds, tasks, total) in enumerate(notes):
+        what = (f"{tasks} task{'s' * (tasks != 1)}" if tasks
+                else f"{rounds:g} round{'s' * (rounds != 1)} (median)")
+        ax.text(total, y, f"  n={n}, {what}", va="center", fontsize=8, color="#333333")
+    ax.set_xlabel("median time per operation (ms): first request to final answer")
+    ax.set_title("operations over several requests")
+    if len(frame):
+        ax.legend(loc="lower right")
+        ax.set_xlim(0, max(1.0, float((server + wait).max()) * 1.35))
+    else:
+        _empty(ax, "operations")
     return ax
 
 
