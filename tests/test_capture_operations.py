@@ -271,3 +271,22 @@ def test_the_request_id_is_kept_only_within_its_grammar_and_a_prompt_name_beside
     (record,) = _send(c, "inbound", {"id": msg_id, "result": {"messages": []}}, 1)
     assert record.ext is not None and record.ext.get("request_id") == kept and record.ext["prompt"] == "greet"
     assert CANARY not in _text([record])
+
+
+def test_a_reader_of_specs_fields_only_loads_every_modern_record_as_a_valid_call(tmp_path: Any) -> None:
+    from mcpeval_nb.testing.operations import operations_store
+
+    operations_store(tmp_path / "r", operations=18, seed=1)
+    lines = [line for p in sorted((tmp_path / "r" / "store").glob("calls-*.jsonl"))
+             for line in p.read_text().splitlines()]
+    spec_keys = {"identity", "ts", "session", "seq", "server", "method", "tool", "args", "latency_ms",
+                 "outcome", "error", "shim_self_us", "kind"}
+    assert any('"ext":' in line for line in lines)
+    for line in lines:
+        fields = json.loads(line)
+        assert set(fields) <= spec_keys | {"ext"}
+        spec_line = line.split(',"ext":', 1)[0] + ("}" if '"ext":' in line else "")
+        spec = {k: v for k, v in fields.items() if k != "ext"}  # what SPEC's reader (serde) keeps
+        record = CallRecord.from_dict(spec).sanitized()
+        assert record.encode() == spec_line  # a valid, already sanitised SPEC record, byte for byte
+        assert record.outcome in ("ok", "error", "unparsed", "unknown") and record.kind == "real"
