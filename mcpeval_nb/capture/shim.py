@@ -24,11 +24,10 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..root import Root, RootLike
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .oversized import Glimpse
@@ -59,7 +58,7 @@ class ShimOptions:
 
     server: str
     command: Sequence[str]
-    root: Path | str | None = None
+    root: RootLike = None
     session: str | None = None
     stdin_fd: int = 0
     stdout_fd: int = 1
@@ -265,8 +264,8 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError(SERVER_LABEL_MESSAGE)
     if not options.command:
         raise UsageError("shim needs the server command after --")
-    root = resolve_root(options.root)
-    salt = load_salt(root)
+    home = Root.of(options.root)
+    root, salt = home.path, home.salt()
     announce_root(root, "shim")
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)

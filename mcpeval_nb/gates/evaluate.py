@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from ..analysis import error_templates, filter_calls, latency_summary, outcome_rates, wilson_interval
 from ..errors import UsageError
+from ..root import RootLike
 from ..tables import open_store
 from .baseline import baseline_templates
 from .budgets import ANY, BudgetEntry, Budgets, load_budgets
@@ -97,7 +98,7 @@ def _template_check(real: pa.Table, known: frozenset[str]) -> GateCheck:
                      limit=0, observed=float(len(new)), calls=real.num_rows, new_templates=new)
 
 
-def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLike[str], *,
+def gate(root: RootLike, budgets: Budgets | str | os.PathLike[str], *,
          since: str | dt.date | None = None,
          baseline: str | os.PathLike[str] | None = None) -> GateReport:
     """Judge the capture root's real traffic against budgets.

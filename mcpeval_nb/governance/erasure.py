@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
-from ..home import drop_engine_dataset, resolve_root
 from ..limits import LOCK_TIMEOUT_S
+from ..root import Root, RootLike, drop_engine_dataset
+from ..root.layout import erase_intent_path, erase_work_path, store_dir
 from . import audit
-from .intent import INTENT_NAME, WORK_DIR, Intent, clean_work, governance_lock
+from .intent import Intent, clean_work, governance_lock
 from .rewrite import Filter, finish, kill_point, rewrite
 from .select import (
     ANNOTATIONS,
@@ -122,7 +123,7 @@ def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool
     return EraseResult(selection, removed, tuple(changed), plan.unmatched, tally.unreadable, dry_run)
 
 
-def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = None,
+def erase(root: RootLike = None, *, session: str | None = None,
           server: str | None = None, before: str | dt.date | None = None, dry_run: bool = False,
           timeout: float = LOCK_TIMEOUT_S) -> EraseResult:
     """Remove every call and annotation record of one session or one server from every journal.
@@ -145,7 +146,7 @@ def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = N
         EraseIncomplete: a journal could not be rewritten; names the journals already done.
         GovernanceError: another erase or retention is running, or an interrupted one cannot finish.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     try:
         selection = Selection.of(session=session, server=server, before=before)
         check_store(base)
@@ -200,7 +201,7 @@ def recover_locked(root: Path, timeout: float) -> bool:
     if intent.op == "erase":
         selection = Selection.from_json(intent.selection)
         rest = [rel for rel in intent.files
-                if rel not in intent.done and os.path.lexists(root / "store" / rel)]
+                if rel not in intent.done and os.path.lexists(store_dir(root) / rel)]
         _run(root, selection, rest, dry_run=False, timeout=timeout)
     Intent.clear(root)
     audit.record(root, action=intent.op, labels={"phase": "recovered"},
@@ -217,7 +218,7 @@ def _compact(root: Path, rel: str, intent: Intent, timeout: float) -> None:
     intent.with_current(None).save(root)
 
 
-def recover(root: str | os.PathLike[str] | None = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
+def recover(root: RootLike = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
     """Finish an erase (or a retention rewrite) that was interrupted, if there is one.
 
     Every command that takes ``--root`` calls this first.  The journal that was being rewritten is
@@ -230,8 +231,8 @@ def recover(root: str | os.PathLike[str] | None = None, *, timeout: float = LOCK
     Raises:
         GovernanceError: the journal is in a state the erase cannot explain (left as it is).
     """
-    base = resolve_root(root)
-    if not os.path.lexists(base / INTENT_NAME) and not os.path.lexists(base / WORK_DIR):
+    base = Root.of(root).path
+    if not os.path.lexists(erase_intent_path(base)) and not os.path.lexists(erase_work_path(base)):
         return False
     with governance_lock(base, timeout=timeout):
         return recover_locked(base, timeout)

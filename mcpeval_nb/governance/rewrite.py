@@ -39,6 +39,7 @@ from ..errors import GovernanceError, JournalError
 from ..journal.locks import flocked
 from ..journal.snapshot import Cursor, iter_chunks, locked_size, open_journal
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S
+from ..root.layout import erase_intent_path, store_dir
 from .intent import Current, Intent, work_dir
 
 __all__ = ["KILL_ENV", "Filter", "finish", "kill_point", "remove_file", "rewrite"]
@@ -194,7 +195,7 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
             or recorded in the intent for the next command to finish).
         LockTimeout: the journal's exclusive lock was not acquired in time; nothing was changed.
     """
-    path = root / "store" / rel
+    path = store_dir(root) / rel
     fd = open_journal(path, writable=True)
     copy = _Copy(root, dry_run=dry_run)
     try:
@@ -298,7 +299,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
         GovernanceError: the journal is in no state the rewrite could have left (changed by something
             else); it is left as it is, with the intent, for a person to look at.
     """
-    path = root / "store" / current.path
+    path = store_dir(root) / current.path
     copy_ok = _file_digest(root / current.copy) == current.copy_digest
     fd = open_journal(path, writable=True)
     try:
@@ -325,7 +326,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
     finally:
         os.close(fd)
     raise GovernanceError(f"{path} changed in a way an interrupted erase cannot explain; left as it is "
-                          f"with {root / '.erase-intent.json'}")
+                          f"with {erase_intent_path(root)}")
 
 
 def remove_file(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> None:

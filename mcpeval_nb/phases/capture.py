@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProbeError, ShareOutputError, TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server
 from ..privacy.timestamps import now_ts
-from ..review.publish import check_output, resolve_output
+from ..root import Root
+from ..root.outputs import PHASES
 from ..sizes.gate import check_authority, check_listed
 from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
 from ..sizes.run import SizesOptions, run_context
-from ..staging import build_and_publish
 from ..transport.messages import Target
 from ..transport.session import McpSession
 from .snapshot import snapshot_of, surface_count
@@ -56,7 +55,7 @@ class PhaseCapture:
 
 def _output(dest: str | Path, root: Path) -> Path:
     """The resolved OUT-DIR: absent, empty, or a previous capture (holding ``phases.json``)."""
-    out = resolve_output(dest, root=root, force=True, what="capture-phases")
+    out = PHASES.resolve(dest, root=root)
     if out.is_dir() and os.listdir(out) and not (out / INDEX_FILE).is_file():
         raise ShareOutputError(
             f"capture-phases output is not empty and holds no earlier capture "
@@ -113,8 +112,7 @@ def _publish(out: Path, index: dict[str, Any], snapshots: list[dict[str, Any]]) 
             _write(stage, entry["file"], snap)
         _write(stage, INDEX_FILE, index)
 
-    build_and_publish(out, kind="phases", what="the phase capture", error=ProbeError, fill=fill,
-                      check=lambda: check_output(out, force=True, what="capture-phases"))
+    PHASES.build(out, fill=fill)
 
 
 def capture_phases(
@@ -150,12 +148,12 @@ def capture_phases(
         raise UsageError("server label is invalid")
     loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
     check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
-    root = resolve_root(options.root)
-    out = _output(out_dir, root)
+    home = Root.of(options.root)
+    out = _output(out_dir, home.path)
     ctx = run_context(target, options, cancel)
     snapshots: list[dict[str, Any]] = []
     with ctx.connect() as session:
-        walk = _Walk(session, load_salt(root), ctx.journal)
+        walk = _Walk(session, home.salt(), ctx.journal)
         for i, phase in enumerate(loaded.phases):
             ctx.check_cancel()
             if i:

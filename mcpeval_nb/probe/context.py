@@ -21,6 +21,7 @@ from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
 from ..privacy.timestamps import now_ts
+from ..root import RootLike
 from ..transport.budget import Budget
 from ..transport.cancel import watch
 from ..transport.messages import Catalog, Target, ToolOutcome
@@ -94,7 +95,7 @@ class ProbeOptions:
     case_id: str | None = None
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     battery: Literal["standard"] | None = "standard"

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Cancelled, TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
+from ..root import Root
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import HttpTarget, StdioTarget, Target
 from ..transport.session import McpSession
@@ -194,8 +194,8 @@ def _context(target: Target | str | Sequence[str], loaded: Manifest, options: Pr
                      budget=Budget(max_requests=options.max_requests, max_seconds=options.max_seconds),
                      cancel=cancel)
     if options.journal:
-        root = resolve_root(options.root)
-        ctx.journal = SyntheticJournal(root, server=options.server, salt=load_salt(root),
+        home = Root.of(options.root)
+        ctx.journal = SyntheticJournal(home.path, server=options.server, salt=home.salt(),
                                        session=ctx.session_id)
     return ctx
 

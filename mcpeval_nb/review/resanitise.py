@@ -45,6 +45,7 @@ from ..privacy.read_rules import (
 )
 from ..privacy.records import MeasurementProfile
 from ..privacy.shape import sanitize_shape
+from ..root import layout
 
 __all__ = ["content_free", "fixed_calls", "journal_kind", "resanitise_record", "resanitise_values"]
 
@@ -55,12 +56,8 @@ _CACHE_LIMIT = 1 << 16
 
 def journal_kind(relpath: str) -> str:
     """The rule set of a store file by its path relative to the store ("" for other files)."""
-    name = relpath.rsplit("/", 1)[-1]
-    if "/" not in relpath and name.startswith("calls-"):
-        return "calls"
-    if "/" not in relpath and name.startswith("annotations-"):
-        return "annotations"
-    return {"probes/history.jsonl": "trends", "probes/sizes.jsonl": "sizes"}.get(relpath, "")
+    kind = layout.journal_kind(relpath)
+    return "" if kind is None else kind.name
 
 
 def _u64(value: Any) -> bool:

@@ -18,7 +18,6 @@ import datetime as dt
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -26,6 +25,7 @@ import pyarrow.compute as pc
 
 from .._version import __version__
 from ..errors import TransportError, UsageError
+from ..root import RootLike
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
 from .extras import require
@@ -68,7 +68,7 @@ def _traces_url(endpoint: str, *, allow_remote_http: bool) -> str:
     return checked.url if checked.path not in ("", "/") else f"{checked.scheme}://{checked.authority}/v1/traces"
 
 
-def _rows(root: Path | str | None, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
+def _rows(root: RootLike, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
     store = open_store(root, errors=errors)
     for batch in store.iter_batches("calls"):
         table = pa.Table.from_batches([batch]).select(list(_COLUMNS))
@@ -111,7 +111,7 @@ class _Spans:
                                      instrumentation_scope=self.scope)
 
 
-def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date | str | None = None,
+def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | None = None,
                 allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "raise") -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
 

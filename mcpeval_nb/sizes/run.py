@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..privacy.timestamps import now_ts
 from ..probe.context import ProbeOptions, RunContext, SyntheticJournal
 from ..probe.runner import make_target
+from ..root import Root, RootLike
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.messages import Target, ToolOutcome
 from ..transport.session import McpSession
@@ -56,7 +56,7 @@ class SizesOptions:
     server: str
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     history: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
@@ -84,10 +84,9 @@ def run_context(
     tgt = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
     ctx = RunContext(target=tgt, options=probe, budget=Budget(), timeout=options.timeout_s, cancel=cancel)
     if options.journal:
-        root = resolve_root(options.root)
-        ctx.journal = SyntheticJournal(
-            root, server=options.server, salt=load_salt(root), session=ctx.session_id
-        )
+        home = Root.of(options.root)
+        ctx.journal = SyntheticJournal(home.path, server=options.server, salt=home.salt(),
+                                       session=ctx.session_id)
     return ctx
 
 
@@ -172,7 +171,7 @@ def probe_result_sizes(
     loaded: CallManifest = coerce_manifest(call_manifest, CallManifest)
     check_authority(loaded.calls, allow_mutation=options.allow_mutation)
     ctx = run_context(target, options, cancel)
-    salt = load_salt(resolve_root(options.root))
+    salt = Root.of(options.root).salt()
     session: McpSession | None = None
     lost: str | None = None
     try:

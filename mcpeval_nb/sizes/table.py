@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 
 import pyarrow as pa
 
+from ..root import RootLike
 from ..schemacheck import packaged_text
 from .history import load_size_history
 
@@ -32,7 +32,7 @@ SIZES_SCHEMA = pa.schema(
 _NAMES = {"calls": "calls", "capture": "capture", "result-sizes": "result-sizes"}
 
 
-def result_size_history(*, root: Path | str | None = None, server: str | None = None) -> pa.Table:
+def result_size_history(*, root: RootLike = None, server: str | None = None) -> pa.Table:
     """Every call of every sizes run in ``store/probes/sizes.jsonl`` (``run`` numbers the runs from 1).
 
     Args:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..home import store_dir
+from ..root.layout import annotations_path, calls_path, history_path
 
 __all__ = ["CanaryStore", "canary_store"]
 
@@ -100,9 +100,8 @@ def canary_store(root: Path | str, *, invalid_lines: bool = True, tag: str = "c4
               "wrong_type", "invalid_note", "profile")
     markers = {p: f"CANARY!{p}!{tag}" for p in places}
     groups = _lines(markers, invalid_lines)
-    store = store_dir(root)
-    paths = {"calls": store / f"calls-{_DAY}.jsonl", "annotations": store / f"annotations-{_DAY}.jsonl",
-             "trends": store / "probes" / "history.jsonl"}
+    paths = {"calls": calls_path(root, _DAY), "annotations": annotations_path(root, _DAY),
+             "trends": history_path(root)}
     for kind, rows in groups.items():
         paths[kind].parent.mkdir(parents=True, exist_ok=True)
         with paths[kind].open("a", encoding="utf-8") as fh:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import FindingsError, UsageError
-from ..home import resolve_root
+from ..root import Root, RootLike
 from .index import _build_locked, index_lock
 from .lifecycle import STATES, lifecycle
 from .promote import PromoteResult, promote_groups
@@ -66,7 +66,7 @@ def to_ms(value: Moment, *, what: str) -> int | None:
 
 
 def promote(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     threshold: float | None = None,
     since: Moment = None,
@@ -84,7 +84,7 @@ def promote(
     Raises:
         UsageError: an invalid threshold or time. FindingsError: an unusable index or lifecycle.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
     with index_lock(base):
         _build_locked(base, full=False, errors="raise", progress=None, cancel=None)
@@ -99,13 +99,13 @@ def promote(
 
 
 @contextmanager
-def reading(root: Path | str | None) -> Iterator[tuple[Path, sqlite3.Connection]]:
+def reading(root: RootLike) -> Iterator[tuple[Path, sqlite3.Connection]]:
     """``(root, index connection)`` opened read-only; closed afterwards.
 
     Raises:
         FindingsError: a missing, foreign, newer or corrupt index (with what to do).
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     db = open_for_reading(base)
     try:
         yield base, db
@@ -119,7 +119,7 @@ def reading(root: Path | str | None) -> Iterator[tuple[Path, sqlite3.Connection]
 
 
 def list_findings(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     state: str | None = None,
     since: Moment = None,
@@ -137,7 +137,7 @@ def list_findings(
 
 
 def findings(
-    root: Path | str | None = None, *, state: str | None = None, since: Moment = None, until: Moment = None
+    root: RootLike = None, *, state: str | None = None, since: Moment = None, until: Moment = None
 ) -> pa.Table:
     """The promoted findings of the last ``promote``, best first (SPEC 12.5's fields and order).
 
@@ -156,7 +156,7 @@ def findings(
 
 
 def render_findings(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     format: str = "agent",
     state: str | None = None,
@@ -175,7 +175,7 @@ def render_findings(
     return render(found, format) if found else ""
 
 
-def get_finding(root: Path | str | None, finding_id: str) -> Finding:
+def get_finding(root: RootLike, finding_id: str) -> Finding:
     """One issue of the last promotion by finding id (promoted or not).
 
     Raises:
@@ -187,13 +187,13 @@ def get_finding(root: Path | str | None, finding_id: str) -> Finding:
     raise FindingsError(f"no issue {finding_id} in the last promotion; run mcpeval-nb promote")
 
 
-def finding_history(root: Path | str | None, finding_id: str) -> pa.Table:
+def finding_history(root: RootLike, finding_id: str) -> pa.Table:
     """Every ``verify`` of a finding, oldest first: ``id``, ``probe_id``, ``passed``, ``ts`` (UTC).
 
     Raises:
         FindingsError: ``lifecycle.db`` is not ours.
     """
-    with lifecycle(resolve_root(root)) as life:
+    with lifecycle(Root.of(root).path) as life:
         rows = life.history(finding_id)
     return pa.table(
         {

@@ -3,7 +3,7 @@
 Each file is built from ``index.db`` and ``lifecycle.db`` rows only (labels, counts, scores, the template
 id, the shaped arguments, lifecycle state and probe history), so no payload can be in it.  Files are
 written into an owner-only staging directory beside the output and swapped in with one rename
-(``mcpeval_nb.staging``, with ``review.publish``'s output rules): a refused or failed export leaves
+(``mcpeval_nb.root.outputs``: the one output rule, ``ISSUES``): a refused or failed export leaves
 the previous directory as it was.
 """
 
@@ -14,10 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FindingsError
-from ..home import resolve_root
-from ..review.publish import check_output, resolve_output
-from ..staging import build_and_publish
+from ..root import Root, RootLike
+from ..root.outputs import ISSUES
 from .api import list_findings
 from .lifecycle import lifecycle
 from .report import Finding
@@ -70,7 +68,7 @@ def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str
 
 
 def export_issues(
-    root: Path | str | None, dest: Path | str, *, include_closed: bool = False, force: bool = False
+    root: RootLike, dest: Path | str, *, include_closed: bool = False, force: bool = False
 ) -> ExportResult:
     """Write ``<finding_id>.md`` for every promoted finding (closed ones only with ``include_closed``).
 
@@ -85,8 +83,8 @@ def export_issues(
         ShareOutputError: an unusable output (symlinked, inside the store, not empty without ``force``).
         FindingsError: no usable index or lifecycle, or staging or publishing failed.
     """
-    base = resolve_root(root)
-    out = resolve_output(dest, root=base, force=force, what="export-issues")
+    base = Root.of(root).path
+    out = ISSUES.resolve(dest, root=base, force=force)
     found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
     with lifecycle(base) as life:
         histories = {f.finding_id: life.history(f.finding_id) for f in found}
@@ -98,6 +96,5 @@ def export_issues(
                 handle.write(issue_markdown(f, histories[f.finding_id]))
         os.chmod(stage, 0o755)
 
-    build_and_publish(out, kind="issues", what="the issues directory", error=FindingsError, fill=fill,
-                      check=lambda: check_output(out, force=force, what="export-issues"))
+    ISSUES.build(out, fill=fill, force=force)
     return ExportResult(dest=out, files=len(found))

@@ -26,8 +26,9 @@ import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
-from ..home import resolve_root
 from ..journal.snapshot import Cursor
+from ..root import Root, RootLike
+from ..root.layout import INDEX_TMP_PREFIX, index_lock_path
 from ..tables.load import Errors, check_errors
 from .bulk import Bulk
 from .encode import CALL_ROWS, Encoded, Encoder, errors_table
@@ -41,7 +42,7 @@ from .windows import Windows, compute_windows, group_keys
 __all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
 
 INDEX_LOCK_TIMEOUT_S = 600.0
-_TMP_PREFIX = ".index.db.tmp-"
+_TMP_PREFIX = INDEX_TMP_PREFIX
 _BUILD_PRAGMAS = (
     "PRAGMA journal_mode=OFF",
     "PRAGMA synchronous=OFF",
@@ -84,7 +85,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
     Raises:
         FindingsError: another run held it past ``timeout``.
     """
-    path = root / (INDEX_FILE + ".lock")
+    path = index_lock_path(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path))
@@ -98,7 +99,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
 
 
 def build_index(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     full: bool = False,
     errors: str = "raise",
@@ -121,7 +122,7 @@ def build_index(
         InvalidRecord, RecordTooLarge: a bad journal line (``errors="raise"``).
         Cancelled: ``cancel`` was set.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     policy = check_errors(errors)
     with index_lock(base):
         return _build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)

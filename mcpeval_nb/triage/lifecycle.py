@@ -17,14 +17,15 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
-from ..home import entry_exists
 from ..limits import LOCK_TIMEOUT_S
+from ..root import entry_exists
+from ..root.layout import LIFECYCLE, lifecycle_lock_path, lifecycle_path
 from .schema import transaction
 
 __all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
            "transition"]
 
-LIFECYCLE_FILE = "lifecycle.db"
+LIFECYCLE_FILE = LIFECYCLE  # root.layout names it
 STATES = ("open", "fix-claimed", "verifying", "closed")
 #: The lifecycle states, in order (public name).
 FINDING_STATES = STATES
@@ -180,15 +181,15 @@ def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_
     Raises:
         FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
     """
-    path = root / LIFECYCLE_FILE
-    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else None
+    path, lock_file = lifecycle_path(root), lifecycle_lock_path(root)
+    lock = FileLock(str(lock_file), timeout=timeout) if write else None
     try:
         if lock is not None:
             lock.acquire()
     except Timeout:
         raise FindingsError(f"timed out waiting for the lifecycle lock on {path}") from None
     except OSError as exc:
-        raise FindingsError(f"cannot lock {path}.lock: {exc.strerror}") from None
+        raise FindingsError(f"cannot lock {lock_file}: {exc.strerror}") from None
     try:
         db = _connect(path, write=write, timeout=timeout)
         try:

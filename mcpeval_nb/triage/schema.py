@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FindingsError
-from ..home import entry_exists
+from ..root import entry_exists
+from ..root.layout import INDEX
 
 __all__ = ["INDEX_FILE", "SCHEMA", "SCHEMA_DIGEST", "VERSION", "IndexState", "Transaction", "connect",
            "inspect_index", "transaction"]
 
-INDEX_FILE = "index.db"
+INDEX_FILE = INDEX  # root.layout names it
 VERSION = 1
 NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the sqlite3 module)
 

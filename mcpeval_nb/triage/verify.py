@@ -17,12 +17,12 @@ from typing import Any
 
 from ..errors import UsageError
 from ..governance import audit
-from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
 from ..probe.manifest import Manifest, select_cases
 from ..probe.report import ProbeReport
 from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
+from ..root import Root, RootLike
 from ..transport.messages import Target
 from .api import list_findings
 from .lifecycle import lifecycle, now_ms
@@ -74,7 +74,7 @@ class VerifyResult:
 
 
 def verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -90,7 +90,7 @@ def verify_finding(
     Every run, and every refused one, appends a record to ``<root>/audit.jsonl`` (finding id, case,
     verdict; docs/governance.md).  The rest is ``_verify_finding``'s contract, below.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     labels = {"finding": finding_id, "case": case}
     try:
         result = _verify_finding(base, finding_id, case=case, manifest=manifest, target=target,
@@ -110,7 +110,7 @@ def verify_finding(
 
 
 def _verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -149,7 +149,7 @@ def _verify_finding(
             f"probe case {case} calls no tool; verify needs a case that calls the finding's tool"
         )
     select_cases(loaded, case_id=case, allow_mutation=allow_mutation)
-    base = resolve_root(root)
+    base = Root.of(root).path
     promoted = {f.finding_id: f for f in list_findings(base)}
     finding = promoted.get(finding_id)
     if finding is None:
