@@ -20,8 +20,9 @@ done (the copy's digest at ``start`` and the truncation).  The next command roll
 copy, keeping whatever was appended after the kill.  Readers running during step 3 may see a torn
 snapshot and fail naming a line: retry them.
 
-``MCPEVAL_NB_ERASE_KILL_AT`` (test-only) names a point where the process SIGKILLs itself:
-``after-copy``, ``after-pad``, ``after-write``, ``after-swap`` (the truncation), ``between-files``.
+A rewrite reports each step it reaches to its ``checkpoint`` (``after-copy``, ``after-pad``,
+``after-write``, ``after-swap``: the truncation; the erase adds ``between-files``).  Production code passes
+none; the crash tests pass one that SIGKILLs the process at a named step.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import signal
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,16 +42,16 @@ from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S
 from ..root.layout import erase_intent_path, store_dir
 from .intent import Current, Intent, work_dir
 
-__all__ = ["KILL_ENV", "Filter", "finish", "kill_point", "remove_file", "rewrite"]
+__all__ = ["Checkpoint", "Filter", "finish", "no_checkpoint", "remove_file", "rewrite"]
 
-KILL_ENV = "MCPEVAL_NB_ERASE_KILL_AT"
 _BLOCK = 1 << 20
+#: Called with the name of each step a rewrite (or an erase) reaches; only tests pass one, to stop the
+#: process at a known step.
+Checkpoint = Callable[[str], None]
 
 
-def kill_point(name: str) -> None:
-    """SIGKILL this process at ``name`` when ``$MCPEVAL_NB_ERASE_KILL_AT`` says so (tests only)."""
-    if os.environ.get(KILL_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+def no_checkpoint(_name: str) -> None:
+    """The production checkpoint: nothing is watching."""
 
 
 @dataclass
@@ -176,7 +176,7 @@ def _scan(fd: int, path: Path, end: int, cursor: Cursor, copy: _Copy, rule: Filt
 
 
 def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool = False,
-            timeout: float = LOCK_TIMEOUT_S) -> tuple[int, Intent]:
+            timeout: float = LOCK_TIMEOUT_S, checkpoint: Checkpoint = no_checkpoint) -> tuple[int, Intent]:
     """Drop the lines ``rule`` refuses from ``<root>/store/<rel>``, in place (module docstring).
 
     Args:
@@ -186,6 +186,7 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
         intent: the operation's intent, saved with ``current`` set during the in-place steps.
         dry_run: count only; nothing is written.
         timeout: seconds to wait for the journal's exclusive lock.
+        checkpoint: told each step reached (tests only).
 
     Returns:
         The lines dropped, and the intent to continue with (unchanged when nothing was dropped).
@@ -213,8 +214,8 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
                               copy_digest=copy.new.hexdigest(), dropped=copy.dropped)
             intent = intent.with_current(current)
             intent.save(root)
-            kill_point("after-copy")
-            _apply(fd, path, root, current)
+            checkpoint("after-copy")
+            _apply(fd, path, root, current, checkpoint)
         return copy.dropped, intent
     except OSError as exc:
         raise JournalError(f"cannot rewrite journal {path}: {exc.strerror}") from None
@@ -255,15 +256,15 @@ def _write_copy(fd: int, root: Path, current: Current) -> None:
     os.fdatasync(fd)
 
 
-def _apply(fd: int, path: Path, root: Path, current: Current) -> None:
+def _apply(fd: int, path: Path, root: Path, current: Current, checkpoint: Checkpoint) -> None:
     """Steps 3: pad, write the copy, truncate (the caller holds the exclusive lock)."""
     _pad(fd, current)
-    kill_point("after-pad")
+    checkpoint("after-pad")
     _write_copy(fd, root, current)
-    kill_point("after-write")
+    checkpoint("after-write")
     os.ftruncate(fd, current.new_end)
     os.fsync(fd)
-    kill_point("after-swap")
+    checkpoint("after-swap")
 
 
 def _digest(fd: int, start: int, end: int) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import ReviewError, ShareOutputError, ShareRefused
 from ..governance import audit
+from ..governance.erasure import recover
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
 from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
@@ -411,6 +412,7 @@ def _export_share(root: RootLike = None, *, dest: str | os.PathLike[str],
             no journals, invalid UTF-8 or JSON, a non-object record, an incomplete trailing record, or
             a failed publish; the previous envelope is unchanged and staging is removed.
         RecordTooLarge: a line over 4 MiB.
+        GovernanceError: an interrupted erase could not be finished first (nothing was written).
 
     Large stores are normalised by helper processes started from a fork server.  Where helpers cannot
     run (a script calling this at import time without an ``if __name__ == "__main__":`` guard, which
@@ -419,6 +421,7 @@ def _export_share(root: RootLike = None, *, dest: str | os.PathLike[str],
     the failed attempt either way.
     """
     base = Root.of(root).path
+    recover(base)  # an interrupted erase is finished first: never share what it was removing
     store = store_dir(base)
     if not entry_exists(store):
         raise ReviewError("nothing to share: store does not exist")

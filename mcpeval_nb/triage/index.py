@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
+from ..governance.erasure import recover
 from ..journal.snapshot import Cursor
 from ..root import Root, RootLike
 from ..root.layout import INDEX_TMP_PREFIX, index_lock_path
@@ -119,11 +120,13 @@ def build_index(
 
     Raises:
         FindingsError: conflicting records, or the lock was not acquired in time.
+        GovernanceError: an interrupted erase could not be finished first.
         InvalidRecord, RecordTooLarge: a bad journal line (``errors="raise"``).
         Cancelled: ``cancel`` was set.
     """
     base = Root.of(root).path
     policy = check_errors(errors)
+    recover(base)  # an interrupted erase is finished first (docs/governance.md)
     with index_lock(base):
         return _build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
 
