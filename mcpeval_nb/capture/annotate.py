@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..clock import now_ts
 from ..errors import UsageError
 from ..journal.append import append_record
 from ..limits import MAX_NOTE_CHARS
 from ..privacy.records import ANNOTATION_KINDS, AnnotationRecord
-from ..privacy.timestamps import now_ts
 from ..root import Root, RootLike
 
 __all__ = ["annotate", "validate_annotation"]

@@ -25,13 +25,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..root import Root, RootLike
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .oversized import Glimpse
-from .recorder import Frame, Recorder, now_ms
+from .recorder import Frame, Recorder
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..clock import now_ts
 from ..errors import GovernanceError, JournalError, LockTimeout, UsageError, describe
 from ..journal.append import append_line
 from ..journal.read import iter_lines
@@ -66,17 +66,12 @@ def _user() -> tuple[str, int]:
         return "unknown", uid
 
 
-def _ts() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-
-
 def _encode(root: Path, action: str, outcome: str, reason: str | None, labels: Mapping[str, object],
             counts: Mapping[str, object], paths: Iterable[str | os.PathLike[str]]) -> str:
     import json
 
     user, uid = _user()
-    entry: dict[str, Any] = {"ts": _ts(), "action": _label(action), "outcome": _label(outcome)}
+    entry: dict[str, Any] = {"ts": now_ts(), "action": _label(action), "outcome": _label(outcome)}
     if reason is not None:
         entry["reason"] = _label(reason)
     entry.update({

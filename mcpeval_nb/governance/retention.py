@@ -14,6 +14,7 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..clock import CLOCK
 from ..errors import MCPEvalError
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
@@ -119,7 +120,7 @@ def apply_retention(root: RootLike = None, *, days: int, dry_run: bool = False,
 
 def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
            timeout: float) -> RetentionResult:
-    cutoff = ((today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=days)).isoformat()
+    cutoff = ((today or CLOCK.today()) - dt.timedelta(days=days)).isoformat()
     records = {"calls": 0, "annotations": 0, "trend_points": 0}
     removed: list[str] = []
     if not store_dir(base).is_dir():

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ts
 from ..errors import ProbeError, ShareOutputError, TransportError, UsageError
 from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server
-from ..privacy.timestamps import now_ts
 from ..root import Root
 from ..root.outputs import PHASES
 from ..sizes.gate import check_authority, check_listed

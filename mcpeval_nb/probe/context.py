@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..clock import now_ts
 from ..errors import Cancelled
 from ..journal.append import append_record
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
-from ..privacy.timestamps import now_ts
 from ..root import RootLike
 from ..transport.budget import Budget
 from ..transport.cancel import watch

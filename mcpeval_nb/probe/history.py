@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import now_ts
 from ..errors import InvalidRecord, ProfileError, RecordTooLarge, TrendHistoryCorrupt
 from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, TrendPoint
-from ..privacy.timestamps import now_ts
 from ..root import Root, RootLike, entry_exists
 from ..root.layout import history_path
 from .report import ProbeReport

@@ -23,7 +23,6 @@ and remembered across chunks), and only a chunk that fails the proof is rewritte
 
 from __future__ import annotations
 
-import datetime as _dt
 import operator
 import re
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from ..clock import is_day
 from ..errors import ProfileError
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.grammar import valid_identifier
@@ -273,9 +273,7 @@ def _ts_fixed(values: list[dict[str, Any]]) -> bool:
         return False
     days: set[str] = set(map(_DAY, stamps))  # every stamp is a string (checked above)
     for day in days - _fixed["day"]:
-        try:
-            _dt.date(int(day[:4]), int(day[5:7]), int(day[8:10]))
-        except ValueError:
+        if not is_day(day):
             return False
         _remember("day", day)
     return True

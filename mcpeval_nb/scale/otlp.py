@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
-from ..errors import TransportError, UsageError
+from ..clock import day_start, parse_day
+from ..errors import TransportError
 from ..root import RootLike
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
@@ -73,7 +74,7 @@ def _rows(root: RootLike, since: dt.date | None, errors: str) -> Iterator[dict[s
     for batch in store.iter_batches("calls"):
         table = pa.Table.from_batches([batch]).select(list(_COLUMNS))
         if since is not None:
-            start = pa.scalar(dt.datetime.combine(since, dt.time(), dt.UTC), table.schema.field("ts").type)
+            start = pa.scalar(day_start(since), table.schema.field("ts").type)
             table = table.filter(pc.fill_null(pc.greater_equal(table.column("ts"), start), True))
         yield from table.to_pylist()
 
@@ -132,11 +133,7 @@ def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | 
         TransportError: the collector refused or could not be reached.
     """
     url = _traces_url(endpoint, allow_remote_http=allow_remote_http)
-    if isinstance(since, str):
-        try:
-            since = dt.date.fromisoformat(since)
-        except ValueError:
-            raise UsageError("since must be a UTC day, YYYY-MM-DD") from None
+    since = parse_day(since, what="since")
     spans = _Spans()
     exporter_mod = require("opentelemetry.exporter.otlp.proto.http.trace_exporter", extra="otel",
                            what="OTLP export")

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import valid_rfc3339
 from ..errors import InvalidRecord, RecordTooLarge, TrendHistoryCorrupt
 from ..journal.append import append_line
 from ..journal.read import iter_lines, parse_line
 from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server, valid_template_id
-from ..privacy.timestamps import valid_rfc3339
 from ..probe.cases import listed
 from ..probe.reasons import TRANSPORT_REASONS
 from ..root import Root, RootLike

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ts
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import valid_server
-from ..privacy.timestamps import now_ts
 from ..probe.context import ProbeOptions, RunContext, SyntheticJournal
 from ..probe.runner import make_target
 from ..root import Root, RootLike

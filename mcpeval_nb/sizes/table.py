@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pyarrow as pa
 
+from ..clock import ts_millis
 from ..root import RootLike
 from ..schemacheck import packaged_text
 from .history import load_size_history
@@ -49,7 +48,7 @@ def result_size_history(*, root: RootLike = None, server: str | None = None) -> 
     for run, point in enumerate(load_size_history(root=root), start=1):
         if server is not None and point.server != server:
             continue
-        ts = None if point.ts == "unknown" else datetime.fromisoformat(point.ts)
+        ts = ts_millis(point.ts)  # None for "unknown"
         rows += [
             {"ts": ts, "server": point.server, "run": run, **{k: c.get(k) for k in SIZES_SCHEMA.names[3:]}}
             for c in point.calls

@@ -23,9 +23,9 @@ from typing import TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..clock import day_of
 from ..errors import JournalError
 from ..privacy.read_rules import CALL_RULES, rule_for
-from ..privacy.timestamps import day_of
 from ..root.outputs import PARQUET
 from .schemas import CALLS_SCHEMA
 

@@ -8,7 +8,6 @@ until)`` and ``findings`` to findings last seen in it; without them both behave 
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from ..clock import Moment, parse_moment
 from ..errors import FindingsError, UsageError
 from ..root import Root, RootLike
 from .index import _build_locked, index_lock
@@ -26,44 +26,14 @@ from .schema import INDEX_FILE, connect, open_for_reading, transaction
 
 __all__ = [
     "FINDINGS_FORMATS",
-    "Moment",
     "finding_history",
     "findings",
     "get_finding",
     "promote",
     "render_findings",
-    "to_ms",
 ]
 
 FINDINGS_FORMATS = ("agent", "md", "json")
-
-Moment = str | dt.datetime | dt.date | None
-
-
-def to_ms(value: Moment, *, what: str) -> int | None:
-    """Milliseconds since the epoch of a ``YYYY-MM-DD`` day (UTC midnight), an RFC 3339 time, a
-    ``datetime`` (naive = UTC) or a ``date``.
-
-    Raises:
-        UsageError: text that is neither.
-    """
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = (
-                dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-                if "T" in value
-                else dt.date.fromisoformat(value)
-            )
-        except ValueError:
-            raise UsageError(f"{what} must be a YYYY-MM-DD day or an RFC 3339 time") from None
-    if not isinstance(value, dt.datetime):
-        value = dt.datetime.combine(value, dt.time(), dt.UTC)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return int(value.timestamp() * 1000)
-
 
 def promote(
     root: RootLike = None,
@@ -85,7 +55,7 @@ def promote(
         UsageError: an invalid threshold or time. FindingsError: an unusable index or lifecycle.
     """
     base = Root.of(root).path
-    since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
+    since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with index_lock(base):
         _build_locked(base, full=False, errors="raise", progress=None, cancel=None)
         db = connect(base / INDEX_FILE, read_only=False)
@@ -129,7 +99,7 @@ def list_findings(
     """The last promotion's findings as ``Finding`` rows (see ``findings``)."""
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; valid states are: {', '.join(STATES)}")
-    since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
+    since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with reading(root) as (base, db), lifecycle(base) as life:
         return load_findings(
             db, life.rows(), promoted=promoted, state=state, since_ms=since_ms, until_ms=until_ms

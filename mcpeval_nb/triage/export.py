@@ -9,11 +9,11 @@ the previous directory as it was.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import format_ms
 from ..root import Root, RootLike
 from ..root.outputs import ISSUES
 from .api import list_findings
@@ -29,10 +29,6 @@ class ExportResult:
 
     dest: Path
     files: int
-
-
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str:
@@ -61,7 +57,8 @@ def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str
     ]
     if history:
         lines += ["| when (UTC) | probe | result |", "| --- | --- | --- |"]
-        lines += [f"| {_when(ts)} | {probe} | {'pass' if ok else 'fail'} |" for _, probe, ok, ts in history]
+        lines += [f"| {format_ms(ts)} | {probe} | {'pass' if ok else 'fail'} |"
+                  for _, probe, ok, ts in history]
     else:
         lines.append("No verify run yet.")
     return "\n".join(lines) + "\n"

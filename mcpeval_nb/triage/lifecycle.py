@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from ..root import entry_exists
 from ..root.layout import LIFECYCLE, lifecycle_lock_path, lifecycle_path
 from .schema import transaction
 
-__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
+__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle",
            "transition"]
 
 LIFECYCLE_FILE = LIFECYCLE  # root.layout names it
@@ -45,11 +44,6 @@ _COLUMNS = {
                           "consecutive_passes", "updated_at"],
     "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
 }
-
-
-def now_ms() -> int:
-    """Milliseconds since the Unix epoch."""
-    return time.time_ns() // 1_000_000
 
 
 def transition(state: str, *, same_probe: bool, consecutive: int, passed: bool) -> tuple[str, int]:

@@ -9,7 +9,6 @@ is promoted: a ``findings`` row and, in ``lifecycle.db``, an ``open`` lifecycle 
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
@@ -18,10 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .lifecycle import lifecycle, now_ms
+from ..clock import format_ms_auto, now_ms
+from .lifecycle import lifecycle
 from .scoring import factors, finding_id, resolve_threshold
 
-__all__ = ["Group", "PromoteResult", "format_last_seen", "promote_groups"]
+__all__ = ["Group", "PromoteResult", "promote_groups"]
 
 ANNOTATED = ("false-success", "blocked-optimal-path")
 
@@ -61,15 +61,6 @@ class PromoteResult:
             parts.append(f"{self.below} below threshold {self.threshold:.6f}")
         tail = f" ({', '.join(parts)})" if parts else ""
         return f"promoted {self.promoted} of {self.issues} issues{tail}"
-
-
-def format_last_seen(ms: int | None) -> str | None:
-    """An RFC 3339 UTC timestamp with as many fractional digits as needed (0 or 3; SPEC 0.6 AutoSi)."""
-    if ms is None:
-        return None
-    when = dt.datetime.fromtimestamp(ms / 1000, dt.UTC).replace(microsecond=(ms % 1000) * 1000)
-    text = when.strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}.{ms % 1000:03d}Z" if ms % 1000 else f"{text}Z"
 
 
 def _span(since_ms: int | None, until_ms: int | None) -> tuple[str, list[int]]:
@@ -275,7 +266,7 @@ def promote_groups(
                     len(group.ids),
                     f.calls,
                     len(group.sessions),
-                    format_last_seen(group.last_ms),
+                    None if group.last_ms is None else format_ms_auto(group.last_ms),
                     group.last_ms or 0,
                     cost,
                     max(1, blast),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ms
 from ..errors import UsageError
 from ..governance import audit
 from ..privacy.grammar import valid_identifier
@@ -25,7 +26,7 @@ from ..probe.runner import _manifest, run_probes  # the runner's own coercion of
 from ..root import Root, RootLike
 from ..transport.messages import Target
 from .api import list_findings
-from .lifecycle import lifecycle, now_ms
+from .lifecycle import lifecycle
 
 __all__ = ["VerifyResult", "verify_finding"]
 
