@@ -196,18 +196,6 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
-    from .phases import (
-        PhaseCapture as PhaseCapture,
-    )
-    from .phases import (
-        PhaseView as PhaseView,
-    )
-    from .phases import (
-        capture_phases as capture_phases,
-    )
-    from .phases import (
-        load_phases as load_phases,
-    )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -385,6 +373,7 @@ if typing.TYPE_CHECKING:
         synthesize as synthesize,
     )
     from .probe.readiness.text import readiness_lines as readiness_lines
+    from .probe.render import render as render
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -476,6 +465,18 @@ if typing.TYPE_CHECKING:
     from .sizes import (
         probe_result_sizes as probe_result_sizes,
     )
+    from .sizes.phases import (
+        PhaseCapture as PhaseCapture,
+    )
+    from .sizes.phases import (
+        PhaseView as PhaseView,
+    )
+    from .sizes.phases import (
+        capture_phases as capture_phases,
+    )
+    from .sizes.phases import (
+        load_phases as load_phases,
+    )
     from .sizes.table import (
         result_size_history as result_size_history,
     )
@@ -505,23 +506,23 @@ if typing.TYPE_CHECKING:
     from .transport import StdioTarget as StdioTarget
     from .transport.policy import Endpoint as Endpoint
     from .transport.policy import check_endpoint as check_endpoint
-    from .triage.api import FINDINGS_FORMATS as FINDINGS_FORMATS
-    from .triage.api import finding_history as finding_history
-    from .triage.api import findings as findings
-    from .triage.api import promote as promote
-    from .triage.api import render_findings as render_findings
     from .triage.explain import Explanation as Explanation
     from .triage.explain import explain_finding as explain_finding
     from .triage.explain import failure_windows as failure_windows
     from .triage.export import ExportResult as ExportResult
     from .triage.export import export_issues as export_issues
+    from .triage.findings import finding_history as finding_history
+    from .triage.findings import findings as findings
+    from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
-    from .triage.index import IndexResult as IndexResult
-    from .triage.index import build_index as build_index
+    from .triage.index.build import build_index as build_index
+    from .triage.index.result import IndexResult as IndexResult
     from .triage.lifecycle import FINDING_STATES as FINDING_STATES
     from .triage.promote import PromoteResult as PromoteResult
-    from .triage.report import FINDINGS_SCHEMA as FINDINGS_SCHEMA
+    from .triage.promote import promote as promote
+    from .triage.rows import FINDINGS_SCHEMA as FINDINGS_SCHEMA
     from .triage.verify import VerifyResult as VerifyResult
     from .triage.verify import verify_finding as verify_finding
 
@@ -552,7 +553,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
-    ".phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
@@ -579,6 +579,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".probe.readiness.score": ("score_readiness",),
     ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".probe.readiness.text": ("readiness_lines",),
+    ".probe.render": ("render",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
     ".review": (
@@ -591,20 +592,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",
         "parse_capture_manifest", "probe_result_sizes",
     ),
+    ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
-    ".triage.api": ("FINDINGS_FORMATS", "finding_history", "findings", "promote", "render_findings",),
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
+    ".triage.findings": ("finding_history", "findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
-    ".triage.index": ("IndexResult", "build_index",),
+    ".triage.index.build": ("build_index",),
+    ".triage.index.result": ("IndexResult",),
     ".triage.lifecycle": ("FINDING_STATES",),
-    ".triage.promote": ("PromoteResult",),
-    ".triage.report": ("FINDINGS_SCHEMA",),
+    ".triage.promote": ("PromoteResult", "promote",),
+    ".triage.rows": ("FINDINGS_SCHEMA",),
     ".triage.verify": ("VerifyResult", "verify_finding",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }

@@ -21,6 +21,7 @@ from ..journal.append import append_records
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import AnnotationRecord, CallRecord, Identity, MeasurementProfile, TrendPoint
 from ..privacy.shape import shape
+from ..root import Root, RootLike
 
 __all__ = ["SyntheticStore", "synthetic_store"]
 
@@ -148,7 +149,7 @@ def _trends(rng: random.Random, servers: int, days: int) -> list[TrendPoint]:
     return out
 
 
-def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
+def synthetic_store(root: RootLike, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
                     error_rate: float = 0.05, seed: int = 0, annotations: bool = True,
                     trends: bool = True, sessions: int | None = None,
                     identities: str = "some") -> SyntheticStore:
@@ -180,7 +181,7 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
         raise UsageError("synthetic_store: calls >= 0, servers/tools/days >= 1, 0 <= error_rate <= 1")
     if identities not in ("some", "all"):
         raise UsageError(f"synthetic_store: identities must be 'some' or 'all', not {identities!r}")
-    root = Path(root)
+    root = Root.of(root, check=False).path
     rng = random.Random(seed)
     salt = hashlib.sha256(f"mcpeval-nb synthetic salt {seed}".encode()).digest()
     batch: list[CallRecord] = []

@@ -16,9 +16,9 @@ from pathlib import Path
 from ..clock import format_ms
 from ..root import Root, RootLike
 from ..root.outputs import ISSUES
-from .api import list_findings
+from .findings import list_findings
 from .lifecycle import lifecycle
-from .report import Finding
+from .rows import Finding
 
 __all__ = ["ExportResult", "export_issues", "issue_markdown"]
 

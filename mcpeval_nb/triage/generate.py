@@ -18,6 +18,7 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from ..root import RootLike
 from ..root.outputs import write_new_file
+from .findings import get_finding
 from .scoring import attempts_to_observe
 
 __all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
@@ -191,7 +192,6 @@ def generate_manifest(root: RootLike, finding_id: str, *, confirm_read_only: boo
         UsageError: no attestation, a class that needs ``expect``, an existing output without ``force``.
         FindingsError: no usable index, or no such finding.
     """
-    from .api import get_finding
     if output is not None and not confirm_read_only:
         raise UsageError("read-only generation requires explicit --confirm-read-only attestation")
     finding = get_finding(root, finding_id)

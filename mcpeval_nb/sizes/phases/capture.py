@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..clock import now_ts
-from ..errors import ProbeError, ShareOutputError, TransportError, UsageError
-from ..jsonfmt import dumps
-from ..privacy.grammar import valid_server
-from ..root import Root
-from ..root.outputs import PHASES
-from ..sizes.gate import check_authority, check_listed
-from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
-from ..sizes.run import SizesOptions, run_context
-from ..transport.messages import Target
-from ..transport.session import McpSession
+from ...clock import now_ts
+from ...errors import ProbeError, ShareOutputError, TransportError
+from ...jsonfmt import dumps
+from ...probe.plan import Work, open_run
+from ...root import Root
+from ...root.outputs import PHASES
+from ...transport.messages import Target
+from ...transport.session import McpSession
+from ..gate import check_authority, check_listed
+from ..manifest import CaptureManifest, CapturePhase, coerce_manifest
+from ..run import SizesOptions, plan_calls
 from .snapshot import snapshot_of, surface_count
 
 __all__ = ["INDEX_FILE", "INDEX_SCHEMA", "PhaseCapture", "capture_phases"]
@@ -144,23 +144,25 @@ def capture_phases(
         ProbeError: an advance call errored or lost the transport, or publishing failed.
         TransportError: the server could not be reached.  In every error case nothing is published.
     """
-    if not valid_server(options.server):
-        raise UsageError("server label is invalid")
-    loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
-    check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
+    def work() -> Work[CapturePhase]:
+        loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
+        check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
+        return Work(items=loaded.phases, manifest_sha256=loaded.sha256)
+
+    plan = plan_calls(target, options, work)
     home = Root.of(options.root)
     out = _output(out_dir, home.path)
-    ctx = run_context(target, options, cancel)
+    ctx = open_run(plan, cancel=cancel)
     snapshots: list[dict[str, Any]] = []
     with ctx.connect() as session:
         walk = _Walk(session, home.salt(), ctx.journal)
-        for i, phase in enumerate(loaded.phases):
+        for i, phase in enumerate(plan.work.items):
             ctx.check_cancel()
             if i:
                 walk.advance(phase)
             snapshots.append(walk.capture(phase, i + 1))
             if progress is not None:
-                progress(i + 1, len(loaded.phases), phase.name, snapshots[-1])
+                progress(i + 1, len(plan.work.items), phase.name, snapshots[-1])
     entries = [
         {
             "name": s["phase"],
@@ -173,7 +175,7 @@ def capture_phases(
     index = {
         "schema": INDEX_SCHEMA,
         "server": options.server,
-        "manifest_sha256": loaded.sha256,
+        "manifest_sha256": plan.work.manifest_sha256,
         "captured_at": now_ts(),
         "phases": entries,
     }
