@@ -181,8 +181,6 @@ if typing.TYPE_CHECKING:
     from .governance import read_audit as read_audit
     from .governance import recover as recover
     from .governance import resolve_config as resolve_config
-    from .home import load_salt as load_salt
-    from .home import resolve_root as resolve_root
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -405,6 +403,9 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .root import Root as Root
+    from .root import load_salt as load_salt
+    from .root import resolve_root as resolve_root
     from .scale import (
         DaskEngine as DaskEngine,
     )
@@ -552,7 +553,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
         "erase", "read_audit", "recover", "resolve_config",
     ),
-    ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
@@ -587,6 +587,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".root": ("Root", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",

@@ -40,6 +40,7 @@ def _progress() -> object:
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reading appended bytes only.")
 def index_cmd(root: str | None, full: bool) -> int:
     """Build or refresh <root>/index.db from the store (incremental when it can be)."""
+    opt.finish_interrupted_erase(root)
     result = mcpeval_nb.build_index(root, full=full, progress=_progress())  # type: ignore[arg-type]
     if result.full and result.reason not in ("missing", "requested"):
         click.echo(f"index.db {result.reason}: rebuilt", err=True)

@@ -10,13 +10,14 @@ when there are none, as Markdown does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
+from ..clock import Moment
 from ..errors import UsageError
 from ..jsonfmt import dumps
 from ..probe.render import Format, FormatSet, RenderOptions, lines_text, render
-from .findings import Moment, list_findings
+from ..root import RootLike
+from .findings import list_findings
 from .rows import Finding
 
 __all__ = ["FINDINGS_FORMATS", "FindingsView", "agent_lines", "findings_view", "render_findings"]
@@ -84,7 +85,7 @@ FINDINGS_FORMATS = FindingsView.FORMATS.names
 
 
 def findings_view(
-    root: Path | str | None = None, *, state: str | None = None, since: Moment = None, until: Moment = None
+    root: RootLike = None, *, state: str | None = None, since: Moment = None, until: Moment = None
 ) -> FindingsView:
     """The promoted findings of the last ``promote`` as the ``findings`` document (``render`` writes it).
 
@@ -99,7 +100,7 @@ def findings_view(
 
 
 def render_findings(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     format: str = "agent",
     state: str | None = None,
