@@ -11,16 +11,16 @@ requests in shim-http.  Multi round-trip requests and task-augmented calls are o
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from typing import Any
 
+from .. import clock
+from ..clock import now_ts
 from ..jsonfmt import JSONFormatError, format_number, loads
 from ..privacy.ext import ABANDONED
 from ..privacy.grammar import opaque_session, valid_method, valid_tool
 from ..privacy.records import CallRecord
 from ..privacy.shape import EnumIndex, shape
-from ..privacy.timestamps import now_ts
 from .operations import Operation, Operations, ext_fields
 from .oversized import Glimpse, answer_id
 from .pending import Pending, PendingTable
@@ -96,10 +96,6 @@ EVICTED = "capture-pending-evicted"
 EXCHANGE_ENDED = "capture-exchange-ended"
 LISTEN = "subscriptions/listen"
 _ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _common(facts: RequestFacts, flags: Iterable[str]) -> dict[str, Any]:
@@ -193,7 +189,7 @@ class Correlator:
         """
         if msg is None:
             return [self.unparsed(direction, overhead_us=overhead_us)]
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         records = [self._abandoned(op) for op in self.operations.expired(now)] if len(self.operations) else []
         if direction == "outbound":
             return records + self.note_request(msg, scope=scope, overhead_us=overhead_us, now_ms=now,
@@ -220,7 +216,7 @@ class Correlator:
             Records of the requests it displaced: an earlier one with the same id, then the oldest
             evicted to keep the table within its bounds (or the cancelled subscription's).
         """
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         if "method" not in msg or "id" not in msg:
             return self._client_notification(msg, scope, now)
         params = msg.get("params")
@@ -270,7 +266,7 @@ class Correlator:
     def end_scope(self, scope: str, *, now_ms: int | None = None) -> list[CallRecord]:
         """An HTTP exchange ended: journal its unanswered requests as ``unknown`` and forget them (an
         acknowledged ``subscriptions/listen`` ended normally: ``ok``)."""
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         self._protocols.pop(scope, None)
         records = []
         for p in self.pending.drop_scope(scope):
@@ -283,7 +279,7 @@ class Correlator:
     def close(self, *, now_ms: int | None = None) -> list[CallRecord]:
         """Capture is ending: journal every operation still waiting on its client as abandoned, and every
         acknowledged subscription still open as ended.  Other requests without an answer are dropped."""
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         listens = [p for p in self.pending.drain() if p.method == LISTEN and p.acked]
         return [self._abandoned(op) for op in self.operations.drain()] + [
             self._listen_closed(p, now) for p in listens]
@@ -301,7 +297,7 @@ class Correlator:
         pending = None if msg_id is None else self.pending.pop(id_key(scope, msg_id))
         if pending is None:
             return self.unparsed(direction, overhead_us=overhead_us)
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         op = pending.op if pending.op is not None else Operation.first(pending)
         if pending.op is None:
             op.overhead_us = pending.overhead_us

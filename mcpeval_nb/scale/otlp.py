@@ -22,14 +22,15 @@ import datetime as dt
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
-from ..errors import TransportError, UsageError
+from ..clock import day_start, parse_day
+from ..errors import TransportError
+from ..root import RootLike
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
 from .extras import require
@@ -78,12 +79,12 @@ def _session() -> Any:
     return session
 
 
-def _rows(root: Path | str | None, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
+def _rows(root: RootLike, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
     store = open_store(root, errors=errors)
     for batch in store.iter_batches("calls"):
         table = pa.Table.from_batches([batch]).select(list(_COLUMNS))
         if since is not None:
-            start = pa.scalar(dt.datetime.combine(since, dt.time(), dt.UTC), table.schema.field("ts").type)
+            start = pa.scalar(day_start(since), table.schema.field("ts").type)
             table = table.filter(pc.fill_null(pc.greater_equal(table.column("ts"), start), True))
         yield from table.to_pylist()
 
@@ -163,7 +164,7 @@ class _Durations:
                                  "(unreachable or refused)")
 
 
-def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date | str | None = None,
+def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | None = None,
                 allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "raise",
                 metrics_endpoint: str | None = None) -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
@@ -189,11 +190,7 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
     url = _url(endpoint, "/v1/traces", allow_remote_http=allow_remote_http)
     metrics_url = None if metrics_endpoint is None else _url(metrics_endpoint, "/v1/metrics",
                                                               allow_remote_http=allow_remote_http)
-    if isinstance(since, str):
-        try:
-            since = dt.date.fromisoformat(since)
-        except ValueError:
-            raise UsageError("since must be a UTC day, YYYY-MM-DD") from None
+    since = parse_day(since, what="since")
     spans = _Spans()
     durations = None if metrics_url is None else _Durations(metrics_url, timeout)
     exporter_mod = require("opentelemetry.exporter.otlp.proto.http.trace_exporter", extra="otel", what=_WHAT)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ..clock import ts_millis
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.read_rules import KINDS, OUTCOMES
@@ -28,7 +29,6 @@ from . import canon
 from .canon import ByteData
 from .extcols import ext_columns, null_ext_columns, server_ms_column
 from .rebuild import rebuild_columns
-from .rows import ts_millis
 from .sanitise import remap
 from .schemas import CALLS_SCHEMA
 

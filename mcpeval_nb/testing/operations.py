@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..capture.correlate import Correlator, classify_frame
-from ..home import load_salt
 from ..journal import append_records
 from ..privacy.records import CallRecord
+from ..root import Root
 
 __all__ = ["CANARY", "operations_store"]
 
@@ -102,8 +102,8 @@ def operations_store(root: Path | str, *, operations: int = 24, seed: int = 0,
         start_ms: the capture's start (ms since the epoch; default 2026-08-04T00:00Z).
     """
     rng = random.Random(seed)
-    root = Path(root)
-    wire = _Wire(Correlator(server="eras", session=f"ops-{seed}", salt=load_salt(root)), start_ms)
+    home = Root.of(Path(root))
+    wire = _Wire(Correlator(server="eras", session=f"ops-{seed}", salt=home.salt()), start_ms)
     for n in range(operations):
         kind = n % 6
         if kind in (0, 1):
@@ -117,5 +117,5 @@ def operations_store(root: Path | str, *, operations: int = 24, seed: int = 0,
                                   {"name": "search", "arguments": {"q": CANARY}})  # kind 5: a legacy call
             wire.answer(msg_id, {"content": [{"type": "text", "text": CANARY}]}, rng.randint(5, 60))
     records = wire.records + wire.c.close(now_ms=wire.now)
-    append_records(root, records)
+    append_records(home.path, records)
     return records
