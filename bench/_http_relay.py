@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -39,24 +38,9 @@ def _serve(conn: socket.socket, upstream: tuple[str, int]) -> None:
 @contextmanager
 def relay(upstream_url: str) -> Iterator[str]:
     """Run the relay in front of ``upstream_url``; yields its URL (same path)."""
+    from tests.http_tap import accepting
+
     host_port, _, path = upstream_url.removeprefix("http://").partition("/")
     host, _, port = host_port.partition(":")
-    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=_serve, args=(conn, (host, int(port))), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/{path}"
-    finally:
-        with contextlib.suppress(OSError):
-            listener.shutdown(socket.SHUT_RDWR)
-        listener.close()
-        thread.join(5)
+    with accepting(lambda conn: _serve(conn, (host, int(port)))) as listening:
+        yield f"http://127.0.0.1:{listening}/{path}"

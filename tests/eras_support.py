@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,8 +21,9 @@ from mcp_types import ElicitResult
 
 from mcpeval_nb.testing.servers._eras_tasks import TasksClient
 from tests.processes import stop
+from tests.shim_helpers import wait_listening
 
-__all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls", "wait_listening"]
+__all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls"]
 
 #: A call the client makes: (tool, arguments).
 Call = tuple[str, dict[str, Any]]
@@ -33,20 +32,6 @@ Call = tuple[str, dict[str, Any]]
 def eras_argv(*args: str) -> list[str]:
     """argv of the fixture server."""
     return [sys.executable, "-m", "mcpeval_nb.testing.servers.sdk_eras", *args]
-
-
-def wait_listening(url: str, timeout: float = 60.0) -> str:
-    """``url`` once its port accepts connections."""
-    parsed = urllib.parse.urlsplit(url)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
-            return url
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 @contextmanager
@@ -60,7 +45,9 @@ def eras_http(*args: str) -> Iterator[str]:
         reader.start()
         reader.join(90)
         assert line and line[0], "the fixture printed no URL"
-        yield wait_listening(line[0].decode().strip())
+        url = line[0].decode().strip()
+        wait_listening(url, timeout=60)
+        yield url
     finally:
         stop(proc)
 

@@ -11,11 +11,11 @@ import contextlib
 import select
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-__all__ = ["Tap", "tap"]
+__all__ = ["Tap", "accepting", "tap"]
 
 
 @dataclass
@@ -67,29 +67,36 @@ def _serve(conn: socket.socket, upstream: tuple[str, int], tap: Tap) -> None:
 
 
 @contextmanager
-def tap(upstream_url: str) -> Iterator[Tap]:
-    """Run a tap in front of ``upstream_url`` (``http://127.0.0.1:<port>/<path>``)."""
-    host_port, _, path = upstream_url.removeprefix("http://").partition("/")
-    host, _, port = host_port.partition(":")
-    listener = socket.create_server(("127.0.0.1", 0))
-    result = Tap(f"http://127.0.0.1:{listener.getsockname()[1]}/{path}")
-    stop = threading.Event()
+def accepting(handle: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A loopback listener that hands each connection to ``handle`` on a thread of its own until the
+    context ends; yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=64)
 
     def accept() -> None:
-        while not stop.is_set():
+        while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
-                return
-            threading.Thread(target=_serve, args=(conn, (host, int(port)), result), daemon=True).start()
+                return  # the listener was shut down
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
-        yield result
+        yield int(listener.getsockname()[1])
     finally:
-        stop.set()
         with contextlib.suppress(OSError):
             listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(5)
+
+
+@contextmanager
+def tap(upstream_url: str) -> Iterator[Tap]:
+    """Run a tap in front of ``upstream_url`` (``http://127.0.0.1:<port>/<path>``)."""
+    host_port, _, path = upstream_url.removeprefix("http://").partition("/")
+    host, _, port = host_port.partition(":")
+    result = Tap("")
+    with accepting(lambda conn: _serve(conn, (host, int(port)), result)) as listening:
+        result.url = f"http://127.0.0.1:{listening}/{path}"
+        yield result

@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -81,30 +81,17 @@ def receiver() -> Iterator[Receiver]:
 def counting_listener() -> Iterator[tuple[str, list[bytes]]]:
     """A loopback listener that accepts and closes connections, keeping what each first sent; yields its
     URL and that list."""
-    listener = socket.create_server(("127.0.0.1", 0))
+    from tests.http_tap import accepting
+
     seen: list[bytes] = []
-    stop = threading.Event()
 
-    def accept() -> None:
-        while not stop.is_set():
+    def note(conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(2)
             try:
-                conn, _ = listener.accept()
+                seen.append(conn.recv(4096))
             except OSError:
-                return
-            with conn:
-                conn.settimeout(2)
-                try:
-                    seen.append(conn.recv(4096))
-                except OSError:
-                    seen.append(b"")
+                seen.append(b"")
 
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
-    finally:
-        stop.set()
-        with suppress(OSError):
-            listener.shutdown(socket.SHUT_RDWR)
-        listener.close()
-        thread.join(5)
+    with accepting(note) as port:
+        yield f"http://127.0.0.1:{port}", seen
