@@ -19,6 +19,7 @@ __all__ = [
     "SALT_BYTES",
     "annotations_path",
     "calls_path",
+    "catalogs_path",
     "config_path",
     "config_value",
     "entry_exists",
@@ -138,6 +139,11 @@ def calls_path(root: Path, day: str) -> Path:
 def annotations_path(root: Path, day: str) -> Path:
     """``<root>/store/annotations-<day>.jsonl``."""
     return store_dir(root) / f"annotations-{day}.jsonl"
+
+
+def catalogs_path(root: Path, day: str) -> Path:
+    """``<root>/store/catalogs-<day>.jsonl``: catalog records (docs/catalog.md)."""
+    return store_dir(root) / f"catalogs-{day}.jsonl"
 
 
 def history_path(root: Path) -> Path:

@@ -37,6 +37,7 @@ from ..transport.loopback import (
     run_until_signalled,
 )
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
@@ -65,6 +66,7 @@ class HTTPShimOptions:
         workers: worker threads; queue: connections waiting for a worker before 503.
         streams: event streams relayed at once, apart from the workers (past it: 503).
         timeout_s: the request-read deadline and the upstream connect/read timeout.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
@@ -78,6 +80,7 @@ class HTTPShimOptions:
     queue: int = HTTP_ACCEPT_QUEUE
     streams: int = MAX_HTTP_STREAMS
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
+    catalog: bool = True
 
 
 def _authorization(value: str | None) -> str | None:
@@ -108,7 +111,8 @@ class HTTPShim:
         root = resolve_root(options.root)
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=load_salt(root))
+                                salt=load_salt(root), catalog=options.catalog,
+                                known_names=lambda: recorded_names(root))
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)

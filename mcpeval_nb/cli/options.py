@@ -78,6 +78,11 @@ allow_open_world = _doc(click.option("--allow-open-world", is_flag=True,
 skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
                               help="A tool the battery must not call."),
                  "``--skip-tool NAME`` (repeatable): a tool the readiness battery must not call.")
+no_catalog = _doc(click.option("--no-catalog", is_flag=True,
+                               help="Do not record catalog records of tools/list listings."),
+                  "``--no-catalog``: record calls only, no catalog records (docs/catalog.md).")
+
+
 def _positive_price(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise click.BadParameter("must be a positive number of USD", ctx=ctx, param=param)

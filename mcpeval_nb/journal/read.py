@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import InvalidRecord, ProfileError
 from ..jsonfmt import JSONFormatError, loads
 from ..limits import LINE_READ_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .snapshot import Chunk, Cursor, iter_chunks, open_journal, snapshot_size
 
@@ -91,6 +92,8 @@ def parser_for(path: Path | str) -> Callable[[Any], Any]:
     name = Path(path).name
     if name.startswith("annotations-"):
         return AnnotationRecord.from_dict
+    if name.startswith("catalogs-"):
+        return CatalogRecord.from_dict
     if name == "history.jsonl":
         return TrendPoint.from_dict
     return CallRecord.from_dict
