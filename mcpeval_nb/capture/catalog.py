@@ -173,7 +173,7 @@ class CatalogWatcher:
         tools = tuple(catalog_tool(e, self._salt, names) for e in entries)
         record = CatalogRecord(ts=now_ts(), session=self.session, seq=listing.seq, server=self.server,
                                complete=listing.complete, tools=tools,
-                               identity=Identity(self.capture_id, str(uuid.uuid4()))).sanitized()
+                               identity=Identity(self.capture_id, str(uuid.uuid4())))  # sanitised on append
         if len(record.encode().encode("utf-8")) >= MAX_RECORD_BYTES:  # too large for one line: no skeletons
             record = record.without_skeletons()
         return record

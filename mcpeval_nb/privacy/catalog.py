@@ -225,31 +225,40 @@ def _digest(salt: bytes, kind: str, value: Any) -> str:
     return content_digest(salt, kind, value if isinstance(value, str) else canonical(value))
 
 
+def _entry_bytes(rest: bytes, entry: dict[str, Any]) -> int:
+    """UTF-8 bytes of ``canonical(entry)`` from those of the entry without ``name``: a sorted compact object
+    holds the same members plus ``"name":<value>`` and one comma (none when it is the only member)."""
+    if "name" not in entry:
+        return len(rest)
+    member = len(('"name":' + canonical(entry["name"])).encode("utf-8", "surrogatepass"))
+    return len(rest) + member + (1 if len(entry) > 1 else 0)
+
+
 def catalog_tool(entry: Any, salt: bytes, names: frozenset[str] = frozenset()) -> CatalogTool:
     """The content-free facts of one raw ``tools/list`` entry (its text is read here and dropped).
+
+    Every value is built by the same rules ``CatalogTool.sanitized`` applies, so the tool is stored as
+    built (the journal writer sanitises it once more on the way to disk).
 
     Args:
         entry: the raw entry (in memory only).
         salt: the capture root's salt (digests are unlinkable across roots).
         names: names of the other tools the description could refer to (this listing's and the root's).
-
-    Returns:
-        The tool, sanitised.
     """
     entry = entry if isinstance(entry, dict) else {}
     name, desc, schema, notes = (entry.get(k) for k in ("name", "description", "inputSchema", "annotations"))
-    rest = {k: v for k, v in entry.items() if k != "name"}
+    rest = canonical({k: v for k, v in entry.items() if k != "name"}).encode("utf-8", "surrogatepass")
     schema_text = canonical(schema) if schema is not None else ""
     icons = entry.get("icons")
-    tool = CatalogTool(
-        name=name if isinstance(name, str) else UNLISTED,
-        def_digest=_digest(salt, "tool-definition", rest),
+    return CatalogTool(
+        name=name if valid_tool(name) else UNLISTED,
+        def_digest=content_digest(salt, "tool-definition", rest.decode("utf-8", "surrogatepass")),
         desc_digest=_digest(salt, "description", desc) if isinstance(desc, str) else None,
         schema_digest=content_digest(salt, "input-schema", schema_text) if schema is not None else None,
         annotations_digest=_digest(salt, "annotations", notes) if notes is not None else None,
         desc_bucket=string_bucket(desc) if isinstance(desc, str) else None,
         skeleton=skeleton_of(schema), depth=schema_depth(schema), hints=_hints(notes),
-        icons=len(icons) if isinstance(icons, list) else 0, tokens=tool_tokens(entry),
+        icons=len(icons) if isinstance(icons, list) else 0,
+        tokens=estimate_tokens(_entry_bytes(rest, entry)),
         flags=flags_of(tool_text(entry, schema_bytes=len(schema_text.encode("utf-8", "surrogatepass"))),
                        names))
-    return tool.sanitized()

@@ -13,7 +13,6 @@ and the writer cannot drift apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..limits import MAX_SKELETON_DEPTH, MAX_SKELETON_NODES
@@ -34,12 +33,6 @@ def valid_label(value: object) -> bool:
     return valid_tool(value) and not any(w in str(value).lower() for w in _FLAGGED_WORDS)
 
 
-@dataclass
-class _Budget:
-    nodes: int = 0
-    dropped: int = 0
-
-
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63 else 0
 
@@ -48,46 +41,59 @@ def _types(value: Any) -> list[str] | None:
     raw = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if raw is None:
         return None
-    kept = [t for t in dict.fromkeys(raw) if isinstance(t, str) and t in JSON_TYPES]
+    kept = [t for t in dict.fromkeys(t for t in raw if isinstance(t, str)) if t in JSON_TYPES]
     return kept or None
 
 
-def _labels(values: Any, budget: _Budget) -> list[str] | None:
-    if not isinstance(values, list):
-        return None
-    kept = [v for v in dict.fromkeys(v for v in values if isinstance(v, str)) if valid_label(v)]
-    budget.dropped += sum(1 for v in values if isinstance(v, str)) - len(kept)
-    return kept or None
+class _Walk:
+    """One skeleton walk: the node budget shared by every level."""
 
+    def __init__(self) -> None:
+        self.nodes = 0
 
-def _node(schema: Any, depth: int, budget: _Budget) -> dict[str, Any]:
-    budget.nodes += 1
-    if not isinstance(schema, dict) or depth >= MAX_SKELETON_DEPTH or budget.nodes > MAX_SKELETON_NODES:
-        if isinstance(schema, dict) and schema:
-            budget.dropped += 1
-        return {}
-    node: dict[str, Any] = {}
-    inner = _Budget(nodes=budget.nodes, dropped=_count(schema.get("dropped")))
-    if (types := _types(schema.get("type"))) is not None:
-        node["type"] = types
-    props = schema.get("properties")
-    if isinstance(props, dict):
-        kept = {k: v for k, v in props.items() if valid_label(k)}
-        inner.dropped += len(props) - len(kept)
-        node["properties"] = {k: _node(v, depth + 1, inner) for k, v in kept.items()}
-    if (required := _labels(schema.get("required"), inner)) is not None:
-        node["required"] = required
-    if (members := _labels(schema.get("enum"), inner)) is not None:
-        node["enum"] = members
-    if "items" in schema:
-        node["items"] = _node(schema["items"], depth + 1, inner)
-    for key in _COMBINATORS:
-        if isinstance(schema.get(key), list):
-            node[key] = [_node(branch, depth + 1, inner) for branch in schema[key]]
-    budget.nodes = inner.nodes
-    if inner.dropped:
-        node["dropped"] = inner.dropped
-    return node
+    def labels(self, values: Any) -> tuple[list[str] | None, int]:
+        if not isinstance(values, list):
+            return None, 0
+        strings = [v for v in values if isinstance(v, str)]
+        kept = [v for v in dict.fromkeys(strings) if valid_label(v)]
+        return kept or None, len(strings) - len(kept)
+
+    def node(self, schema: Any, depth: int) -> tuple[dict[str, Any], int]:
+        """The node for ``schema`` and how much its parent must count as dropped (1: cut here)."""
+        self.nodes += 1
+        if not isinstance(schema, dict):
+            return {}, 0
+        if depth >= MAX_SKELETON_DEPTH or self.nodes > MAX_SKELETON_NODES:
+            return {}, 1 if schema else 0
+        node: dict[str, Any] = {}
+        dropped = _count(schema.get("dropped"))
+        if (types := _types(schema.get("type"))) is not None:
+            node["type"] = types
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            node["properties"] = kept = {}
+            for key, sub in props.items():
+                if valid_label(key):
+                    kept[key], cut = self.node(sub, depth + 1)
+                    dropped += cut
+                else:
+                    dropped += 1
+        for key in ("required", "enum"):
+            labels, lost = self.labels(schema.get(key))
+            dropped += lost
+            if labels is not None:
+                node[key] = labels
+        if "items" in schema:
+            node["items"], cut = self.node(schema["items"], depth + 1)
+            dropped += cut
+        for key in _COMBINATORS:
+            if isinstance(schema.get(key), list):
+                branches = [self.node(b, depth + 1) for b in schema[key]]
+                node[key] = [b for b, _ in branches]
+                dropped += sum(cut for _, cut in branches)
+        if dropped:
+            node["dropped"] = dropped
+        return node, 0
 
 
 def skeleton_of(schema: Any) -> dict[str, Any] | None:
@@ -103,7 +109,7 @@ def skeleton_of(schema: Any) -> dict[str, Any] | None:
     """
     if not isinstance(schema, dict):
         return None
-    return _node(schema, 0, _Budget())
+    return _Walk().node(schema, 0)[0]
 
 
 def schema_depth(schema: Any, *, limit: int = 128) -> int:
