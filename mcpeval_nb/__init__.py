@@ -69,6 +69,13 @@ if typing.TYPE_CHECKING:
     from .analysis import (
         wilson_interval as wilson_interval,
     )
+    from .analysis.catalog import catalog_drift as catalog_drift
+    from .analysis.catalog import catalog_history as catalog_history
+    from .analysis.catalog_pins import CatalogPins as CatalogPins
+    from .analysis.catalog_pins import load_pins as load_pins
+    from .analysis.usage import tool_clusters as tool_clusters
+    from .analysis.usage import tool_transitions as tool_transitions
+    from .analysis.usage import tool_usage as tool_usage
     from .capture.annotate import annotate as annotate
     from .capture.shim import ShimOptions as ShimOptions
     from .capture.shim import run_shim as run_shim
@@ -488,6 +495,9 @@ if typing.TYPE_CHECKING:
         CALLS_SCHEMA as CALLS_SCHEMA,
     )
     from .tables import (
+        CATALOGS_SCHEMA as CATALOGS_SCHEMA,
+    )
+    from .tables import (
         LOAD_REPORT_SCHEMA as LOAD_REPORT_SCHEMA,
     )
     from .tables import (
@@ -531,6 +541,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
         "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
     ),
+    ".analysis.catalog": ("catalog_drift", "catalog_history",),
+    ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
+    ".analysis.usage": ("tool_clusters", "tool_transitions", "tool_usage",),
     ".capture.annotate": ("annotate",),
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
@@ -593,7 +606,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
-        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
+        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "CATALOGS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store",
+        "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
     ".triage.api": ("FINDINGS_FORMATS", "finding_history", "findings", "promote", "render_findings",),
