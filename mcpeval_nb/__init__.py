@@ -88,6 +88,16 @@ if typing.TYPE_CHECKING:
     from .capture.shim_http import (
         run_shim_http as run_shim_http,
     )
+    from .catalog import CatalogCheck as CatalogCheck
+    from .catalog import CatalogReport as CatalogReport
+    from .catalog import CatalogStatus as CatalogStatus
+    from .catalog import PinResult as PinResult
+    from .catalog import UsageReport as UsageReport
+    from .catalog import catalog_report as catalog_report
+    from .catalog import catalog_status as catalog_status
+    from .catalog import check_catalogs as check_catalogs
+    from .catalog import pin_catalogs as pin_catalogs
+    from .catalog import usage_report as usage_report
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -545,6 +555,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
     ".analysis.usage": ("tool_clusters", "tool_transitions", "tool_usage",),
     ".capture.annotate": ("annotate",),
+    ".catalog": (
+        "CatalogCheck", "CatalogReport", "CatalogStatus", "PinResult", "UsageReport", "catalog_report",
+        "catalog_status", "check_catalogs", "pin_catalogs", "usage_report",
+    ),
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (

@@ -36,6 +36,7 @@ RANKS: dict[str, float] = {
     "review": 4,
     "findings": 4,
     "gates": 4,
+    "catalog": 4,
     "triage": 4,
     "governance": 4,
     "sizes": 4,

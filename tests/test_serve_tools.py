@@ -14,9 +14,9 @@ import pytest
 import mcpeval_nb as me
 from tests.serve_support import annotations, call, sdk, sdk_call, sdk_error, seeded_root, serving
 
-READ = ["list_findings", "get_finding", "get_readiness_trends", "record_annotation"]
+READ = ["list_findings", "get_finding", "get_readiness_trends", "record_annotation", "get_catalog_status"]
 ALL = ["list_findings", "get_finding", "get_readiness_trends", "run_probe", "scaffold", "score",
-       "verify_finding", "record_annotation"]
+       "verify_finding", "record_annotation", "get_catalog_status"]
 
 
 @pytest.fixture(scope="module")

@@ -132,7 +132,8 @@ def listings(history: pa.Table) -> list[Listing]:
 
 
 def day_start(value: str | dt.date | dt.datetime | None, flag: str = "since") -> dt.datetime | None:
-    """A ``YYYY-MM-DD`` day, a date or a datetime as an aware UTC datetime (a day starts at 00:00).
+    """A ``YYYY-MM-DD`` day, a date, a datetime or an RFC 3339 timestamp as an aware UTC datetime (a day
+    starts at 00:00).
 
     Raises:
         UsageError: not a day (``--<flag> must be a day, YYYY-MM-DD``).
@@ -141,6 +142,8 @@ def day_start(value: str | dt.date | dt.datetime | None, flag: str = "since") ->
         return value if value is None or value.tzinfo else value.replace(tzinfo=dt.UTC)
     if isinstance(value, str):
         try:
+            if len(value) > 10:  # a stored timestamp (a pin's ``pinned_at``)
+                return day_start(dt.datetime.fromisoformat(value.replace("Z", "+00:00")), flag)
             value = dt.date.fromisoformat(value)
         except ValueError:
             raise UsageError(f"--{flag} must be a day, YYYY-MM-DD") from None
@@ -309,7 +312,7 @@ def catalog_drift(root: RootLike = None, *, server: str | None = None,
         root: the capture root, or an open ``Store``.
         server: only this server label.
         since: only changes first seen on or after this day (``YYYY-MM-DD``, a date or a datetime); the
-            listings before it are still the baseline.
+            listings before it are still the baseline (against a pin: only listings from then on).
         pins: compare against pinned catalogs instead of the previous listing: True (the root's
             ``catalog-pins.json``), a path, a pins document or ``CatalogPins``.  Servers without a pin
             are compared listing to listing.
@@ -332,8 +335,10 @@ def catalog_drift(root: RootLike = None, *, server: str | None = None,
     rows: list[dict[str, Any]] = []
     for name, items in sorted(_by_server(listings(catalog_history(store, server=server))).items()):
         pin = pinned.servers.get(name) if pinned is not None else None
-        found = _against_pin(name, dict(pin.tools), items, notes) if pin is not None else \
-            _consecutive(name, items, notes)
-        rows += [r for r in _with_mid_session(found)
+        if pin is not None:  # against the pin: only the listings from ``since`` on
+            later = [i for i in items if start is None or (i.ts is not None and i.ts >= start)]
+            rows += _with_mid_session(_against_pin(name, dict(pin.tools), later, notes))
+            continue
+        rows += [r for r in _with_mid_session(_consecutive(name, items, notes))
                  if start is None or (r["first_seen"] is not None and r["first_seen"] >= start)]
     return pa.Table.from_pylist(rows, schema=DRIFT_SCHEMA)

@@ -31,7 +31,7 @@ __all__ = ["ACTIONS", "AUDIT_NAME", "OUTCOMES", "audit_lines", "audit_log", "aud
            "outcome_of", "reason_of", "record"]
 
 AUDIT_NAME = "audit.jsonl"
-ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn")
+ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn", "catalog_pin")
 OUTCOMES = ("done", "refused", "failed")
 _MAX_PATHS = 256
 
@@ -95,7 +95,8 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
 
     Args:
         root: the capture root.
-        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``.
+        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``,
+            ``catalog_pin``.
         outcome: ``done``, ``refused`` or ``failed``.
         reason: a reason label for a refusal or failure.
         labels: identifiers only (a session token, a server label, a finding id, a verdict).

@@ -9,10 +9,11 @@ argument check (``Tool.checker``), the spawn gate and the audit rule (``call.py`
 
 from __future__ import annotations
 
-from . import spawn_tools, store_tools
+from . import catalog_tools, spawn_tools, store_tools
 from .base import Tool
 from .schemas import (
     ANNOTATION,
+    CATALOG_STATUS,
     FINDING,
     FINDING_ID,
     IDENTIFIER,
@@ -78,6 +79,11 @@ TOOLS: tuple[Tool, ...] = (
          output=obj({"kind": {"type": "string"}, "session": {"type": "string"}, "seq": {"type": "integer"}},
                     ("kind", "session", "seq")),
          writes=True),
+    Tool("get_catalog_status", "Did a server's tool catalog change since it was approved (pinned)? Per "
+         "server: the changes recorded since its pin, signal flags the pin does not hold, and dead tools. "
+         "Labels, digests and counts only; read-only.", catalog_tools.get_catalog_status,
+         input=obj({"server": {**LABEL, "description": "Only this server label."}}),
+         output=obj({"servers": {"type": "array", "items": CATALOG_STATUS}}, ("servers",))),
 )
 #: The tools that launch server processes, in table order.
 SPAWN_TOOLS = tuple(t.name for t in TOOLS if t.spawns)
