@@ -132,3 +132,19 @@ def test_gate_runs_the_catalog_check_from_its_budgets_file(pinned_then_changed: 
     budgets.write_text(json.dumps({"version": 1, "budgets": [], "catalog": {"fail_on": "sometimes"}}))
     with pytest.raises(me.DocumentError, match="/catalog/fail_on must be one of drift, flags, any"):
         me.gate(pinned_then_changed, budgets)
+
+
+def test_catalog_check_offers_exactly_its_format_table() -> None:
+    import click
+
+    from mcpeval_nb.cli import cli as group
+
+    catalog = group.get_command(click.Context(group), "catalog")
+    assert isinstance(catalog, click.Group)
+    check = catalog.get_command(click.Context(catalog), "check")
+    assert check is not None
+    option = next(p for p in check.params if p.name == "fmt")
+    assert isinstance(option.type, click.Choice)
+    assert tuple(option.type.choices) == me.CatalogCheck.FORMATS.names == ("text", "json", "junit", "sarif")
+    with pytest.raises(me.UsageError, match="unknown catalog check format"):
+        me.CatalogCheck(me.CatalogStatus(()), "any").render("xml")

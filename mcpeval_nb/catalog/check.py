@@ -9,18 +9,17 @@ pin does not hold is a *new flag*.  ``fail_on`` picks what fails the check (``dr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..analysis.catalog import RootLike
 from ..errors import UsageError
-from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
+from ..probe.render import Format, FormatSet, json_text, lines_text, render
 from .status import CatalogStatus, ServerStatus, catalog_status
 
 __all__ = ["CHECK_FORMATS", "CHECK_SCHEMA", "FAIL_ON", "CatalogCheck", "check_catalogs"]
 
 CHECK_SCHEMA = "mcpeval-nb.catalog-check/v1"
-CHECK_FORMATS = ("text", "json", "junit", "sarif")
 FAIL_ON = ("drift", "flags", "any")
 _SARIF = "https://json.schemastore.org/sarif-2.1.0.json"
 #: Rule id -> what it means (SARIF rules, JUnit failure bodies).
@@ -37,6 +36,13 @@ RULES = {
 @dataclass(frozen=True)
 class CatalogCheck:
     """The check of every server against its pin, and what fails it."""
+
+    #: The check's format table.
+    FORMATS: ClassVar[FormatSet[CatalogCheck]] = FormatSet(
+        (Format("text", lambda c, _: c.render_text()), Format("json", lambda c, _: json_text(c.to_json())),
+         Format("junit", lambda c, _: render_junit(c.junit_suites(), name="mcpeval-nb catalog check")),
+         Format("sarif", lambda c, _: json_text(c.sarif()))),
+        unknown="unknown catalog check format; use text, json, junit or sarif")
 
     status: CatalogStatus
     fail_on: str
@@ -82,14 +88,12 @@ class CatalogCheck:
                 "findings": self.findings(), "servers": self.status.to_json()["servers"]}
 
     def render(self, fmt: str = "text") -> str:
-        """``text``, ``json``, ``junit`` or ``sarif``; every format ends with a newline."""
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if fmt == "junit":
-            return render_junit(self.junit_suites(), name="mcpeval-nb catalog check")
-        if fmt == "sarif":
-            return dumps(self.sarif(), sort_keys=True, indent=2) + "\n"
-        return self.render_text()
+        """``text``, ``json``, ``junit`` or ``sarif``; every format ends with a newline.
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        return render(self, fmt)
 
     def render_text(self) -> str:
         """One line per server, one per finding under it, then the verdict."""
@@ -103,7 +107,7 @@ class CatalogCheck:
         verdict = "passed" if self.passed else "failed"
         lines.append(f"catalog check {verdict} (fail on {self.fail_on}; "
                      f"{len(self.status.servers)} server(s))")
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def junit_suites(self) -> list[JUnitSuite]:
         """One case per server: a failure names its rules and lists its findings."""
@@ -156,3 +160,7 @@ def check_catalogs(root: RootLike = None, *, server: str | None = None, fail_on:
     if fail_on not in FAIL_ON:
         raise UsageError("--fail-on must be drift, flags or any")
     return CatalogCheck(catalog_status(root, server=server, pins=pins), fail_on)
+
+
+#: What ``CatalogCheck.render`` writes, in ``--format`` order.
+CHECK_FORMATS = CatalogCheck.FORMATS.names

@@ -11,17 +11,18 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 
 from ..analysis.catalog import RootLike, catalog_drift, catalog_history, listings, open_source
 from ..analysis.usage import tool_clusters, tool_usage
-from ..jsonfmt import dumps
+from ..probe.render import Format, FormatSet, json_text, lines_text, render
 
 __all__ = ["REPORT_FORMATS", "CatalogReport", "UsageReport", "catalog_report", "usage_report"]
 
-REPORT_FORMATS = ("text", "json", "md")
+_NO_CATALOG = "no catalog recorded yet; capture a session through `mcpeval-nb shim`\n"
+_NO_USAGE = "no tool listed or called yet; capture a session through `mcpeval-nb shim`\n"
 
 
 def _cell(value: Any) -> Any:
@@ -67,6 +68,13 @@ _DEAD_COLS = ["server", "tool", "listed_sessions", "catalog_tokens"]
 class CatalogReport:
     """The current catalog per server, the drift and the dead tools, ready to render."""
 
+    #: The report's format table (text and Markdown say once that nothing was recorded).
+    FORMATS: ClassVar[FormatSet[CatalogReport]] = FormatSet(
+        (Format("text", lambda r, _: lines_text(r.text_lines()), _NO_CATALOG),
+         Format("json", lambda r, _: json_text(r.to_json())),
+         Format("md", lambda r, _: lines_text(r.md_lines()), _NO_CATALOG)),
+        unknown="unknown catalog format; use text, json or md", is_empty=lambda r: not r.catalogs)
+
     catalogs: dict[str, dict[str, Any]]
     drift: list[dict[str, Any]]
     dead: list[dict[str, Any]]
@@ -76,14 +84,15 @@ class CatalogReport:
         return {"catalogs": self.catalogs, "drift": self.drift, "dead_tools": self.dead}
 
     def render(self, fmt: str = "text") -> str:
-        """``text``, ``json`` or ``md``; every format ends with a newline."""
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if not self.catalogs:
-            return "no catalog recorded yet; capture a session through `mcpeval-nb shim`\n"
-        return ("\n".join(self._md() if fmt == "md" else self._text())) + "\n"
+        """``text``, ``json`` or ``md``; every format ends with a newline.
 
-    def _text(self) -> list[str]:
+        Raises:
+            UsageError: an unknown format.
+        """
+        return render(self, fmt)
+
+    def text_lines(self) -> list[str]:
+        """The text format's lines."""
         lines = []
         for server, cat in sorted(self.catalogs.items()):
             state = "complete" if cat["complete"] else "incomplete"
@@ -96,7 +105,8 @@ class CatalogReport:
         lines += _text_lines(self.dead, _DEAD_COLS)
         return lines
 
-    def _md(self) -> list[str]:
+    def md_lines(self) -> list[str]:
+        """The Markdown format's lines."""
         out = ["# Tool catalogs", ""]
         for server, cat in sorted(self.catalogs.items()):
             state = "complete" if cat["complete"] else "incomplete"
@@ -152,6 +162,13 @@ _CLUSTER_COLS = ["server", "cluster", "tools", "sessions", "lift_min", "lift_max
 class UsageReport:
     """The usage table and the clusters, ready to render."""
 
+    #: The report's format table.
+    FORMATS: ClassVar[FormatSet[UsageReport]] = FormatSet(
+        (Format("text", lambda r, _: lines_text(r.text_lines()), _NO_USAGE),
+         Format("json", lambda r, _: json_text(r.to_json())),
+         Format("md", lambda r, _: lines_text(r.md_lines()), _NO_USAGE)),
+        unknown="unknown usage format; use text, json or md", is_empty=lambda r: not r.usage)
+
     usage: list[dict[str, Any]]
     clusters: list[dict[str, Any]]
 
@@ -160,18 +177,23 @@ class UsageReport:
         return {"usage": self.usage, "clusters": self.clusters}
 
     def render(self, fmt: str = "text") -> str:
-        """``text``, ``json`` or ``md``; every format ends with a newline."""
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if not self.usage:
-            return "no tool listed or called yet; capture a session through `mcpeval-nb shim`\n"
-        if fmt == "md":
-            lines = ["# Tool usage", "", *_md_table(self.usage, _USAGE_COLS)]
-            lines += ["", "## Clusters (tools called together)", "", *_md_table(self.clusters, _CLUSTER_COLS)]
-        else:
-            lines = [f"usage: {len(self.usage)} tool(s)", *_text_lines(self.usage, _USAGE_COLS)]
-            lines += [f"clusters: {len(self.clusters)}", *_text_lines(self.clusters, _CLUSTER_COLS)]
-        return "\n".join(lines) + "\n"
+        """``text``, ``json`` or ``md``; every format ends with a newline.
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        return render(self, fmt)
+
+    def text_lines(self) -> list[str]:
+        """The text format's lines."""
+        lines = [f"usage: {len(self.usage)} tool(s)", *_text_lines(self.usage, _USAGE_COLS)]
+        return [*lines, f"clusters: {len(self.clusters)}", *_text_lines(self.clusters, _CLUSTER_COLS)]
+
+    def md_lines(self) -> list[str]:
+        """The Markdown format's lines."""
+        lines = ["# Tool usage", "", *_md_table(self.usage, _USAGE_COLS)]
+        clusters = _md_table(self.clusters, _CLUSTER_COLS)
+        return [*lines, "", "## Clusters (tools called together)", "", *clusters]
 
 
 def usage_report(root: RootLike = None, *, server: str | None = None, since: Any = None,
@@ -184,3 +206,7 @@ def usage_report(root: RootLike = None, *, server: str | None = None, since: Any
     store = open_source(root)
     usage = _rows(tool_usage(store, server=server, since=since, until=until))
     return UsageReport(usage, _rows(tool_clusters(store, server=server)))
+
+
+#: What ``CatalogReport.render`` and ``UsageReport.render`` write, in ``--format`` order.
+REPORT_FORMATS = CatalogReport.FORMATS.names
