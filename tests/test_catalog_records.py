@@ -210,3 +210,44 @@ def test_a_listing_too_large_for_one_line_keeps_its_digests_without_skeletons() 
 def test_a_catalog_tool_reads_back_from_its_dict() -> None:
     tool = catalog_tool(_entry(), SALT)
     assert CatalogTool.from_dict(tool.to_dict()).sanitized() == tool
+
+
+def test_a_cached_tool_is_the_tool_built_afresh_and_a_read_one_is_sanitised() -> None:
+    from mcpeval_nb.privacy.catalog import ToolCache
+
+    cache = ToolCache(size=2)
+    names = frozenset({"get_item"})
+    first = catalog_tool(_entry(), SALT, names, cache=cache)
+    assert catalog_tool(_entry(), SALT, names, cache=cache) is first  # a hit
+    assert first == catalog_tool(_entry(), SALT, names)
+    assert first.sanitized() is first  # built by the rules themselves
+    read = CatalogTool.from_dict({**first.to_dict(), "desc_bucket": "prose!"})
+    assert read.sanitized().desc_bucket is None and read.sanitized() == read.sanitized().sanitized()
+    for i in range(3):
+        catalog_tool(_entry(name=f"t{i}"), SALT, names, cache=cache)
+    assert catalog_tool(_entry(), SALT, names, cache=cache) is not first  # evicted, built again
+
+
+def test_shim_http_builds_catalog_records_in_a_helper_process(root: Path) -> None:
+    from mcpeval_nb.capture.catalog_worker import CatalogWorker
+
+    worker = CatalogWorker(root=root, server="inv", session="session:" + "ab" * 32,
+                           capture_id="a06cb20e-37b2-4e72-87b2-1a2edab8bf17")
+    worker.ship(seq=3, complete=True, ts="2026-08-04T10:00:00.000Z", entries=VARIANTS["v1"]())
+    worker.ship(seq=9, complete=False, ts="2026-08-04T10:00:01.000Z", entries=[])
+    assert worker.close() == 0
+    records = [e.record for e in read_records(root / "store" / "catalogs-2026-08-04.jsonl")]
+    assert [(r.seq, r.complete, len(r.tools)) for r in records] == [(3, True, 6), (9, False, 0)]
+    assert records[0].identity is not None and records[0].identity.capture_id.startswith("a06cb20e")
+    assert CANARY not in (root / "store" / "catalogs-2026-08-04.jsonl").read_text()
+
+
+def test_a_helper_that_cannot_write_reports_the_listing_as_lost(tmp_path: Path) -> None:
+    from mcpeval_nb.capture.catalog_worker import CatalogWorker
+
+    (tmp_path / "store").write_text("not a directory")  # the journal cannot be created
+    (tmp_path / ".salt").write_bytes(SALT)
+    worker = CatalogWorker(root=tmp_path, server="inv", session="s", capture_id="a06cb20e-37b2-4e72-87b2-"
+                                                                                   "1a2edab8bf17")
+    worker.ship(seq=1, complete=True, ts="2026-08-04T10:00:00.000Z", entries=VARIANTS["v1"]())
+    assert worker.close() == 1

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import MCPEvalError
 from ..home import list_dir, store_dir
+from ..journal.read import read_records
 from ..limits import (
     CATALOG_NAME_DAYS,
     MAX_CATALOG_PAGES,
@@ -33,10 +34,11 @@ from ..limits import (
     MAX_OPEN_LISTINGS,
     MAX_RECORD_BYTES,
 )
-from ..privacy.catalog import UNLISTED, CatalogRecord, catalog_tool
+from ..privacy.catalog import UNLISTED, CatalogRecord, ToolCache, catalog_tool
 from ..privacy.grammar import valid_tool
 from ..privacy.records import Identity
 from ..privacy.timestamps import now_ts
+from .catalog_worker import CatalogWorker
 
 __all__ = ["CatalogWatcher", "cursor_key", "recorded_names"]
 
@@ -51,8 +53,6 @@ def cursor_key(cursor: Any) -> bytes | None:
 def recorded_names(root: Path, *, days: int = CATALOG_NAME_DAYS) -> frozenset[str]:
     """Names of the tools listed in the root's newest ``days`` catalog journals (best effort: a journal
     that cannot be read is skipped, never an error)."""
-    from ..journal.read import read_records
-
     names: set[str] = set()
     try:
         journals = [n for n in list_dir(store_dir(root))
@@ -82,14 +82,19 @@ class CatalogWatcher:
         session: the opaque session token (the call records').
         salt: the capture root's salt.
         known_names: names of tools other servers listed (read once, at the first completed listing).
+        capture_id: the recorder's id (default: a fresh uuid4).
     """
 
     def __init__(self, *, server: str, session: str, salt: bytes,
-                 known_names: Callable[[], frozenset[str]] = frozenset) -> None:
+                 known_names: Callable[[], frozenset[str]] = frozenset,
+                 capture_id: str | None = None) -> None:
         self.server, self.session, self._salt = server, session, salt
-        self.capture_id = str(uuid.uuid4())
+        self.capture_id = capture_id or str(uuid.uuid4())
         self._known_names = known_names
         self._names: frozenset[str] | None = None
+        self._last: frozenset[str] = frozenset()
+        self._cache = ToolCache()
+        self._worker: CatalogWorker | None = None
         self._open: OrderedDict[bytes, _Listing] = OrderedDict()
         self._ready: list[_Listing] = []
         self.failed = 0  # listings lost to an error here (the call records are never lost with them)
@@ -138,14 +143,25 @@ class CatalogWatcher:
             listing.complete = False
         listing.entries += tools[:max(0, room)]
 
+    def offload(self, root: Path) -> None:
+        """Build records in a helper process from now on (shim-http: see ``catalog_worker``); ``drain``
+        then ships listings and returns nothing, and the helper appends the records."""
+        self._worker = CatalogWorker(root=root, server=self.server, session=self.session,
+                                     capture_id=self.capture_id)
+
     def drain(self) -> list[CatalogRecord]:
         """The records of the listings completed since the last call (built here, after the call record
         of the page that completed them, so that its ``shim_self_us`` holds none of this work)."""
         ready, self._ready = self._ready, []
         records = []
         for listing in ready:
+            entries, listing.entries = listing.entries, []
             try:
-                records.append(self._build(listing))
+                if self._worker is not None:
+                    self._worker.ship(seq=listing.seq, complete=listing.complete, ts=now_ts(),
+                                      entries=entries)
+                else:
+                    records.append(self.build(listing.seq, listing.complete, entries))
             except Exception:  # a catalog bug must not cost the call records or the capture
                 self.failed += 1
         return records
@@ -156,24 +172,41 @@ class CatalogWatcher:
             _, listing = self._open.popitem(last=False)
             listing.complete = False
             self._finish(listing)
-        return self.drain()
+        records = self.drain()
+        if self._worker is not None:
+            self.failed += self._worker.close()
+        return records
 
     def _names_for(self, entries: list[Any]) -> frozenset[str]:
         if self._names is None:
             self._names = self._known_names()
         own = {e.get("name") for e in entries if isinstance(e, dict) and valid_tool(e.get("name"))}
-        return self._names | frozenset(str(n) for n in own)
+        names = self._names | frozenset(str(n) for n in own)
+        if names == self._last:  # the same object again: the tool cache compares it by identity first
+            return self._last
+        self._last = names
+        return names
 
     def _finish(self, listing: _Listing) -> None:
         self._ready.append(listing)
 
-    def _build(self, listing: _Listing) -> CatalogRecord:
-        names = self._names_for(listing.entries)
-        entries, listing.entries = listing.entries, []  # the raw text is dropped once this returns
-        tools = tuple(catalog_tool(e, self._salt, names) for e in entries)
-        record = CatalogRecord(ts=now_ts(), session=self.session, seq=listing.seq, server=self.server,
-                               complete=listing.complete, tools=tools,
+    def build(self, seq: int, complete: bool, entries: list[Any], *, ts: str | None = None) -> CatalogRecord:
+        """The catalog record of one completed listing (its raw entries are read here and dropped).
+
+        Args:
+            seq: the ``seq`` of the listing's first ``tools/list`` call record.
+            complete: every page was seen.
+            entries: the raw entries, in the order listed (in memory only).
+            ts: when the listing completed (default: now).
+        """
+        names = self._names_for(entries)
+        tools = tuple(catalog_tool(e, self._salt, names, cache=self._cache) for e in entries)
+        record = CatalogRecord(ts=ts or now_ts(), session=self.session, seq=seq, server=self.server,
+                               complete=complete, tools=tools,
                                identity=Identity(self.capture_id, str(uuid.uuid4())))  # sanitised on append
-        if len(record.encode().encode("utf-8")) >= MAX_RECORD_BYTES:  # too large for one line: no skeletons
+        # A tool's stored form is shorter than its listing entry plus a few hundred bytes: encode to check
+        # the bound only when the listing itself comes near it.
+        if sum(t.tokens for t in tools) * 4 + 600 * len(tools) >= MAX_RECORD_BYTES and \
+                len(record.encode().encode("utf-8")) >= MAX_RECORD_BYTES:
             record = record.without_skeletons()
         return record

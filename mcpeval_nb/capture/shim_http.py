@@ -113,6 +113,8 @@ class HTTPShim:
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
                                 salt=load_salt(root), catalog=options.catalog,
                                 known_names=lambda: recorded_names(root))
+        if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
+            correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)

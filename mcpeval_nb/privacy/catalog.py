@@ -14,7 +14,9 @@ records: a hand-edited line can carry no text past it.
 
 from __future__ import annotations
 
+import json
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -29,7 +31,7 @@ from .shape import string_bucket
 from .timestamps import day_of, valid_rfc3339
 
 __all__ = ["CATALOG_RULES", "DESC_BUCKETS", "HINTS", "TOOL_RULES", "CatalogRecord", "CatalogTool",
-           "canonical", "catalog_tool", "estimate_tokens", "tool_tokens"]
+           "ToolCache", "canonical", "catalog_tool", "estimate_tokens", "tool_tokens"]
 
 #: The annotation hints a record keeps (true, false or null), in MCP's order.
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
@@ -106,11 +108,17 @@ class CatalogTool:
     icons: int = 0
     tokens: int = 0
     flags: tuple[str, ...] = ()
+    #: Built by ``catalog_tool`` from the very rules ``sanitized`` applies (a read never sets it).
+    _clean: bool = field(default=False, compare=False, repr=False)
 
     def sanitized(self) -> CatalogTool:
-        """The read rules (``TOOL_RULES``); idempotent."""
+        """The read rules (``TOOL_RULES``); idempotent.  A tool ``catalog_tool`` built is returned as it
+        is: its values came out of the same rules (a repeated listing of a large catalog would otherwise
+        rebuild every skeleton on every append)."""
+        if self._clean:
+            return self
         clean: CatalogTool = apply_rules(TOOL_RULES, self)
-        return clean
+        return replace(clean, _clean=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The tool in field order (every key present; absent digests and bucket are null)."""
@@ -234,7 +242,34 @@ def _entry_bytes(rest: bytes, entry: dict[str, Any]) -> int:
     return len(rest) + member + (1 if len(entry) > 1 else 0)
 
 
-def catalog_tool(entry: Any, salt: bytes, names: frozenset[str] = frozenset()) -> CatalogTool:
+class ToolCache:
+    """Tools already built, by their definition's sorted JSON text and the names they could refer to.
+
+    A server lists the same catalog again and again (every session, every ``list_changed``); a tool
+    whose definition did not change costs one canonical encoding instead of its skeleton and every
+    signal rule.  Bounded: the least recently used entries go first.
+    """
+
+    def __init__(self, size: int = 8192) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, frozenset[str]], CatalogTool] = OrderedDict()
+
+    def get(self, key: tuple[str, frozenset[str]]) -> CatalogTool | None:
+        """The tool built for ``key``, or None."""
+        tool = self._items.get(key)
+        if tool is not None:
+            self._items.move_to_end(key)
+        return tool
+
+    def put(self, key: tuple[str, frozenset[str]], tool: CatalogTool) -> None:
+        """Remember a built tool."""
+        self._items[key] = tool
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+def catalog_tool(entry: Any, salt: bytes, names: frozenset[str] = frozenset(), *,
+                 cache: ToolCache | None = None) -> CatalogTool:
     """The content-free facts of one raw ``tools/list`` entry (its text is read here and dropped).
 
     Every value is built by the same rules ``CatalogTool.sanitized`` applies, so the tool is stored as
@@ -244,14 +279,26 @@ def catalog_tool(entry: Any, salt: bytes, names: frozenset[str] = frozenset()) -
         entry: the raw entry (in memory only).
         salt: the capture root's salt (digests are unlinkable across roots).
         names: names of the other tools the description could refer to (this listing's and the root's).
+        cache: tools already built (one salt per cache).
     """
     entry = entry if isinstance(entry, dict) else {}
-    name, desc, schema, notes = (entry.get(k) for k in ("name", "description", "inputSchema", "annotations"))
+    if cache is None:
+        return _build(entry, salt, names)
+    key = (json.dumps(entry, sort_keys=True, ensure_ascii=False, separators=(",", ":")), names)
+    found = cache.get(key)
+    if found is None:
+        found = _build(entry, salt, names)
+        cache.put(key, found)
+    return found
+
+
+def _build(entry: dict[str, Any], salt: bytes, names: frozenset[str]) -> CatalogTool:
     rest = canonical({k: v for k, v in entry.items() if k != "name"}).encode("utf-8", "surrogatepass")
+    name, desc, schema, notes = (entry.get(k) for k in ("name", "description", "inputSchema", "annotations"))
     schema_text = canonical(schema) if schema is not None else ""
     icons = entry.get("icons")
     return CatalogTool(
-        name=name if valid_tool(name) else UNLISTED,
+        name=str(name) if valid_tool(name) else UNLISTED,
         def_digest=content_digest(salt, "tool-definition", rest.decode("utf-8", "surrogatepass")),
         desc_digest=_digest(salt, "description", desc) if isinstance(desc, str) else None,
         schema_digest=content_digest(salt, "input-schema", schema_text) if schema is not None else None,
@@ -261,4 +308,4 @@ def catalog_tool(entry: Any, salt: bytes, names: frozenset[str] = frozenset()) -
         icons=len(icons) if isinstance(icons, list) else 0,
         tokens=estimate_tokens(_entry_bytes(rest, entry)),
         flags=flags_of(tool_text(entry, schema_bytes=len(schema_text.encode("utf-8", "surrogatepass"))),
-                       names))
+                       names), _clean=True)
