@@ -28,14 +28,16 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..clock import Moment, parse_moment
 from ..errors import UsageError
+from ..root import RootLike
 from .catalog_pins import CatalogPins, ToolState, load_pins, parse_pins
 
 if TYPE_CHECKING:
     from ..tables.store import Store
 
-__all__ = ["CHANGES", "DRIFT_SCHEMA", "HISTORY_SCHEMA", "Listing", "RootLike", "catalog_drift",
-           "catalog_history", "day_start", "listings", "open_source", "resolve_pins", "tool_changes"]
+__all__ = ["CHANGES", "DRIFT_SCHEMA", "HISTORY_SCHEMA", "Listing", "Source", "catalog_drift",
+           "catalog_history", "listings", "moment", "open_source", "resolve_pins", "tool_changes"]
 
 _TS = pa.timestamp("ms", tz="UTC")
 #: The change kinds of ``catalog_drift``, in the order rows of one listing are reported.
@@ -49,8 +51,9 @@ DRIFT_SCHEMA = pa.schema([
     ("before", pa.string()), ("after", pa.string()),
 ])
 _LIST_CHANGED = "notifications/tools/list_changed"
-#: What the analysis functions accept as ``root``: a capture root path (None: the default root) or a Store.
-RootLike: TypeAlias = "str | os.PathLike[str] | Store | None"
+#: What the analysis functions accept as ``root``: a capture root (``RootLike``; None: the default root) or
+#: an open ``Store``.
+Source: TypeAlias = "RootLike | Store"
 
 
 def open_source(root: Any) -> Store:
@@ -75,7 +78,7 @@ def _history_schema() -> pa.Schema:
 HISTORY_SCHEMA = _history_schema()
 
 
-def catalog_history(root: RootLike = None, *, server: str | None = None) -> pa.Table:
+def catalog_history(root: Source = None, *, server: str | None = None) -> pa.Table:
     """One row per (listing, tool): every catalog record the shims wrote, in time order.
 
     Args:
@@ -131,23 +134,14 @@ def listings(history: pa.Table) -> list[Listing]:
     return out
 
 
-def day_start(value: str | dt.date | dt.datetime | None, flag: str = "since") -> dt.datetime | None:
-    """A ``YYYY-MM-DD`` day, a date, a datetime or an RFC 3339 timestamp as an aware UTC datetime (a day
-    starts at 00:00).
+def moment(value: Moment, what: str) -> dt.datetime | None:
+    """A day (UTC midnight) or a time a user gave, as an aware UTC datetime (``clock.parse_moment``).
 
     Raises:
-        UsageError: not a day (``--<flag> must be a day, YYYY-MM-DD``).
+        UsageError: ``<what> must be a day, YYYY-MM-DD, or an RFC 3339 time``.
     """
-    if value is None or isinstance(value, dt.datetime):
-        return value if value is None or value.tzinfo else value.replace(tzinfo=dt.UTC)
-    if isinstance(value, str):
-        try:
-            if len(value) > 10:  # a stored timestamp (a pin's ``pinned_at``)
-                return day_start(dt.datetime.fromisoformat(value.replace("Z", "+00:00")), flag)
-            value = dt.date.fromisoformat(value)
-        except ValueError:
-            raise UsageError(f"--{flag} must be a day, YYYY-MM-DD") from None
-    return dt.datetime.combine(value, dt.time(), dt.UTC)
+    ms = parse_moment(value, what=what)
+    return None if ms is None else dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
 
 
 Change = tuple[str, str, str | None, str | None, str | None]  # tool, change, previous tool, before, after
@@ -304,14 +298,15 @@ def _by_server(items: Iterable[Listing]) -> dict[str, list[Listing]]:
     return grouped
 
 
-def catalog_drift(root: RootLike = None, *, server: str | None = None,
-                  since: str | dt.date | dt.datetime | None = None, pins: Any = None) -> pa.Table:
+def catalog_drift(root: Source = None, *, server: str | None = None,
+                  since: Moment = None, pins: Any = None) -> pa.Table:
     """Every change of each server's catalog, per tool (see the module docstring for the kinds).
 
     Args:
         root: the capture root, or an open ``Store``.
         server: only this server label.
-        since: only changes first seen on or after this day (``YYYY-MM-DD``, a date or a datetime); the
+        since: only changes first seen on or after this day or time (``YYYY-MM-DD``, RFC 3339, a date or a
+            datetime); the
             listings before it are still the baseline (against a pin: only listings from then on).
         pins: compare against pinned catalogs instead of the previous listing: True (the root's
             ``catalog-pins.json``), a path, a pins document or ``CatalogPins``.  Servers without a pin
@@ -329,7 +324,7 @@ def catalog_drift(root: RootLike = None, *, server: str | None = None,
         UsageError: a bad ``since`` or ``pins``.
     """
     store = open_source(root)
-    start = day_start(since)
+    start = moment(since, "--since")
     pinned = resolve_pins(pins, store)
     notes = _Announcements(store)
     rows: list[dict[str, Any]] = []

@@ -12,21 +12,21 @@ shims recorded against them.  The file holds labels, digests and flag labels onl
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..clock import valid_rfc3339
 from ..errors import UsageError
 from ..privacy.catalog_signals import FLAGS
 from ..privacy.grammar import valid_server, valid_template_id, valid_tool
-from ..privacy.timestamps import valid_rfc3339
+from ..root import Root, RootLike, layout
 
 __all__ = ["PINS_NAME", "PINS_SCHEMA", "CatalogPins", "PinnedCatalog", "ToolState", "load_pins",
            "parse_pins", "pins_path"]
 
-PINS_NAME = "catalog-pins.json"
+PINS_NAME = layout.CATALOG_PINS
 PINS_SCHEMA = "mcpeval-nb.catalog-pins/v1"
 _DIGESTS = ("def_digest", "desc_digest", "schema_digest", "annotations_digest")
 
@@ -73,7 +73,7 @@ class CatalogPins:
 
 def pins_path(root: Path) -> Path:
     """``<root>/catalog-pins.json`` (beside the store, never shared)."""
-    return root / PINS_NAME
+    return layout.catalog_pins_path(root)
 
 
 def _fail(source: str, where: str) -> UsageError:
@@ -125,15 +125,13 @@ def parse_pins(data: bytes | str | Mapping[str, Any], *, source: str = "catalog 
     return CatalogPins(servers=servers)
 
 
-def load_pins(root: str | os.PathLike[str] | None = None) -> CatalogPins:
+def load_pins(root: RootLike = None) -> CatalogPins:
     """The root's pins (empty when it has none).
 
     Raises:
         UsageError: the file cannot be read or is not a valid pins document.
     """
-    from ..home import resolve_root
-
-    path = pins_path(resolve_root(root))
+    path = pins_path(Root.of(root).path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

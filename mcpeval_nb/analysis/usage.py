@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import datetime as dt
 from itertools import combinations, pairwise
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 
+from ..clock import Moment, is_day
 from ._frames import as_frame, to_table
-from .catalog import RootLike, catalog_history, day_start, listings, open_source
+from .catalog import Source, catalog_history, listings, moment, open_source
 from .outcomes import wilson_interval
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ CLUSTERS_SCHEMA = pa.schema([
     ("server", pa.string()), ("cluster", pa.int64()), ("tools", pa.list_(pa.string())), ("size", pa.int64()),
     ("sessions", pa.int64()), ("lift_min", pa.float64()), ("lift_max", pa.float64()),
 ])
-Day: TypeAlias = "str | dt.date | dt.datetime | None"
 _CALL_COLS = ("ts", "session", "seq", "server", "method", "tool", "outcome", "kind")
 
 
@@ -99,9 +99,11 @@ def _calls(store: Store, server: str | None, since: dt.datetime | None,
     return frame[keep]
 
 
-def _window(since: Any, until: Any) -> tuple[dt.datetime | None, dt.datetime | None]:
-    start, end = day_start(since, "since"), day_start(until, "until")
-    if end is not None and not isinstance(until, dt.datetime):
+def _window(since: Moment, until: Moment) -> tuple[dt.datetime | None, dt.datetime | None]:
+    start, end = moment(since, "--since"), moment(until, "--until")
+    whole_day = (isinstance(until, str) and is_day(until)) or (isinstance(until, dt.date)
+                                                              and not isinstance(until, dt.datetime))
+    if end is not None and whole_day:
         end += dt.timedelta(days=1)  # --until DAY is inclusive
     return start, end
 
@@ -120,7 +122,7 @@ def _listed(store: Store, server: str | None, start: dt.datetime | None,
     return pd.DataFrame(pairs, columns=["server", "tool", "session"]).drop_duplicates(), tokens
 
 
-def tool_usage(root: RootLike = None, *, server: str | None = None, since: Day = None, until: Day = None,
+def tool_usage(root: Source = None, *, server: str | None = None, since: Moment = None, until: Moment = None,
                dead_below: float = DEAD_BELOW, rare_below: float = RARE_BELOW) -> pa.Table:
     """Per server and tool: listed versus called sessions, calls, errors, tokens and a verdict.
 
@@ -182,7 +184,7 @@ def _sessions_of(calls: pd.DataFrame) -> Any:
     return ordered.groupby(["server", "session"], sort=False)
 
 
-def tool_transitions(root: RootLike = None, *, server: str | None = None) -> pa.Table:
+def tool_transitions(root: Source = None, *, server: str | None = None) -> pa.Table:
     """Within each session (by ``seq``), which tool call follows which.
 
     Returns:
@@ -240,7 +242,7 @@ def _server_clusters(srv: str, sets: dict[str, set[str]], total: int, min_lift: 
     return rows
 
 
-def tool_clusters(root: RootLike = None, *, server: str | None = None,
+def tool_clusters(root: Source = None, *, server: str | None = None,
                   min_lift: float = 1.5, min_sessions: int = 2) -> pa.Table:
     """Groups of tools called together beyond chance (the method is in the module docstring).
 

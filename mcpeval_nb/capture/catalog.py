@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ts
 from ..errors import MCPEvalError
-from ..home import list_dir, store_dir
 from ..journal.read import read_records
 from ..limits import (
     CATALOG_NAME_DAYS,
@@ -37,7 +37,8 @@ from ..limits import (
 from ..privacy.catalog import UNLISTED, CatalogRecord, ToolCache, catalog_tool
 from ..privacy.grammar import valid_tool
 from ..privacy.records import Identity
-from ..privacy.timestamps import now_ts
+from ..root import list_dir
+from ..root.layout import CATALOGS, store_dir
 from .catalog_worker import CatalogWorker
 
 __all__ = ["CatalogWatcher", "cursor_key", "recorded_names"]
@@ -55,8 +56,7 @@ def recorded_names(root: Path, *, days: int = CATALOG_NAME_DAYS) -> frozenset[st
     that cannot be read is skipped, never an error)."""
     names: set[str] = set()
     try:
-        journals = [n for n in list_dir(store_dir(root))
-                    if n.startswith("catalogs-") and n.endswith(".jsonl")]
+        journals = [n for n in list_dir(store_dir(root)) if CATALOGS.matches_name(n)]
     except MCPEvalError:
         return frozenset()
     for name in journals[-days:]:

@@ -110,8 +110,8 @@ def _warn(message: str) -> None:
 
 def main(argv: list[str]) -> int:
     """The helper: read listings from stdin, append one catalog record each; exit 1 if one was lost."""
-    from ..home import load_salt
     from ..journal import append_record
+    from ..root import load_salt
     from .catalog import CatalogWatcher, recorded_names
 
     root, server, session, capture_id = Path(argv[0]), argv[1], argv[2], argv[3]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..analysis.catalog import RootLike
+from ..analysis.catalog import Source
 from ..errors import UsageError
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
@@ -140,7 +140,7 @@ class CatalogCheck:
             "tool": {"driver": {"name": "mcpeval-nb catalog check", "rules": rules}}, "results": results}]}
 
 
-def check_catalogs(root: RootLike = None, *, server: str | None = None, fail_on: str = "any",
+def check_catalogs(root: Source = None, *, server: str | None = None, fail_on: str = "any",
                    pins: Any = True) -> CatalogCheck:
     """Judge every recorded or pinned server's catalog against its pin.
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import filelock
 
-from ..analysis.catalog import RootLike, catalog_history, listings, open_source
+from ..analysis.catalog import Source, catalog_history, listings, open_source
 from ..analysis.catalog_pins import CatalogPins, PinnedCatalog, load_pins, pins_path
 from ..errors import JournalError, LockTimeout, UsageError
 from ..governance import audit
@@ -62,7 +62,7 @@ def _write(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
-def _latest(root: RootLike, server: str | None) -> dict[str, PinnedCatalog]:
+def _latest(root: Source, server: str | None) -> dict[str, PinnedCatalog]:
     found: dict[str, PinnedCatalog] = {}
     for listing in listings(catalog_history(root, server=server)):
         if listing.complete and listing.ts is not None:
@@ -71,7 +71,7 @@ def _latest(root: RootLike, server: str | None) -> dict[str, PinnedCatalog]:
     return found
 
 
-def pin_catalogs(root: RootLike = None, *, server: str | None = None,
+def pin_catalogs(root: Source = None, *, server: str | None = None,
                  timeout: float = LOCK_TIMEOUT_S) -> PinResult:
     """Pin the latest complete catalog of every recorded server (or of ``server``).
 

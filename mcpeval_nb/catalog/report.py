@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
-from ..analysis.catalog import RootLike, catalog_drift, catalog_history, listings, open_source
+from ..analysis.catalog import Source, catalog_drift, catalog_history, listings, open_source
 from ..analysis.usage import tool_clusters, tool_usage
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
 
@@ -139,7 +139,7 @@ def _current(history: pa.Table, drift: list[dict[str, Any]]) -> dict[str, dict[s
     return out
 
 
-def catalog_report(root: RootLike = None, *, server: str | None = None) -> CatalogReport:
+def catalog_report(root: Source = None, *, server: str | None = None) -> CatalogReport:
     """The current catalog per server, then drift and dead tools (``mcpeval-nb catalog``).
 
     Args:
@@ -196,7 +196,7 @@ class UsageReport:
         return [*lines, "", "## Clusters (tools called together)", "", *clusters]
 
 
-def usage_report(root: RootLike = None, *, server: str | None = None, since: Any = None,
+def usage_report(root: Source = None, *, server: str | None = None, since: Any = None,
                  until: Any = None) -> UsageReport:
     """The usage table and the clusters (``mcpeval-nb usage``).
 

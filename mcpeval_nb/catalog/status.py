@@ -13,7 +13,15 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.catalog import RootLike, catalog_drift, catalog_history, listings, open_source, resolve_pins
+from ..analysis.catalog import (
+    Source,
+    catalog_drift,
+    catalog_history,
+    listings,
+    moment,
+    open_source,
+    resolve_pins,
+)
 from ..analysis.catalog_pins import CatalogPins, PinnedCatalog
 from ..analysis.usage import tool_usage
 
@@ -143,11 +151,11 @@ def _new_flags(items: list[Any], pin: PinnedCatalog | None) -> tuple[NewFlag, ..
 def _since(items: list[Any], pin: PinnedCatalog | None) -> list[Any]:
     if pin is None:
         return items
-    start = dt.datetime.fromisoformat(pin.pinned_at.replace("Z", "+00:00"))
-    return [item for item in items if item.ts is not None and item.ts >= start]
+    start = moment(pin.pinned_at, "pinned_at")
+    return [item for item in items if item.ts is not None and start is not None and item.ts >= start]
 
 
-def catalog_status(root: RootLike = None, *, server: str | None = None, pins: Any = True) -> CatalogStatus:
+def catalog_status(root: Source = None, *, server: str | None = None, pins: Any = True) -> CatalogStatus:
     """Each recorded or pinned server's catalog against its pin.
 
     Args:

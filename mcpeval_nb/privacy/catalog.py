@@ -20,6 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..clock import day_of, valid_rfc3339
 from ..jsonfmt import dumps
 from .catalog_schema import schema_depth, skeleton_of
 from .catalog_signals import FLAGS, flags_of, tool_text
@@ -28,7 +29,6 @@ from .grammar import opaque_session, valid_server, valid_template_id, valid_tool
 from .read_rules import ReadRule, apply_rules, keep, transform
 from .records import Identity
 from .shape import string_bucket
-from .timestamps import day_of, valid_rfc3339
 
 __all__ = ["CATALOG_RULES", "DESC_BUCKETS", "HINTS", "TOOL_RULES", "CatalogRecord", "CatalogTool",
            "ToolCache", "canonical", "catalog_tool", "estimate_tokens", "tool_tokens"]
