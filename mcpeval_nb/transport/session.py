@@ -7,13 +7,20 @@ buffered up to 128 frames and 4 MiB per request; server-to-client requests are a
 (default -32601) up to a bound; a response with an unknown id fails fast unless it is the late reply to
 an abandoned (timed-out) request, which is discarded once.  Any failure other than a response timeout
 closes the session.  Errors are ``TransportError`` with a reason and a fixed message, never contents.
+
+Both protocol eras (``transport.era``): ``initialize`` opens a legacy session; ``discover`` and
+``adopt`` a modern (2026-07-28) one, after which every request carries ``_meta`` (protocol version,
+client info, client capabilities) and, on HTTP, the ``Mcp-*`` headers; ``tools/call``,
+``prompts/get`` and ``resources/read`` are driven through input-required rounds and task polling by
+``transport.modern.settle`` under the same deadline and server-request bound.  Which era a connection
+speaks is decided by ``transport.negotiate``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -27,6 +34,9 @@ from . import jsonrpc
 from .budget import BUDGET_EXCEEDED, Budget
 from .classify import classify_tool_response
 from .dispatch import Inbox, SubRequests
+from .era import Negotiated, supported_versions
+from .eras import CLIENT_NAME, EraMixin, client_version
+from .headers import ParamHeaders
 from .jsonrpc import Incoming
 from .messages import (
     Catalog,
@@ -38,11 +48,13 @@ from .messages import (
     Target,
     ToolOutcome,
 )
+from .modern import Observed, settle
 
 __all__ = ["CLIENT_NAME", "PROTOCOL_VERSION", "Channel", "McpSession"]
 
 PROTOCOL_VERSION = "2025-06-18"
-CLIENT_NAME = "mcpeval"
+#: The methods a modern server may answer with input-required rounds (and tools/call with a task).
+_OPERATIONS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 class Channel(Protocol):
@@ -51,7 +63,8 @@ class Channel(Protocol):
     @property
     def closed(self) -> bool: ...  # pragma: no cover - protocol
 
-    def send(self, message: dict[str, Any], *, deadline: float) -> None: ...  # pragma: no cover
+    def send(self, message: dict[str, Any], *, deadline: float,
+             headers: Mapping[str, str] | None = None) -> None: ...  # pragma: no cover
 
     def receive(self, deadline: float) -> Incoming | None: ...  # pragma: no cover
 
@@ -60,16 +73,7 @@ class Channel(Protocol):
     def listen(self) -> None: ...  # pragma: no cover
 
 
-def _client_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("mcpeval-nb")
-    except Exception:  # the package metadata is missing when run from a plain checkout
-        return "0.0.0"
-
-
-class McpSession:
+class McpSession(EraMixin):
     """One MCP connection with hard limits; use ``connect`` to open one.
 
     Args:
@@ -81,6 +85,11 @@ class McpSession:
         server_capabilities: the ``capabilities`` object of the initialize result ({} before).
         protocol_version: the protocol version the server answered, or None.
         server_info: the ``serverInfo`` object of the initialize result ({} before); in memory only.
+        negotiated: the era and version this connection speaks, once ``initialize`` or ``adopt`` ran.
+        instructions: the server's instructions (initialize or discover result), in memory only.
+        supported_versions: the versions a discover result named (modern only).
+        observed: counters of what a modern connection saw (result types, input rounds, tasks, cache
+            hints), for the battery.
     """
 
     def __init__(self, channel: Channel, *, timeout: float, budget: Budget | None = None) -> None:
@@ -92,6 +101,13 @@ class McpSession:
         self.server_capabilities: dict[str, Any] = {}
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] = {}
+        self.negotiated: Negotiated | None = None
+        self.instructions: str | None = None
+        self.supported_versions: tuple[str, ...] = ()
+        self.observed = Observed()
+        self._modern: str | None = None
+        self._caps: dict[str, Any] = {}
+        self._params: dict[str, ParamHeaders | None] = {}
 
     @classmethod
     def connect(cls, target: Target, *, timeout: float | None = None,
@@ -148,7 +164,7 @@ class McpSession:
                 (``transport-error``).
         """
         params = {"protocolVersion": protocol_version, "capabilities": capabilities or {},
-                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": _client_version()}}
+                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": client_version()}}
         response = self.request("initialize", params)
         if response.error is not None:
             raise jsonrpc.failure("MCP initialize was refused")
@@ -156,10 +172,13 @@ class McpSession:
         if not isinstance(result, dict):
             raise jsonrpc.failure("MCP initialize result is not an object")
         caps, version = result.get("capabilities"), result.get("protocolVersion")
-        info = result.get("serverInfo")
+        info, instructions = result.get("serverInfo"), result.get("instructions")
         self.server_capabilities = caps if isinstance(caps, dict) else {}
         self.protocol_version = version if isinstance(version, str) else None
         self.server_info = info if isinstance(info, dict) else {}
+        self.instructions = instructions if isinstance(instructions, str) else None
+        shaped = supported_versions({"supported": [version]})
+        self.negotiated = Negotiated("legacy", shaped[0] if shaped else protocol_version)
         if send_initialized:
             self.notify("notifications/initialized")
         return result
@@ -196,6 +215,8 @@ class McpSession:
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
             if not cursor:
                 break
+        if self.modern:
+            self.learn_tools(tools)
         return Catalog(tools=tools, pages=pages)
 
     # --- requests ---------------------------------------------------------------------------------------
@@ -220,9 +241,25 @@ class McpSession:
                 once), ``transport-closed``, ``transport-error`` (a limit or the protocol broken; the session
                 is closed) or ``evaluation-budget-exceeded``.
         """
-        pending = self._send_request(method, params, timeout)
         subs = SubRequests(on_server_request, max_server_requests)
+        if self.modern and method in _OPERATIONS:
+            return self._settle(method, params, timeout, subs)[0]
+        pending = self._send_request(method, params, timeout)
         return self._await(pending, self._deadline(pending.started, timeout), subs)
+
+    def _settle(self, method: str, params: Any, timeout: float | None,
+                subs: SubRequests) -> tuple[Response, float]:
+        """One modern operation (rounds and task polls) under one deadline; (response, start)."""
+        started = time.monotonic()
+        deadline = self._deadline(started, timeout)
+        body = params if isinstance(params, dict) else {}
+        response = settle(self._exchange, method, body, deadline=deadline, subs=subs, declared=self._caps,
+                          seen=self.observed)
+        return response, started
+
+    def _exchange(self, method: str, params: Any, deadline: float, subs: SubRequests) -> Response:
+        pending = self._send_request(method, params, None, deadline=deadline)
+        return self._await(pending, deadline, subs)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send one notification (no response is awaited; not charged to the budget).
@@ -259,10 +296,15 @@ class McpSession:
         Raises:
             TransportError: as ``request``.
         """
-        pending = self._send_request("tools/call", {"name": name, "arguments": arguments}, timeout)
         subs = SubRequests(on_server_request, max_server_requests)
-        response = self._await(pending, self._deadline(pending.started, timeout), subs)
-        latency_ms = int((time.monotonic() - pending.started) * 1000)
+        params = {"name": name, "arguments": arguments}
+        if self.modern:
+            response, started = self._settle("tools/call", params, timeout, subs)
+        else:
+            pending = self._send_request("tools/call", params, timeout)
+            started = pending.started
+            response = self._await(pending, self._deadline(pending.started, timeout), subs)
+        latency_ms = int((time.monotonic() - started) * 1000)
         return classify_tool_response(response, latency_ms=latency_ms, server_requests=subs.count)
 
     def ping(self, *, timeout: float | None = None) -> Response:
@@ -384,7 +426,8 @@ class McpSession:
     def _deadline(self, start: float, timeout: float | None) -> float:
         return self._cap(start + (self.timeout if timeout is None else timeout))
 
-    def _send_request(self, method: str, params: Any, timeout: float | None) -> PendingCall:
+    def _send_request(self, method: str, params: Any, timeout: float | None, *,
+                      deadline: float | None = None) -> PendingCall:
         with self._guard():
             if self._channel.closed:
                 raise jsonrpc.closed()
@@ -392,11 +435,14 @@ class McpSession:
                 self._budget.charge()
             request_id, self._next_id = self._next_id, self._next_id + 1
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if self._modern is not None:
+                params = self._with_meta(params)
             if params is not None:
                 message["params"] = params
             self._inbox.clear_notifications()
             started = time.monotonic()
-            self._channel.send(message, deadline=self._deadline(started, timeout))
+            self._channel.send(message, deadline=self._deadline(started, timeout) if deadline is None
+                               else deadline, headers=self._headers(message))
             return PendingCall(request_id=request_id, started=started)
 
     def _await(self, call: PendingCall, deadline: float, subs: SubRequests) -> Response:
