@@ -1,43 +1,29 @@
-"""Helpers for tests against the era fixture servers (official SDK, both protocol eras; no mocks)."""
+"""Helpers for the era tests: the ``sdk_eras`` fixture (official SDK, both protocol eras) with its
+``--readiness`` profile, as targets for this package's client (no mocks)."""
 
 from __future__ import annotations
 
 import contextlib
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 
 from mcpeval_nb.transport import HttpTarget, StdioTarget
+from tests.eras_support import eras_argv, eras_http
 
-from .processes import stop
-
-PEERS = "mcpeval_nb.testing.servers.era_peers"
+__all__ = ["era_argv", "era_http", "era_stdio"]
 
 
-def era_argv(era: str, transport: str = "stdio") -> list[str]:
-    """argv of the SDK era fixture: ``era`` is modern, dual or legacy."""
-    return [sys.executable, "-m", PEERS, era, transport]
+def era_argv(era: str, *extra: str) -> list[str]:
+    """argv of the fixture in ``era`` (modern, dual or legacy) with the readiness profile, on stdio."""
+    return eras_argv("--era", era, "--readiness", *extra)
 
 
 def era_stdio(era: str) -> StdioTarget:
-    """A stdio target running the era fixture."""
+    """A stdio target running the fixture."""
     return StdioTarget(tuple(era_argv(era)))
 
 
 @contextlib.contextmanager
 def era_http(era: str) -> Iterator[HttpTarget]:
-    """Run the era fixture over Streamable HTTP on loopback; yield its target; stop and reap it."""
-    proc = subprocess.Popen(era_argv(era, "http"), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
-    try:
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 120.0)
-        assert ready, "era fixture did not start"
-        url = proc.stdout.readline().decode().strip()
-        assert url.startswith("http://127.0.0.1:")
+    """Run the fixture over stateless Streamable HTTP on loopback; yield its target; stop and reap it."""
+    with eras_http("--era", era, "--readiness") as url:
         yield HttpTarget(url)
-    finally:
-        stop(proc)
-        if proc.stdout is not None:
-            proc.stdout.close()

@@ -51,7 +51,7 @@ def test_discover_names_both_eras_with_cache_hints(server: me.FindingsServer) ->
 def test_modern_tools_list_and_call_carry_result_type(server: me.FindingsServer) -> None:
     _, listed = _modern(server, "tools/list")
     assert listed["result"]["resultType"] == "complete" and "ttlMs" in listed["result"]
-    assert [t["name"] for t in listed["result"]["tools"]][0] == "list_findings"
+    assert listed["result"]["tools"][0]["name"] == "list_findings"
     _, called = _modern(server, "tools/call", name="get_readiness_trends", arguments={})
     assert called["result"]["resultType"] == "complete" and called["result"]["content"]
 
@@ -112,7 +112,8 @@ def test_get_and_delete_are_refused(server: me.FindingsServer) -> None:
 
 
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-06-18"), ("auto", MODERN), (MODERN, MODERN)])
-def test_the_sdk_client_calls_a_tool_in_every_mode(server: me.FindingsServer, mode: str, version: str) -> None:
+def test_the_sdk_client_calls_a_tool_in_every_mode(server: me.FindingsServer, mode: str,
+                                                   version: str) -> None:
     async def work(client: Any) -> Any:
         listed = await client.list_tools()
         called = await client.call_tool("get_readiness_trends", {})

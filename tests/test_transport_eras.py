@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcpeval_nb.errors import ProtocolMismatch, UsageError
-from mcpeval_nb.testing.servers.era_peers import CANARY_TASK
+from mcpeval_nb.testing.servers._eras_readiness import CANARY_TASK
 from mcpeval_nb.transport import HttpTarget, McpSession, Response, RpcError, Target
 from mcpeval_nb.transport.era import check_protocol
 from mcpeval_nb.transport.headers import encode_value, param_headers, request_headers
@@ -124,7 +124,7 @@ def test_input_requests_count_against_the_server_request_bound(http_targets: dic
 
 def test_a_task_is_polled_to_its_result(http_targets: dict[str, HttpTarget]) -> None:
     with _open(http_targets["modern"], "2026-07-28", ALL_CAPS) as session:
-        outcome = session.call_tool("long_job", {}, timeout=60.0)
+        outcome = session.call_tool("job", {"ms": 200, "note": CANARY_TASK}, timeout=60.0)
         assert outcome.ok and CANARY_TASK in outcome.result["content"][0]["text"]
         assert session.observed.tasks == 1 and session.observed.tasks_finished == 1
 
@@ -132,7 +132,7 @@ def test_a_task_is_polled_to_its_result(http_targets: dict[str, HttpTarget]) -> 
 def test_without_the_tasks_extension_the_same_tool_answers_synchronously(
         http_targets: dict[str, HttpTarget]) -> None:
     with _open(http_targets["modern"], "2026-07-28") as session:
-        assert session.call_tool("long_job", {}).ok and session.observed.tasks == 0
+        assert session.call_tool("job", {"ms": 1}).ok and session.observed.tasks == 0
 
 
 def test_legacy_era_serves_url_elicitation_and_sampling_with_tools_as_server_requests() -> None:
