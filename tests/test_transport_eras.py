@@ -192,3 +192,19 @@ def test_protocol_choice_is_validated_without_echoing_the_value() -> None:
 
 def test_rpc_error_repr_never_shows_server_text() -> None:
     assert "CANARY" not in repr(Response(error=RpcError(-32020, "CANARY header text")))
+
+
+def test_subscriptions_listen_is_acknowledged_and_delivers_list_changes(
+        http_targets: dict[str, HttpTarget]) -> None:
+    with _open(http_targets["modern"], "2026-07-28") as session:
+        subscription = session.listen({"toolsListChanged": True}, timeout=30.0)
+        assert subscription is not None
+        assert session.call_tool("touch", {}).ok
+
+        def changed(note: dict[str, Any]) -> bool:
+            return note.get("method") == "notifications/tools/list_changed" and subscription.tagged(note)
+
+        import time
+        assert subscription.wait(changed, deadline=time.monotonic() + 30.0) is not None
+        subscription.close()
+        assert session.call_tool("describe_weather", {"city": "Rome"}).ok  # the session is still usable

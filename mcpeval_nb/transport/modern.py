@@ -31,12 +31,15 @@ from . import jsonrpc
 from .dispatch import SubRequests
 from .messages import Response, RpcError
 
-__all__ = ["INPUT_METHODS", "MAX_INPUT_ROUNDS", "Observed", "TERMINAL", "settle"]
+__all__ = ["CACHEABLE", "INPUT_METHODS", "MAX_INPUT_ROUNDS", "Observed", "TERMINAL", "settle"]
 
 MAX_INPUT_ROUNDS = 10
 INPUT_METHODS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
                  "roots/list": "roots"}
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+#: Methods whose complete results must carry cache hints (the revision's caching page).
+CACHEABLE = frozenset({"server/discover", "tools/list", "prompts/list", "resources/list",
+                       "resources/templates/list", "resources/read"})
 _POLL_FLOOR_S, _POLL_CEILING_S = 0.1, 1.0
 TOO_MANY_ROUNDS = "server asked for input more than 10 times in one operation"
 BAD_INPUT = "MCP input_required result is malformed"
@@ -53,6 +56,9 @@ class Observed:
 
     Attributes:
         results: results read from the server; ``untyped``: those without a string ``resultType``.
+        lists: complete results of the cacheable methods (``server/discover``, the lists,
+            ``resources/read``); ``unhinted``: those without a ``ttlMs`` >= 0 or a ``cacheScope`` of
+            ``public``/``private`` (hints are read, never trusted: nothing is cached).
         input_rounds: ``input_required`` results answered; ``input_undeclared``: input requests for a
             capability the client did not declare; ``input_malformed``: input-required results without
             ``inputRequests`` or ``requestState`` (or with a malformed entry).
@@ -62,12 +68,28 @@ class Observed:
 
     results: int = 0
     untyped: int = 0
+    lists: int = 0
+    unhinted: int = 0
     input_rounds: int = 0
     input_undeclared: int = 0
     input_malformed: int = 0
     tasks: int = 0
     tasks_finished: int = 0
     task_errors: int = 0
+
+    def note(self, method: str, result: Any) -> None:
+        """Count one result of a plain (non-operation) request: its type and, if cacheable, its hints."""
+        if self.typed(result) == "complete" and method in CACHEABLE:
+            self.lists += 1
+            ttl = result.get("ttlMs") if isinstance(result, dict) else None
+            scope = result.get("cacheScope") if isinstance(result, dict) else None
+            valid = type(ttl) is int and ttl >= 0 and scope in ("public", "private")
+            self.unhinted += not valid
+
+    def add(self, other: Observed) -> None:
+        """Add another connection's counts to these."""
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def typed(self, result: Any) -> str:
         """Count one result and return its ``resultType`` (``complete`` when absent)."""

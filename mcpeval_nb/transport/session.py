@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -49,6 +49,7 @@ from .messages import (
     ToolOutcome,
 )
 from .modern import Observed, settle
+from .streams import StreamsMixin
 
 __all__ = ["CLIENT_NAME", "PROTOCOL_VERSION", "Channel", "McpSession"]
 
@@ -73,7 +74,7 @@ class Channel(Protocol):
     def listen(self) -> None: ...  # pragma: no cover
 
 
-class McpSession(EraMixin):
+class McpSession(EraMixin, StreamsMixin):
     """One MCP connection with hard limits; use ``connect`` to open one.
 
     Args:
@@ -223,7 +224,8 @@ class McpSession(EraMixin):
 
     def request(self, method: str, params: Any = None, *, timeout: float | None = None,
                 on_server_request: ServerRequestHandler | None = None,
-                max_server_requests: int | None = None) -> Response:
+                max_server_requests: int | None = None,
+                headers: Mapping[str, str] | None = None) -> Response:
         """Send one request and wait for its response until a deadline fixed now.
 
         Args:
@@ -232,6 +234,8 @@ class McpSession(EraMixin):
             timeout: seconds until the deadline (default: the session's timeout).
             on_server_request: answers server-to-client requests meanwhile (default: -32601).
             max_server_requests: how many server requests may be answered (default 8).
+            headers: modern HTTP only: headers laid over the computed ones (the battery's header check
+                sends a deliberately wrong one); a modern operation with them is one plain request.
 
         Returns:
             The response (result or JSON-RPC error).
@@ -242,10 +246,13 @@ class McpSession(EraMixin):
                 is closed) or ``evaluation-budget-exceeded``.
         """
         subs = SubRequests(on_server_request, max_server_requests)
-        if self.modern and method in _OPERATIONS:
+        if self.modern and method in _OPERATIONS and headers is None:
             return self._settle(method, params, timeout, subs)[0]
-        pending = self._send_request(method, params, timeout)
-        return self._await(pending, self._deadline(pending.started, timeout), subs)
+        pending = self._send_request(method, params, timeout, headers=headers)
+        response = self._await(pending, self._deadline(pending.started, timeout), subs)
+        if self.modern and response.error is None:
+            self.observed.note(method, response.result)
+        return response
 
     def _settle(self, method: str, params: Any, timeout: float | None,
                 subs: SubRequests) -> tuple[Response, float]:
@@ -321,103 +328,6 @@ class McpSession(EraMixin):
         """
         return self.request("ping", timeout=timeout)
 
-    # --- cancellation and notifications -----------------------------------------------------------------
-
-    def start_call(self, name: str, arguments: dict[str, Any]) -> PendingCall:
-        """Send ``tools/call`` without waiting for its response (for the cancellation kind).
-
-        Args:
-            name: the tool name.
-            arguments: the arguments object.
-
-        Returns:
-            The pending call; pass it to ``cancel`` or ``finish``.
-
-        Raises:
-            TransportError: as ``request``.
-        """
-        return self._send_request("tools/call", {"name": name, "arguments": arguments}, None)
-
-    def cancel(self, call: PendingCall, *, reason: str = "cancelled by mcpeval",
-               grace_seconds: float = 1.0) -> Response | None:
-        """Send ``notifications/cancelled {requestId, reason}`` and wait up to ``grace_seconds``.
-
-        Args:
-            call: the pending call from ``start_call``.
-            reason: the cancellation reason sent to the server.
-            grace_seconds: how long to wait for a response after cancelling.
-
-        Returns:
-            The response if one arrived within the grace period, else None (its late reply will be
-            discarded once).
-
-        Raises:
-            TransportError: a transport failure other than the grace period running out.
-        """
-        self.notify("notifications/cancelled", {"requestId": call.request_id, "reason": reason})
-        deadline = self._cap(time.monotonic() + grace_seconds)
-        try:
-            return self._await(call, deadline, SubRequests(None, None))
-        except TransportError as exc:
-            if exc.reason == "transport-timeout":
-                return None
-            raise
-
-    def finish(self, call: PendingCall, *, timeout: float | None = None) -> Response:
-        """Wait for the response of a call sent with ``start_call``; the deadline runs from its send.
-
-        Args:
-            call: the pending call.
-            timeout: seconds from the send (default: the session's timeout).
-
-        Returns:
-            The response.
-
-        Raises:
-            TransportError: as ``request``.
-        """
-        return self._await(call, self._deadline(call.started, timeout), SubRequests(None, None))
-
-    @property
-    def notifications(self) -> list[dict[str, Any]]:
-        """Notifications buffered since the last request was sent (raw; in memory only)."""
-        return list(self._inbox.notes)
-
-    def wait_notification(self, match: Callable[[dict[str, Any]], bool], *,
-                          timeout: float) -> dict[str, Any] | None:
-        """Return the first buffered or incoming notification ``match`` accepts, waiting up to ``timeout``.
-
-        Server requests arriving meanwhile are declined (bound 8); the notification bounds still apply.
-        Over HTTP this opens the standalone GET stream first (server-initiated messages travel there).
-
-        Args:
-            match: accepts the wanted notification (the raw message object).
-            timeout: seconds to wait at most (capped by the budget).
-
-        Returns:
-            The notification, or None when none matched in time.
-
-        Raises:
-            TransportError: a transport failure or a broken limit.
-        """
-        found = next((note for note in self._inbox.notes if match(note)), None)
-        if found is None:
-            self._channel.listen()
-        deadline = self._cap(time.monotonic() + timeout)
-        subs = SubRequests(None, None)
-        with self._guard():
-            while found is None:
-                item = self._channel.receive(deadline)
-                if item is None:
-                    return None
-                message = item[0]
-                if "method" in message and "id" not in message:
-                    self._inbox.buffer(message, item[1])
-                    found = message if match(message) else None
-                else:
-                    self._inbox.route(item, None, subs, self._reply)
-        return found
-
     # --- internals ----------------------------------------------------------------------------------------
 
     def _cap(self, deadline: float) -> float:
@@ -427,7 +337,7 @@ class McpSession(EraMixin):
         return self._cap(start + (self.timeout if timeout is None else timeout))
 
     def _send_request(self, method: str, params: Any, timeout: float | None, *,
-                      deadline: float | None = None) -> PendingCall:
+                      deadline: float | None = None, headers: Mapping[str, str] | None = None) -> PendingCall:
         with self._guard():
             if self._channel.closed:
                 raise jsonrpc.closed()
@@ -441,8 +351,11 @@ class McpSession(EraMixin):
                 message["params"] = params
             self._inbox.clear_notifications()
             started = time.monotonic()
+            sent = self._headers(message)
+            if sent is not None and headers:
+                sent.update(headers)
             self._channel.send(message, deadline=self._deadline(started, timeout) if deadline is None
-                               else deadline, headers=self._headers(message))
+                               else deadline, headers=sent)
             return PendingCall(request_id=request_id, started=started)
 
     def _await(self, call: PendingCall, deadline: float, subs: SubRequests) -> Response:
