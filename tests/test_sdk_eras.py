@@ -36,8 +36,9 @@ def test_a_legacy_client_cannot_reach_a_modern_only_server_over_stdio() -> None:
 
 def test_stateless_http_serves_tasks_to_the_end_state_and_cancels() -> None:
     with eras_http() as url:
-        calls: list[Call] = [("job", {"ms": 30, "end": "failed"}), ("job", {"ms": 30, "end": "input_required"}),
-                 ("region", {"region": "eu", "query": "q"})]
+        calls: list[Call] = [("job", {"ms": 30, "end": "failed"}),
+                             ("job", {"ms": 30, "end": "input_required"}),
+                             ("region", {"region": "eu", "query": "q"})]
         out = run_calls(url, calls, mode="2026-07-28")
         cancelled = run_calls(url, [("job", {"ms": 60_000})], mode="2026-07-28",
                               tasks=TasksClient(cancel_after=2))
