@@ -24,6 +24,7 @@ from .headers import ParamHeaders, param_headers, request_headers
 from .messages import Response
 
 if TYPE_CHECKING:
+    from .budget import Budget
     from .session import Channel
 
 __all__ = ["CLIENT_NAME", "EraMixin", "client_version"]
@@ -45,6 +46,8 @@ class EraMixin:
     """The modern-era state and methods of ``McpSession`` (see the module docstring)."""
 
     _channel: Channel
+    _budget: Budget | None
+    _free: bool
     _modern: str | None
     _caps: dict[str, Any]
     _params: dict[str, ParamHeaders | None]
@@ -60,13 +63,15 @@ class EraMixin:
         raise NotImplementedError
 
     def discover(self, *, version: str = MODERN_VERSION, capabilities: dict[str, Any] | None = None,
-                 timeout: float | None = None) -> Response:
+                 timeout: float | None = None, charged: bool = True) -> Response:
         """Send ``server/discover`` at ``version`` (the connection speaks the modern era from now on).
 
         Args:
             version: the protocol version in ``_meta``.
             capabilities: the client capabilities sent with every later request ({} by default).
             timeout: seconds until the deadline (default: the session's timeout).
+            charged: charge the request to the run's budget (``auto``'s probe is charged only when it
+                finds a modern server, so a legacy server's run spends exactly what it did before).
 
         Returns:
             The raw response; ``transport.negotiate`` decides what it means and calls ``adopt``.
@@ -76,7 +81,20 @@ class EraMixin:
                 request only; the session stays open).
         """
         self._speak(version, capabilities)
-        return self.request("server/discover", {}, timeout=timeout)
+        self._free = not charged
+        try:
+            return self.request("server/discover", {}, timeout=timeout)
+        finally:
+            self._free = False
+
+    def charge(self) -> None:
+        """Charge one request to the run's budget (an ``auto`` probe that found a modern server).
+
+        Raises:
+            TransportError: ``evaluation-budget-exceeded``.
+        """
+        if self._budget is not None:
+            self._budget.charge()
 
     def adopt(self, result: dict[str, Any], *, version: str = MODERN_VERSION) -> None:
         """Take a discover result as this connection's modern state (capabilities, info, instructions).

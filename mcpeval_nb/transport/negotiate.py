@@ -12,6 +12,10 @@ else on a fresh one).  A legacy handshake refused with -32022 naming 2026-07-28 
 the slow probe late and locked itself modern) re-probes once.  Mismatches raise ``ProtocolMismatch``
 naming the fix; a legacy run that fails its handshake checks on a fresh connection whether the server
 is modern-only, so the error says so instead of "initialize was refused".
+
+Budget: ``auto``'s probe is charged to the run's budget only when it finds a modern server (then it was
+the modern handshake), and the diagnosis of a refused handshake is never charged, so a run against a
+legacy server spends exactly the requests it spent before the modern era existed.
 """
 
 from __future__ import annotations
@@ -55,10 +59,11 @@ def _modern_error(response: Response) -> bool:
     return response.error is not None and response.error.code in MODERN_ERRORS
 
 
-def _probe(session: McpSession, capabilities: dict[str, Any], wait: float | None) -> Response | None:
+def _probe(session: McpSession, capabilities: dict[str, Any], wait: float | None, *,
+           charged: bool = True) -> Response | None:
     """Send the discover probe; None when the transport gave no usable answer (legacy evidence)."""
     try:
-        return session.discover(capabilities=capabilities, timeout=wait)
+        return session.discover(capabilities=capabilities, timeout=wait, charged=charged)
     except TransportError as exc:
         if exc.reason == "transport-timeout" or getattr(exc, "keeps_session", False):
             return None
@@ -88,11 +93,14 @@ def _modern(session: McpSession, result: dict[str, Any]) -> McpSession:
 def _auto(connect: Connect, capabilities: dict[str, Any], wait: float | None) -> McpSession:
     session = connect()
     try:
-        response = _probe(session, capabilities, wait)
+        response = _probe(session, capabilities, wait, charged=False)
+        result = None if response is None else _discovered(response)
+        if result is not None:
+            session.charge()  # the probe was the modern handshake after all
     except BaseException:
         session.close()
         raise
-    if response is not None and (result := _discovered(response)) is not None:
+    if result is not None:
         return _modern(session, result)
     if response is not None and _modern_error(response):
         session.close()
@@ -166,7 +174,7 @@ def _serves_modern(connect: Connect) -> bool:
     except TransportError:
         return False
     try:
-        response = _probe(session, {}, DISCOVER_WAIT_S)
+        response = _probe(session, {}, DISCOVER_WAIT_S, charged=False)
         return response is not None and (_discovered(response) is not None or _modern_error(response))
     except TransportError:
         return False

@@ -107,6 +107,7 @@ class McpSession(EraMixin, StreamsMixin):
         self.supported_versions: tuple[str, ...] = ()
         self.observed = Observed()
         self._modern: str | None = None
+        self._free = False
         self._caps: dict[str, Any] = {}
         self._params: dict[str, ParamHeaders | None] = {}
 
@@ -341,7 +342,7 @@ class McpSession(EraMixin, StreamsMixin):
         with self._guard():
             if self._channel.closed:
                 raise jsonrpc.closed()
-            if self._budget is not None:
+            if self._budget is not None and not self._free:
                 self._budget.charge()
             request_id, self._next_id = self._next_id, self._next_id + 1
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
