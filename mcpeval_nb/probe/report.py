@@ -16,6 +16,7 @@ from .._version import __version__
 from ..errors import DocumentError, UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
+from ..transport.era import MODERN_VERSION, Negotiated
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
 from .cost import session_cost_line
 from .kinds.table import KIND_TABLE
@@ -53,6 +54,9 @@ class ProbeReport:
         generator: ``{"name", "version"}`` of the producing tool.
         cancelled: the run was cancelled; ``not_run`` lists the case ids that never started.
         legacy_score: a v1 document's display-only readiness score.
+        protocol: the era and version the run spoke (``transport.era.Negotiated``), or None when no
+            connection was made.  The document carries it (``protocol``) only for the 2026-07-28 era:
+            a legacy run's document is byte-identical to what it was before the modern era existed.
     """
 
     server: str
@@ -65,6 +69,12 @@ class ProbeReport:
     cancelled: bool = False
     not_run: tuple[str, ...] = ()
     legacy_score: Any = None
+    protocol: Negotiated | None = None
+
+    @property
+    def modern(self) -> bool:
+        """The run spoke the 2026-07-28 era."""
+        return self.protocol is not None and self.protocol.modern
 
     @property
     def passed(self) -> bool:
@@ -89,13 +99,16 @@ class ProbeReport:
         return 3 if self.errored else (0 if self.passed else 1)
 
     def to_json(self) -> dict[str, Any]:
-        """The probe-report/v2 object."""
-        return {
+        """The probe-report/v2 object (``protocol`` only for a 2026-07-28 run)."""
+        out = {
             "cases": [c.to_json() for c in self.cases], "gate": self.gate,
             "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
             "passed": self.passed, "readiness": None if self.readiness is None else self.readiness.to_json(),
             "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
         }
+        if self.protocol is not None and self.protocol.modern:
+            out["protocol"] = self.protocol.to_json()
+        return out
 
     def dumps(self) -> str:
         """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
@@ -147,6 +160,8 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
+        if self.modern:
+            lines.append(f"{self.server} protocol {MODERN_VERSION} (stateless)")
         lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text", brief=brief)
         return "".join(line + "\n" for line in lines)
 
@@ -168,6 +183,8 @@ class ProbeReport:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
+        if self.modern:
+            out.append(f"**Protocol:** {MODERN_VERSION} (stateless)")
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
 
@@ -273,4 +290,15 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
         raise _bad(source, "readiness_error")
     readiness = None if raw is None else parse_readiness(raw, where=f"{source}: readiness")
     return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
-                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)
+                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen,
+                       protocol=_protocol(doc.get("protocol"), source))
+
+
+def _protocol(raw: Any, source: str) -> Negotiated | None:
+    """A document's ``protocol`` member: absent (a legacy run), or the modern era and its version."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, dict) and set(raw) == {"era", "version"} and raw["era"] == "modern"
+            and raw["version"] == MODERN_VERSION):
+        raise _bad(source, "protocol")
+    return Negotiated("modern", MODERN_VERSION)

@@ -9,6 +9,7 @@ declaration).  ``speak_legacy`` turns an ``auto`` probe back to the handshake er
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .era import (
@@ -140,13 +141,14 @@ class EraMixin:
             if isinstance(name, str):
                 self._params[name] = param_headers(entry.get("inputSchema"))
 
-    def _with_meta(self, params: Any) -> dict[str, Any]:
+    def _with_meta(self, params: Any, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``params`` with the modern ``_meta`` (protocol version, client info, client capabilities)."""
         body = dict(params) if isinstance(params, dict) else {}
         meta = dict(body["_meta"]) if isinstance(body.get("_meta"), dict) else {}
         meta.update({META_VERSION: self._modern,
                      META_CLIENT_INFO: {"name": CLIENT_NAME, "version": client_version()},
                      META_CAPABILITIES: self._caps})
+        meta.update(extra or {})
         body["_meta"] = meta
         return body
 

@@ -226,7 +226,7 @@ class McpSession(EraMixin, StreamsMixin):
     def request(self, method: str, params: Any = None, *, timeout: float | None = None,
                 on_server_request: ServerRequestHandler | None = None,
                 max_server_requests: int | None = None,
-                headers: Mapping[str, str] | None = None) -> Response:
+                headers: Mapping[str, str] | None = None, meta: Mapping[str, Any] | None = None) -> Response:
         """Send one request and wait for its response until a deadline fixed now.
 
         Args:
@@ -237,6 +237,8 @@ class McpSession(EraMixin, StreamsMixin):
             max_server_requests: how many server requests may be answered (default 8).
             headers: modern HTTP only: headers laid over the computed ones (the battery's header check
                 sends a deliberately wrong one); a modern operation with them is one plain request.
+            meta: modern only: ``_meta`` members laid over the computed ones (the battery's version check
+                asks at a version the server does not serve).
 
         Returns:
             The response (result or JSON-RPC error).
@@ -247,9 +249,9 @@ class McpSession(EraMixin, StreamsMixin):
                 is closed) or ``evaluation-budget-exceeded``.
         """
         subs = SubRequests(on_server_request, max_server_requests)
-        if self.modern and method in _OPERATIONS and headers is None:
+        if self.modern and method in _OPERATIONS and headers is None and meta is None:
             return self._settle(method, params, timeout, subs)[0]
-        pending = self._send_request(method, params, timeout, headers=headers)
+        pending = self._send_request(method, params, timeout, headers=headers, meta=meta)
         response = self._await(pending, self._deadline(pending.started, timeout), subs)
         if self.modern and response.error is None:
             self.observed.note(method, response.result)
@@ -338,7 +340,8 @@ class McpSession(EraMixin, StreamsMixin):
         return self._cap(start + (self.timeout if timeout is None else timeout))
 
     def _send_request(self, method: str, params: Any, timeout: float | None, *,
-                      deadline: float | None = None, headers: Mapping[str, str] | None = None) -> PendingCall:
+                      deadline: float | None = None, headers: Mapping[str, str] | None = None,
+                      meta: Mapping[str, Any] | None = None) -> PendingCall:
         with self._guard():
             if self._channel.closed:
                 raise jsonrpc.closed()
@@ -347,7 +350,7 @@ class McpSession(EraMixin, StreamsMixin):
             request_id, self._next_id = self._next_id, self._next_id + 1
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if self._modern is not None:
-                params = self._with_meta(params)
+                params = self._with_meta(params, meta)
             if params is not None:
                 message["params"] = params
             self._inbox.clear_notifications()
