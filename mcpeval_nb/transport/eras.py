@@ -129,6 +129,11 @@ class EraMixin:
         if set_modern is not None:
             set_modern(version)
 
+    def declare(self, capabilities: dict[str, Any]) -> None:
+        """Modern only: the client capabilities every later request carries in ``_meta``."""
+        if self._modern is not None:
+            self._caps = dict(capabilities)
+
     @property
     def modern(self) -> bool:
         """True when this connection speaks the 2026-07-28 era."""

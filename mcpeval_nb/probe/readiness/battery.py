@@ -186,15 +186,14 @@ class _Battery:
         return contention, payload
 
     def modern_facts(self, names: list[str], caps: dict[str, Any], surfaces: bool) -> ModernFacts:
-        extensions = caps.get("extensions")
-        first = next(iter(self.args.items()), None)
-        return ModernFacts(names=tuple(names), exercised=first, surfaces=surfaces,
-                           resources=isinstance(caps.get("resources"), dict),
-                           tasks=isinstance(extensions, dict) and TASKS_EXTENSION in extensions)
+        return ModernFacts(names=tuple(names), surfaces=surfaces,
+                           resources=isinstance(caps.get("resources"), dict), tasks=_tasks_declared(caps))
 
     def run(self) -> Readiness:
         catalog = self.conn.session.list_tools()
         modern = self.conn.modern
+        if modern and _tasks_declared(self.conn.session.server_capabilities):
+            self.conn.declare({"extensions": {TASKS_EXTENSION: {}}})
         check_skip_names(self.options.skip_tools, catalog)
         caps = dict(self.conn.session.server_capabilities)
         facts = [ToolFacts.from_entry(e) for e in catalog.tools]
@@ -218,6 +217,11 @@ class _Battery:
         return score_readiness(BatteryObservations(
             tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
             profile, MODERN_STANDARD if modern else STANDARD))
+
+
+def _tasks_declared(caps: dict[str, Any]) -> bool:
+    extensions = caps.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def _first_string_property(schema: Any) -> str | None:

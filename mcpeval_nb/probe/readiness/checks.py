@@ -47,6 +47,13 @@ class Connection:
         self.ctx = ctx
         self._session: McpSession | None = None
         self._seen = Observed()
+        self._caps: dict[str, Any] = {}
+
+    def declare(self, capabilities: dict[str, Any]) -> None:
+        """Send ``capabilities`` with every later modern request of the battery (the tasks extension)."""
+        self._caps = dict(capabilities)
+        if self._session is not None and not self._session.closed:
+            self._session.declare(self._caps)
 
     def absorb(self, session: McpSession) -> None:
         """Close another session of the battery and add what it observed."""
@@ -87,7 +94,7 @@ class Connection:
             TransportError: the connection or handshake failed.
         """
         if self._session is None or self._session.closed:
-            self._session = self.ctx.connect()
+            self._session = self.ctx.connect(capabilities=self._caps or None)
         return self._session
 
     def drop(self) -> None:

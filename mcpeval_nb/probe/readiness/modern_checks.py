@@ -4,8 +4,8 @@ Run on the battery's connection (``checks.Connection``) after the tool calls, in
 ``labels.MODERN_PROTOCOL_CHECKS`` order, each applicable check reduced to a reason label or None:
 
 - ``protocol.discover``: ``server/discover`` names 2026-07-28 in ``supportedVersions``, carries a
-  ``capabilities`` object, ``resultType: "complete"``, cache hints and ``serverInfo`` (name and
-  version) in ``_meta``;
+  ``capabilities`` object and ``serverInfo`` (name and version) in ``_meta`` (its ``resultType`` and
+  cache hints count in the two checks below);
 - ``protocol.unknown-method``, ``protocol.unknown-tool``, ``protocol.pagination``, ``protocol.surfaces``
   (resources or prompts declared): as in ``mcpeval-standard/2``;
 - ``protocol.unknown-resource`` (resources declared): ``resources/read`` of an unknown URI is -32602;
@@ -19,7 +19,9 @@ Run on the battery's connection (``checks.Connection``) after the tool calls, in
 - ``protocol.input-required`` (only when a call answered ``input_required``): input requests only for
   declared capabilities (the battery declares none), each well formed;
 - ``protocol.tasks`` (the server declares the tasks extension): ``tasks/get`` of an unknown id is an
-  error, and a call from a client declaring the extension ends (a task reaches a terminal status).
+  error, and every task the battery's calls received reached a terminal status within the call's
+  deadline (the battery declares the extension to a server that advertises it, so a server may answer
+  any call with a task).
 
 Never scored here, because the revision removed them: ``ping``, ``logging/setLevel``, roots, the
 initialize negotiation.  Nothing a server sends is kept: each check keeps its label.
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ...errors import TransportError
 from ...limits import MAX_SERVER_REQUESTS
@@ -38,7 +39,6 @@ from ...transport.era import (
     META_SERVER_INFO,
     META_VERSION,
     MODERN_VERSION,
-    TASKS_EXTENSION,
     UNSUPPORTED_VERSION,
     supported_versions,
 )
@@ -55,25 +55,18 @@ UNKNOWN_TASK = "mcpeval-unknown-task"
 
 @dataclass(frozen=True)
 class ModernFacts:
-    """What the battery knew before its protocol checks: the catalog's names and a callable tool.
+    """What the battery knew before its protocol checks.
 
     Attributes:
         names: the listed tool names, in listing order.
-        exercised: a tool whose three calls succeeded and its arguments, or None.
         surfaces: resources or prompts were declared. resources: resources were declared.
         tasks: the server declared the tasks extension.
     """
 
     names: tuple[str, ...]
-    exercised: tuple[str, dict[str, Any]] | None
     surfaces: bool
     resources: bool
     tasks: bool
-
-
-def _hinted(result: dict[str, Any]) -> bool:
-    ttl = result.get("ttlMs")
-    return type(ttl) is int and ttl >= 0 and result.get("cacheScope") in ("public", "private")
 
 
 def _discover(conn: Connection) -> str | None:
@@ -83,9 +76,8 @@ def _discover(conn: Connection) -> str | None:
     meta = result.get("_meta")
     info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
     complete = (MODERN_VERSION in (supported_versions({"supported": result.get("supportedVersions")}) or ())
-                and isinstance(result.get("capabilities"), dict) and result.get("resultType") == "complete"
-                and _hinted(result) and isinstance(info, dict) and isinstance(info.get("name"), str)
-                and isinstance(info.get("version"), str))
+                and isinstance(result.get("capabilities"), dict) and isinstance(info, dict)
+                and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
     return None if complete else "protocol-discover-incomplete"
 
 
@@ -127,24 +119,15 @@ def _headers(conn: Connection) -> str | None:
 
 
 def _tools_order(conn: Connection, names: tuple[str, ...]) -> str | None:
-    return None if tuple(conn.session.list_tools().names) == names else "protocol-tools-order-unstable"
+    first, second = (tuple(conn.session.list_tools().names) for _ in range(2))
+    return None if first == second == names else "protocol-tools-order-unstable"
 
 
-def _tasks(conn: Connection, exercised: tuple[str, dict[str, Any]] | None) -> str | None:
+def _tasks(conn: Connection) -> str | None:
+    """An unknown task id is refused, and every task the battery's calls received reached an end."""
     unknown = conn.session.request("tasks/get", {"taskId": UNKNOWN_TASK})
-    if unknown.error is None:
-        return "protocol-task-lifecycle-broken"
-    if exercised is None:
-        return None
-    session = conn.ctx.connect(capabilities={"extensions": {TASKS_EXTENSION: {}}})
-    try:
-        session.call_tool(*exercised, max_server_requests=MAX_SERVER_REQUESTS)
-        broken = session.observed.task_errors > 0 or session.observed.tasks != session.observed.tasks_finished
-    except TransportError as exc:
-        conn.lost(exc)
-        broken = True
-    finally:
-        conn.absorb(session)
+    seen = conn.observed()
+    broken = unknown.error is None or seen.task_errors > 0 or seen.tasks != seen.tasks_finished
     return "protocol-task-lifecycle-broken" if broken else None
 
 
@@ -175,7 +158,7 @@ def modern_protocol_checks(conn: Connection, facts: ModernFacts) -> tuple[tuple[
         checks.append(("protocol.headers", _headers))
     checks.append(("protocol.tools-order", lambda c: _tools_order(c, facts.names)))
     if facts.tasks:
-        checks.append(("protocol.tasks", lambda c: _tasks(c, facts.exercised)))
+        checks.append(("protocol.tasks", _tasks))
     out = list(run_protocol_checks(conn, checks))
     seen = conn.observed()
     out += _seen_checks(seen)
