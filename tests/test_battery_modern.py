@@ -69,14 +69,16 @@ def modern_http() -> Iterator[dict[str, HttpTarget]]:
 
 def test_header_body_agreement_is_checked_on_http_only(modern_http: dict[str, HttpTarget]) -> None:
     assert _lost(_score(modern_http["checked"])) == []
-    assert _lost(_score(modern_http["unchecked"])) == [("protocol.headers", "protocol-header-mismatch-accepted")]
+    assert _lost(_score(modern_http["unchecked"])) == [("protocol.headers",
+                                                        "protocol-header-mismatch-accepted")]
 
 
 def test_the_sdk_server_is_scored_in_the_era_it_is_asked_for() -> None:
     with era_http("dual") as target:
         modern, legacy = _score(target, "2026-07-28"), _score(target, "legacy")
     assert modern.readiness is not None and legacy.readiness is not None
-    assert modern.readiness.standard == "mcpeval-modern/1" and legacy.readiness.standard == "mcpeval-standard/2"
+    assert modern.readiness.standard == "mcpeval-modern/1"
+    assert legacy.readiness.standard == "mcpeval-standard/2"
     assert _lost(modern) == []
     legacy_ids = {c for c, _ in _lost(legacy)} | {"protocol.ping", "protocol.negotiation"}
     assert "protocol.discover" not in legacy_ids
