@@ -47,19 +47,20 @@ def _load_report(path: str) -> Any:
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
+@opt.protocol
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | None, confirm_read_only: bool,
-              allow_open_world: bool, skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
-              command: tuple[str, ...]) -> int:
+              allow_open_world: bool, skip_tools: tuple[str, ...], protocol: str, allow_remote_http: bool,
+              url: str | None, command: tuple[str, ...]) -> int:
     """Run the standard readiness battery alone: `score --server L -- CMD...` or `--url URL`.
 
     Exit 0 when scored, 2 on a usage error, 3 when the battery could not complete.
     """
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
                                         allow_open_world=allow_open_world, progress=_progress,
-                                        history=not no_history, root=root)
+                                        history=not no_history, root=root, protocol=protocol)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
     click.echo(report.render(fmt, brief=brief), nl=False)
@@ -77,19 +78,20 @@ def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | 
 @click.option("--server", default=None, help="The server's label (as probe takes it), named in the summary.")
 @opt.confirm_read_only
 @opt.allow_open_world
+@opt.protocol
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], server: str | None,
-             confirm_read_only: bool, allow_open_world: bool, allow_remote_http: bool, url: str | None,
-             command: tuple[str, ...]) -> int:
+             confirm_read_only: bool, allow_open_world: bool, protocol: str, allow_remote_http: bool,
+             url: str | None, command: tuple[str, ...]) -> int:
     """Scaffold a read-only probe manifest from a live server."""
     if not dry_run and not force and Path(output).exists():
         raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
                                             dry_run=dry_run, allow_open_world=allow_open_world,
-                                            server=server)
+                                            server=server, protocol=protocol)
     click.echo(scaffold.decision_lines(), nl=False)
     if dry_run:
         return 0
@@ -143,11 +145,13 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
+@opt.protocol
 @opt.allow_remote_http
 @opt.command_argument
 def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate_only: bool,
                 allow_mutation: bool, confirm_read_only: bool, allow_open_world: bool,
-                skip_tools: tuple[str, ...], allow_remote_http: bool, command: tuple[str, ...]) -> int:
+                skip_tools: tuple[str, ...], protocol: str, allow_remote_http: bool,
+                command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
 
     With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  Never
@@ -162,7 +166,8 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate
     if command:
         targets.append(("stdio", mcpeval_nb.make_target(list(command))))
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
-                                        allow_open_world=allow_open_world, progress=_progress)
+                                        allow_open_world=allow_open_world, progress=_progress,
+                                        protocol=protocol)
     comparison = mcpeval_nb.compare_servers(targets, options=options, manifest=manifest, gate_only=gate_only,
                                             allow_mutation=allow_mutation)
     click.echo(comparison.render(fmt), nl=False)
