@@ -124,6 +124,9 @@ if typing.TYPE_CHECKING:
         ProfileError as ProfileError,
     )
     from .errors import (
+        ProtocolMismatch as ProtocolMismatch,
+    )
+    from .errors import (
         RecordTooLarge as RecordTooLarge,
     )
     from .errors import (
@@ -328,6 +331,8 @@ if typing.TYPE_CHECKING:
     from .probe.doc_schemas import (
         report_schema_text as report_schema_text,
     )
+    from .probe.era_matrix import EraMatrix as EraMatrix
+    from .probe.era_matrix import era_matrix as era_matrix
     from .probe.history import (
         load_trends as load_trends,
     )
@@ -537,7 +542,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
-        "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError",
+        "ProbeError", "ProfileError", "ProtocolMismatch", "RecordTooLarge", "ReviewError", "SaltError",
+        "ShareOutputError",
         "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
@@ -564,6 +570,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.era_matrix": ("EraMatrix", "era_matrix",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
     ".probe.history": (

@@ -137,7 +137,9 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
                epilog=opt.example(
                    "mcpeval-nb compare --endpoint a=http://127.0.0.1:3001/mcp --endpoint b=http://127.0.0.1:3002/mcp"))
 @click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
-@opt.output_format("text", "markdown", "json")
+@click.option("--eras", is_flag=True,
+              help="Probe one target as legacy, auto and 2026-07-28: the protocol era matrix.")
+@opt.output_format("text", "markdown", "json", "junit")
 @click.option("--manifest", default=None, type=click.Path(dir_okay=False),
               help="Also run this manifest's cases against every target.")
 @click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
@@ -148,13 +150,14 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
 @opt.protocol
 @opt.allow_remote_http
 @opt.command_argument
-def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate_only: bool,
+def compare_cmd(endpoints: tuple[str, ...], eras: bool, fmt: str, manifest: str | None, gate_only: bool,
                 allow_mutation: bool, confirm_read_only: bool, allow_open_world: bool,
                 skip_tools: tuple[str, ...], protocol: str, allow_remote_http: bool,
                 command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
 
-    With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  Never
+    With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  With
+    ``--eras`` one target is scored as legacy, auto and 2026-07-28 (the protocol era matrix).  Never
     gates: exit 0, or 3 when a target could not be scored or a case could not complete.
     """
     targets: list[tuple[str, Any]] = []
@@ -168,6 +171,15 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
                                         allow_open_world=allow_open_world, progress=_progress,
                                         protocol=protocol)
+    if eras:
+        if len(targets) != 1 or manifest is not None:
+            raise mcpeval_nb.UsageError("--eras takes exactly one target (--endpoint L=URL or -- CMD) and no "
+                                        "--manifest")
+        matrix = mcpeval_nb.era_matrix(targets[0][1], server=targets[0][0], options=options)
+        click.echo(matrix.render(fmt), nl=False)
+        return int(matrix.exit_code)
+    if fmt == "junit":
+        raise mcpeval_nb.UsageError("--format junit needs --eras")
     comparison = mcpeval_nb.compare_servers(targets, options=options, manifest=manifest, gate_only=gate_only,
                                             allow_mutation=allow_mutation)
     click.echo(comparison.render(fmt), nl=False)

@@ -121,6 +121,7 @@ class HttpChannel:
         self._failure: TransportError | None = None
         self._listening = False
         self._live: dict[int, http.client.HTTPConnection] = {}
+        self._aborted_ids: set[int] = set()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.modern: str | None = None
@@ -169,6 +170,7 @@ class HttpChannel:
         """Close the stream of one outstanding request (the modern era's cancellation on HTTP)."""
         with self._lock:
             conn = self._live.pop(request_id, None)
+            self._aborted_ids.add(request_id)
         if conn is not None and conn.sock is not None:
             with contextlib.suppress(OSError):
                 conn.sock.shutdown(socket.SHUT_RDWR)
@@ -340,7 +342,7 @@ class HttpChannel:
 
     def _aborted(self, request_id: int) -> bool:
         with self._lock:
-            return self.modern is not None and request_id not in self._live
+            return request_id in self._aborted_ids
 
     def _reject(self, rejected: _Rejected, request: dict[str, Any]) -> None:
         """A modern 4xx: the request's JSON-RPC error when the body is one, else a failure of it alone."""

@@ -67,9 +67,9 @@ def _probe(session: McpSession, capabilities: dict[str, Any], wait: float | None
     except TransportError as exc:
         if exc.reason == "transport-timeout" or getattr(exc, "keeps_session", False):
             return None
-        if exc.reason in ("transport-closed", "transport-error") and session.closed:
-            return None
-        raise
+        if exc.reason == "transport-closed" and session.closed:
+            return None  # a legacy stdio server that exits on an unknown method
+        raise  # unreachable, a 5xx, a broken limit: no era verdict
 
 
 def _initialize(session: McpSession, connect: Connect, capabilities: dict[str, Any]) -> McpSession:
