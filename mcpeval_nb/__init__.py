@@ -184,8 +184,6 @@ if typing.TYPE_CHECKING:
     from .governance import read_audit as read_audit
     from .governance import recover as recover
     from .governance import resolve_config as resolve_config
-    from .home import load_salt as load_salt
-    from .home import resolve_root as resolve_root
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -201,18 +199,6 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
-    from .phases import (
-        PhaseCapture as PhaseCapture,
-    )
-    from .phases import (
-        PhaseView as PhaseView,
-    )
-    from .phases import (
-        capture_phases as capture_phases,
-    )
-    from .phases import (
-        load_phases as load_phases,
-    )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -392,6 +378,7 @@ if typing.TYPE_CHECKING:
         synthesize as synthesize,
     )
     from .probe.readiness.text import readiness_lines as readiness_lines
+    from .probe.render import render as render
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -421,6 +408,9 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .root import Root as Root
+    from .root import load_salt as load_salt
+    from .root import resolve_root as resolve_root
     from .scale import (
         DaskEngine as DaskEngine,
     )
@@ -480,6 +470,18 @@ if typing.TYPE_CHECKING:
     from .sizes import (
         probe_result_sizes as probe_result_sizes,
     )
+    from .sizes.phases import (
+        PhaseCapture as PhaseCapture,
+    )
+    from .sizes.phases import (
+        PhaseView as PhaseView,
+    )
+    from .sizes.phases import (
+        capture_phases as capture_phases,
+    )
+    from .sizes.phases import (
+        load_phases as load_phases,
+    )
     from .sizes.table import (
         result_size_history as result_size_history,
     )
@@ -517,6 +519,8 @@ if typing.TYPE_CHECKING:
     from .triage.findings import finding_history as finding_history
     from .triage.findings import findings as findings
     from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.formats import FindingsView as FindingsView
+    from .triage.formats import findings_view as findings_view
     from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
@@ -555,10 +559,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
         "erase", "read_audit", "recover", "resolve_config",
     ),
-    ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
-    ".phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
@@ -586,17 +588,20 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".probe.readiness.score": ("score_readiness",),
     ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".probe.readiness.text": ("readiness_lines",),
+    ".probe.render": ("render",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".root": ("Root", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
         "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",
         "parse_capture_manifest", "probe_result_sizes",
     ),
+    ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
@@ -606,7 +611,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
     ".triage.findings": ("finding_history", "findings",),
-    ".triage.formats": ("FINDINGS_FORMATS", "render_findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "FindingsView", "findings_view", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
     ".triage.index.build": ("build_index",),
     ".triage.index.result": ("IndexResult",),

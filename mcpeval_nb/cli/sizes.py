@@ -71,7 +71,7 @@ def sizes_cmd(call_manifest: str, server: str, fmt: str, no_history: bool, **cal
     options, target = _run_of(server, calling, history=not no_history)
     sizes = mcpeval_nb.probe_result_sizes(target, call_manifest=call_manifest, options=options,
                                           progress=_call_progress)
-    click.echo(sizes.render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(sizes, fmt), nl=False)
     return sizes.exit_code
 
 
@@ -113,7 +113,7 @@ def capture_phases_cmd(capture: str, server: str, out_dir: str, **calling: Any) 
 @opt.output_format("text", "json")
 def phases_cmd(directory: str, fmt: str) -> int:
     """What changed between the phases of a capture: tools added, removed, changed; tokens per phase."""
-    click.echo(mcpeval_nb.load_phases(directory).render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(mcpeval_nb.load_phases(directory), fmt), nl=False)
     return 0
 
 

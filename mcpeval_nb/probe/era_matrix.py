@@ -15,21 +15,20 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ProtocolMismatch, UsageError
-from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from ..privacy.grammar import valid_server
 from ..transport.era import LEGACY, MODERN_VERSION, PROTOCOL_CHOICES
 from ..transport.messages import Target
 from .readiness.battery import BatteryOptions, score_server
+from .render import Format, FormatSet, json_text, render
 from .report import ProbeReport
 
 __all__ = ["ERA_MATRIX_FORMATS", "ERA_MATRIX_SCHEMA", "EraColumn", "EraMatrix", "era_matrix"]
 
 ERA_MATRIX_SCHEMA = "mcpeval-nb.era-matrix/v1"
-ERA_MATRIX_FORMATS = ("text", "markdown", "json", "junit")
 #: The columns, in the order printed.
 ORDER = (LEGACY, "auto", MODERN_VERSION)
 MISMATCH = "protocol-mismatch"
@@ -105,21 +104,19 @@ class EraMatrix:
         return {"columns": [c.to_json() for c in self.columns], "schema": ERA_MATRIX_SCHEMA,
                 "serves": self.serves, "server": self.server}
 
+    FORMATS: ClassVar[FormatSet[EraMatrix]] = FormatSet(
+        (Format("text", lambda m, _: m.render_text()), Format("markdown", lambda m, _: m.render_markdown()),
+         Format("json", lambda m, _: json_text(m.to_json())),
+         Format("junit", lambda m, _: render_junit(m.junit_suites(), name="mcpeval-nb compare --eras"))),
+        unknown="unknown era matrix format; use one of text, markdown, json, junit")
+
     def render(self, fmt: str = "text") -> str:
-        """Render in one of ``ERA_MATRIX_FORMATS``.
+        """Render in one of ``ERA_MATRIX_FORMATS`` (the ``FORMATS`` table).
 
         Raises:
             UsageError: an unknown format.
         """
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if fmt == "junit":
-            return render_junit(self.junit_suites(), name="mcpeval-nb compare --eras")
-        if fmt == "markdown":
-            return self.render_markdown()
-        if fmt != "text":
-            raise UsageError(f"unknown era matrix format; use one of {', '.join(ERA_MATRIX_FORMATS)}")
-        return self.render_text()
+        return render(self, fmt)
 
     def _serves_line(self) -> str:
         parts = [f"{era} {'served' if ok else 'not served'}" for era, ok in self.serves.items()]
@@ -202,3 +199,7 @@ def era_matrix(target: Target, *, server: str, options: BatteryOptions | None = 
         except ProtocolMismatch:
             columns.append(EraColumn(protocol, None, mismatch=True))
     return EraMatrix(server, tuple(columns))
+
+
+#: The era matrix's formats, in ``--format`` order.
+ERA_MATRIX_FORMATS = EraMatrix.FORMATS.names

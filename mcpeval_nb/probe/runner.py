@@ -7,9 +7,10 @@ cases in manifest order on that connection.  A case that loses its transport is 
 transport reason and the next case reconnects; if reconnecting fails every remaining case gets that
 reason.  The gate connection is closed before the readiness battery runs on connections of its own.
 
-Whether the battery runs is decided here only: ``options.battery`` names it (``"standard"``), and a
-selected run (``probe`` or ``case_id``) never runs it.  A full run that produced readiness appends one
-trend point when ``options.history`` is set (``history.record_report_trend``'s rule).
+Whether the battery runs is decided in one place, the plan (``RunPlan.runs_battery``):
+``options.battery`` names it (``"standard"``), and a selected run (``probe`` or ``case_id``) never runs
+it.  A full run that produced readiness appends one trend point when ``options.history`` is set
+(``history.record_report_trend``'s rule).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def run_plan(plan: RunPlan[ProbeCase], *, progress: Progress | None = None,
     ctx = open_run(plan, cancel=cancel)
     run = _Run(ctx, plan.work.items, progress)
     _gate(run)
-    readiness, readiness_error = (None, None) if run.not_run or not plan.battery else _battery(ctx, run)
+    readiness, readiness_error = (None, None) if run.not_run or not plan.runs_battery else _battery(ctx, run)
     report = ProbeReport(server=plan.server, cases=tuple(run.results),
                          manifest_sha256=plan.work.manifest_sha256, readiness=readiness,
                          readiness_error=readiness_error, cancelled=bool(run.not_run),

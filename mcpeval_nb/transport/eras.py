@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._version import __version__
 from .era import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
@@ -28,19 +29,9 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .session import Channel
 
-__all__ = ["CLIENT_NAME", "EraMixin", "client_version"]
+__all__ = ["CLIENT_NAME", "EraMixin"]
 
 CLIENT_NAME = "mcpeval"
-
-
-def client_version() -> str:
-    """This client's version for ``clientInfo`` (the package's, or 0.0.0 from a plain checkout)."""
-    try:
-        from importlib.metadata import version
-
-        return version("mcpeval-nb")
-    except Exception:  # the package metadata is missing when run from a plain checkout
-        return "0.0.0"
 
 
 class EraMixin:
@@ -151,7 +142,7 @@ class EraMixin:
         body = dict(params) if isinstance(params, dict) else {}
         meta = dict(body["_meta"]) if isinstance(body.get("_meta"), dict) else {}
         meta.update({META_VERSION: self._modern,
-                     META_CLIENT_INFO: {"name": CLIENT_NAME, "version": client_version()},
+                     META_CLIENT_INFO: {"name": CLIENT_NAME, "version": __version__},
                      META_CAPABILITIES: self._caps})
         meta.update(extra or {})
         body["_meta"] = meta

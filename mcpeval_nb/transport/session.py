@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
+from .._version import __version__
 from ..errors import TransportError
 from ..limits import (
     DEFAULT_IO_TIMEOUT_S,
@@ -35,7 +36,7 @@ from .budget import BUDGET_EXCEEDED, Budget
 from .classify import classify_tool_response
 from .dispatch import Inbox, SubRequests
 from .era import Negotiated, supported_versions
-from .eras import CLIENT_NAME, EraMixin, client_version
+from .eras import CLIENT_NAME, EraMixin
 from .headers import ParamHeaders
 from .jsonrpc import Incoming
 from .messages import (
@@ -166,7 +167,7 @@ class McpSession(EraMixin, StreamsMixin):
                 (``transport-error``).
         """
         params = {"protocolVersion": protocol_version, "capabilities": capabilities or {},
-                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": client_version()}}
+                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": __version__}}
         response = self.request("initialize", params)
         if response.error is not None:
             raise jsonrpc.failure("MCP initialize was refused")

@@ -26,13 +26,15 @@ import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
 from ...errors import FindingsError
-from ...home import resolve_root
+from ...governance.erasure import recover
 from ...journal.snapshot import Cursor
-from ...tables.load import Errors, check_errors
+from ...root import Root, RootLike
+from ...root.layout import INDEX_TMP_PREFIX, index_lock_path
+from ...tables.load import check_errors
 from .bulk import Bulk
 from .database import INDEX_FILE, INDEXES, SCHEMA_DIGEST, TABLES, VERSION, connect, inspect_index, statements
 from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
-from .ingest import Ingest, Progress, write_sources
+from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
 from .result import IndexResult
@@ -42,7 +44,7 @@ from .windows import Windows, compute_windows, group_keys
 __all__ = ["INDEX_LOCK_TIMEOUT_S", "build_index", "build_locked", "index_lock"]
 
 INDEX_LOCK_TIMEOUT_S = 600.0
-_TMP_PREFIX = ".index.db.tmp-"
+_TMP_PREFIX = INDEX_TMP_PREFIX
 _BUILD_PRAGMAS = (
     "PRAGMA journal_mode=OFF",
     "PRAGMA synchronous=OFF",
@@ -58,7 +60,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
     Raises:
         FindingsError: another run held it past ``timeout``.
     """
-    path = root / (INDEX_FILE + ".lock")
+    path = index_lock_path(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path))
@@ -72,7 +74,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
 
 
 def build_index(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     full: bool = False,
     errors: str = "raise",
@@ -92,18 +94,18 @@ def build_index(
 
     Raises:
         FindingsError: conflicting records, or the lock was not acquired in time.
+        GovernanceError: an interrupted erase could not be finished first.
         InvalidRecord, RecordTooLarge: a bad journal line (``errors="raise"``).
         Cancelled: ``cancel`` was set.
     """
-    base = resolve_root(root)
-    policy = check_errors(errors)
+    base = Root.of(root).path
+    options = ReadOptions(check_errors(errors), progress, cancel)
+    recover(base)  # an interrupted erase is finished first (docs/governance.md)
     with index_lock(base):
-        return build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
+        return build_locked(base, full=full, options=options)
 
 
-def build_locked(
-    base: Path, *, full: bool, errors: Errors, progress: Progress | None, cancel: threading.Event | None
-) -> IndexResult:
+def build_locked(base: Path, *, full: bool, options: ReadOptions) -> IndexResult:
     """``build_index`` for a caller that already holds ``index_lock(base)`` (``promote`` refreshes the
     index and promotes under one hold of the lock).
 
@@ -116,13 +118,11 @@ def build_locked(
     state = inspect_index(path)
     reason = "requested" if full else state.reason
     if not full and state.ok:
-        outcome = refresh_index(path, sources, errors=errors, progress=progress, cancel=cancel)
+        outcome = refresh_index(path, sources, options)
         if isinstance(outcome, IndexResult):
             return outcome
         reason = outcome.reason
-    return _full_build(
-        base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress, cancel=cancel
-    )
+    return _full_build(base, sources, reason=reason, carry=state.ok, options=options)
 
 
 def _remove_stale(base: Path) -> None:
@@ -133,16 +133,8 @@ def _remove_stale(base: Path) -> None:
                 os.unlink(base / name)
 
 
-def _full_build(
-    base: Path,
-    sources: list[Source],
-    *,
-    reason: str,
-    carry: bool,
-    errors: Errors,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-) -> IndexResult:
+def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
+                options: ReadOptions) -> IndexResult:
     path = base / INDEX_FILE
     tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
     db = connect(tmp, read_only=False, threads=True)
@@ -156,8 +148,7 @@ def _full_build(
         db.execute("COMMIT")  # from here the bulk writer's connection writes, until bulk.close()
         bulk = Bulk(tmp, name=path)
         bulk.stream("call_rows", CALL_ROWS)
-        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
-                        cancel=cancel, bulk=bulk)
+        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, options=options, bulk=bulk)
         ingest.total = sum(s.end for s in sources)
         done = []
         for source in sources:
