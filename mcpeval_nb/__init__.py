@@ -319,6 +319,8 @@ if typing.TYPE_CHECKING:
     )
     from .probe.era_matrix import EraMatrix as EraMatrix
     from .probe.era_matrix import era_matrix as era_matrix
+    from .probe.guidance import Guidance as Guidance
+    from .probe.guidance import guidance as guidance
     from .probe.history import (
         load_trends as load_trends,
     )
@@ -573,6 +575,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
     ".probe.era_matrix": ("EraMatrix", "era_matrix",),
+    ".probe.guidance": ("Guidance", "guidance",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
     ".probe.history": (

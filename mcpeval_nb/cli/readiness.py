@@ -187,6 +187,26 @@ def compare_cmd(endpoints: tuple[str, ...], eras: bool, fmt: str, manifest: str 
     return int(comparison.exit_code)
 
 
+@click.command("guidance",
+               epilog=opt.example("mcpeval-nb guidance --server time -- python -m mcp_server_time"))
+@click.option("--server", required=True, help="Server label for the output.")
+@opt.output_format("text", "markdown", "json", "junit")
+@opt.protocol
+@opt.allow_remote_http
+@opt.url
+@opt.command_argument
+def guidance_cmd(server: str, fmt: str, protocol: str, allow_remote_http: bool, url: str | None,
+                 command: tuple[str, ...]) -> int:
+    """Discovery against behaviour: instructions, capabilities and catalog, as content-free findings.
+
+    Exit 0 without findings, 1 with, 2 on a usage error, 3 when the server could not be reached.
+    """
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
+    found = mcpeval_nb.guidance(target, server=server, protocol=protocol)
+    click.echo(found.render(fmt), nl=False)
+    return int(found.exit_code)
+
+
 @click.command("trends", epilog=opt.example("mcpeval-nb trends --last 5"))
 @click.option("--last", type=click.IntRange(min=0), default=10, show_default=True,
               help="Newest points to show per server.")
@@ -212,4 +232,4 @@ def schema_diff_cmd() -> int:
 
 
 SCHEMA_COMMANDS: tuple[Any, ...] = (schema_report_cmd, schema_diff_cmd)
-COMMANDS = (score_cmd, init_cmd, report_cmd, diff_cmd, compare_cmd, trends_cmd)
+COMMANDS = (score_cmd, init_cmd, report_cmd, diff_cmd, compare_cmd, guidance_cmd, trends_cmd)

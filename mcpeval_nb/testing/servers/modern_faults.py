@@ -12,7 +12,11 @@ poll).
 Faults: ``no-result-type``, ``no-cache``, ``shuffle`` (tools/list order changes per call),
 ``old-resource-code`` (-32002), ``accept-version`` (any version answered), ``no-header-check``,
 ``nag`` (``confirm`` asks for input forever), ``undeclared`` (``confirm`` asks without the capability),
-``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``).
+``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``), and for
+``guidance``: ``incoherent`` (instructions naming two unlisted tools, no ``tools`` capability, a tool
+with an invalid ``x-mcp-header`` and one declaring task support without the tasks extension, prompts
+listed without the capability, and ``subscriptions/listen`` agreeing to tool-list changes though
+``listChanged`` is not declared; stdio only for the subscription).
 """
 
 from __future__ import annotations
@@ -51,6 +55,21 @@ class Modern(Server):
                       "fixture, used by the readiness tests.",
                       properties={"city": {"type": "string", "description": "A city"}} if name == "lookup"
                       else {})
+        if "incoherent" in faults:
+            self._incoherent()
+
+    def _incoherent(self) -> None:
+        del self.capabilities["tools"], self.capabilities["extensions"]
+        self.tool("region", self._lookup, properties={"region": {"type": "number", "x-mcp-header": "Region"}})
+        self.tool("batch", self._lookup, execution={"taskSupport": "optional"})
+        self.methods["prompts/list"] = lambda p, c: {"prompts": []}
+        self.methods["subscriptions/listen"] = self._listen
+
+    def _listen(self, params: Any, ctx: Context) -> Any:
+        ctx.notify("notifications/subscriptions/acknowledged", {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": ctx.request_id},
+            "notifications": {"toolsListChanged": True}})
+        return None  # the stream stays open: no response until the client cancels
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
         method, params = message.get("method"), message.get("params") or {}
@@ -85,7 +104,10 @@ class Modern(Server):
     def _discover(self, params: Any, ctx: Context) -> Any:
         meta = {} if "no-server-info" in self.faults else {
             "io.modelcontextprotocol/serverInfo": {"name": "modern-faults", "version": "1.0.0"}}
-        return {"supportedVersions": [MODERN], "capabilities": self.capabilities, "_meta": meta}
+        result = {"supportedVersions": [MODERN], "capabilities": self.capabilities, "_meta": meta}
+        if "incoherent" in self.faults:
+            result["instructions"] = "Call lookup first, then `fetch_all` and summarize_all."
+        return result
 
     def _tools(self, params: Any, ctx: Context) -> Any:
         tools = list(self.tools)
