@@ -303,6 +303,8 @@ if typing.TYPE_CHECKING:
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
+    from .probe.corpus import Corpus as Corpus
+    from .probe.corpus import load_corpus as load_corpus
     from .probe.diff import ProbeDiff as ProbeDiff
     from .probe.diff import diff_reports as diff_reports
     from .probe.doc_schemas import (
@@ -574,6 +576,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.corpus": ("Corpus", "load_corpus",),
     ".probe.era_matrix": ("EraMatrix", "era_matrix",),
     ".probe.guidance": ("Guidance", "guidance",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),

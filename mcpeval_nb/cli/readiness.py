@@ -63,7 +63,7 @@ def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | 
                                         history=not no_history, root=root, protocol=protocol)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
-    click.echo(mcpeval_nb.render(report, fmt, brief=brief), nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, corpus=mcpeval_nb.load_corpus(root)), nl=False)
     return int(report.exit_code)
 
 
@@ -107,15 +107,17 @@ def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], se
               help="The manifest the cases came from (locates SARIF results).")
 @click.option("--brief", is_flag=True, help="Text and markdown without hints or the per-area breakdown.")
 @opt.price_per_mtok
-def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_mtok: float | None) -> int:
+@opt.root
+def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_mtok: float | None,
+               root: str | None) -> int:
     """Re-render a saved v1 or v2 probe report (DOC or - for stdin).
 
     Exit 0 when the document passed, 1 when a case failed, 2 for an invalid document, 3 when it
     records a case or battery that could not complete.
     """
     report = _load_report(doc)
-    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok),
-               nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok,
+                                 corpus=mcpeval_nb.load_corpus(root)), nl=False)
     return int(report.exit_code)
 
 
@@ -177,7 +179,7 @@ def compare_cmd(endpoints: tuple[str, ...], eras: bool, fmt: str, manifest: str 
             raise mcpeval_nb.UsageError("--eras takes exactly one target (--endpoint L=URL or -- CMD) and no "
                                         "--manifest")
         matrix = mcpeval_nb.era_matrix(targets[0][1], server=targets[0][0], options=options)
-        click.echo(matrix.render(fmt), nl=False)
+        click.echo(mcpeval_nb.render(matrix, fmt), nl=False)
         return int(matrix.exit_code)
     if fmt == "junit":
         raise mcpeval_nb.UsageError("--format junit needs --eras")
@@ -203,7 +205,7 @@ def guidance_cmd(server: str, fmt: str, protocol: str, allow_remote_http: bool, 
     """
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     found = mcpeval_nb.guidance(target, server=server, protocol=protocol)
-    click.echo(found.render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(found, fmt), nl=False)
     return int(found.exit_code)
 
 

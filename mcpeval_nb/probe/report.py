@@ -18,6 +18,7 @@ from ..jsonfmt import JSONFormatError, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from ..transport.era import MODERN_VERSION, Negotiated
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
+from .corpus import Corpus, placement_lines
 from .cost import check_price, cost_suffix
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
@@ -42,12 +43,22 @@ REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
 
 
+def _placement(report: ProbeReport, options: RenderOptions, sep: str) -> str:
+    lines = placement_lines(options.corpus, report.readiness)
+    return "".join(line + sep for line in lines)
+
+
 def _text(report: ProbeReport, options: RenderOptions) -> str:
-    return report.render_text(brief=options.brief) + cost_suffix(report, options, "text")
+    return (report.render_text(brief=options.brief) + _placement(report, options, "\n")
+            + cost_suffix(report, options, "text"))
 
 
 def _markdown(report: ProbeReport, options: RenderOptions) -> str:
-    return report.render_markdown(brief=options.brief) + cost_suffix(report, options, "markdown")
+    placed = _placement(report, options, "\n\n")
+    body = report.render_markdown(brief=options.brief)
+    if placed:
+        body += "\n" + placed.rstrip("\n") + "\n"
+    return body + cost_suffix(report, options, "markdown")
 
 
 def _json(report: ProbeReport, _options: RenderOptions) -> str:
@@ -134,7 +145,7 @@ class ProbeReport:
         return json_text(self.to_json())
 
     def render(self, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
-               price_per_mtok: float | None = None) -> str:
+               price_per_mtok: float | None = None, corpus: Corpus | None = None) -> str:
         """Render in one of ``REPORT_FORMATS``.
 
         Args:
@@ -142,6 +153,8 @@ class ProbeReport:
             brief: text without hint lines or the per-area readiness breakdown.
             manifest: the manifest file the cases came from (SARIF locates each case's line).
             price_per_mtok: USD per million tokens: text and markdown add the session cost line.
+            corpus: a readiness corpus (``probe.corpus.load_corpus``): text and markdown add the SPEC 15
+                placement lines when its standard is the readiness's.
 
         Returns:
             The document; text, markdown and JSON end with a newline.
@@ -150,7 +163,7 @@ class ProbeReport:
             UsageError: an unknown format or a price that is not a positive finite number.
             DocumentError: the manifest cannot be read (SARIF).
         """
-        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok)
+        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok, corpus=corpus)
 
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
