@@ -133,12 +133,25 @@ class ProbeReport:
             return self.render_markdown(brief=brief) + ("" if cost is None else f"\n{cost}\n")
         return self.render_text(brief=brief) + ("" if cost is None else f"{cost}\n")
 
+    def _hinted_cases(self) -> set[str]:
+        """The cases whose hint is printed: every one, except that a transport reason (one lost
+        connection that every later case shares) is explained once, at its first case."""
+        shown: set[str] = set()
+        seen: set[str] = set()
+        for case in self.cases:
+            if case.hint is None or (case.reason in TRANSPORT_REASONS and case.reason in seen):
+                continue
+            seen.add(case.reason or "")
+            shown.add(case.id)
+        return shown
+
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
         lines: list[str] = []
+        hinted = self._hinted_cases()
         for case in self.cases:
             lines.append(case.text_line())
-            if case.hint is not None and not brief:
+            if case.id in hinted and not brief:
                 lines.append(f"  hint: {case.hint}")
         gate = self.gate
         if gate is not None:
@@ -160,7 +173,8 @@ class ProbeReport:
             first = "" if c.first_failure is None else str(c.first_failure)
             out.append(f"| {c.id} | {c.probe} | {verdict} | {c.attempts} | {first} | {c.reason or ''} |")
         out.append("")
-        hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.hint is not None]
+        hinted = self._hinted_cases()
+        hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.id in hinted]
         if hints and not brief:
             out += ["## Hints", "", *hints, ""]
         gate = self.gate

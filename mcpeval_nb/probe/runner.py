@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import Cancelled, TransportError, UsageError
+from ..errors import Cancelled, TransportError, UsageError, describe
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..transport.budget import BUDGET_EXCEEDED, Budget
@@ -144,7 +144,8 @@ class _Run:
         except TransportError as exc:
             self.close()
             reason = _reason(self.ctx, exc)
-            self.emit(index, case, "diagnostic", reason=reason, diagnostic=f"{case.id} {reason}: {exc}")
+            self.emit(index, case, "diagnostic", reason=reason,
+                      diagnostic=f"{case.id} {reason}: {describe(exc)}")
             return _errored(case, reason, cctx.calls)
         if cctx.needs_reconnect or self.session.closed:
             self.close()
@@ -177,7 +178,7 @@ def _battery(ctx: RunContext, run: _Run) -> tuple[Readiness | None, str | None]:
     except TransportError as exc:
         reason = _reason(ctx, exc)
         run.emit(len(run.cases), None, "battery-done", verdict="error", reason=reason,
-                 diagnostic=f"readiness {reason}: {exc}")
+                 diagnostic=f"readiness {reason}: {describe(exc)}")
         return None, reason
     except Cancelled:
         run.emit(len(run.cases), None, "cancelled")
@@ -206,7 +207,7 @@ def _gate(run: _Run) -> None:
         run.session = _open(run.ctx)
     except TransportError as exc:
         run.lost = _reason(run.ctx, exc)
-        run.emit(0, None, "diagnostic", reason=run.lost, diagnostic=f"connect {run.lost}: {exc}")
+        run.emit(0, None, "diagnostic", reason=run.lost, diagnostic=f"connect {run.lost}: {describe(exc)}")
     except Cancelled:
         run.not_run = [c.id for c in run.cases]
     if run.ctx.catalog is not None:
@@ -257,7 +258,12 @@ def run_probes(target: Target | str | Sequence[str], *,
     ctx = _context(target, loaded, options, cancel)
     run = _Run(ctx, cases, progress)
     _gate(run)
-    readiness, readiness_error = (None, None) if run.not_run or not _full_run(options) else _battery(ctx, run)
+    if run.not_run or not _full_run(options):
+        readiness, readiness_error = None, None
+    elif ctx.catalog is None and run.lost is not None:  # the server never answered: reported once
+        readiness, readiness_error = None, run.lost
+    else:
+        readiness, readiness_error = _battery(ctx, run)
     report = ProbeReport(server=options.server, cases=tuple(run.results), manifest_sha256=loaded.sha256,
                          readiness=readiness, readiness_error=readiness_error, cancelled=bool(run.not_run),
                          not_run=tuple(run.not_run))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import TransportError, UsageError
+from ..errors import TransportError, UsageError, describe
 from ..home import load_salt, resolve_root
 from ..privacy.grammar import valid_server
 from ..privacy.timestamps import now_ts
@@ -175,10 +175,11 @@ def probe_result_sizes(
     salt = load_salt(resolve_root(options.root))
     session: McpSession | None = None
     lost: str | None = None
+    unreached: str | None = None
     try:
         session = open_gated(ctx, loaded.calls)
     except TransportError as exc:
-        lost = _reason(ctx, exc)
+        lost, unreached = _reason(ctx, exc), describe(exc)
     run = _Calls(ctx, salt, session, lost)
     try:
         for call in loaded.calls:
@@ -194,6 +195,7 @@ def probe_result_sizes(
         calls=tuple(run.rows),
         ts=now_ts(),
         reached=lost is None,
+        unreached=unreached,
     )
     if options.history:
         record_sizes(sizes, root=options.root)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import Cancelled, TransportError, UsageError
+from ...errors import Cancelled, TransportError, UsageError, describe
 from ...limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
@@ -281,7 +281,7 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
     except TransportError as exc:
         reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
         if options.progress is not None:  # the report carries the label; say why, as probe does
-            options.progress(f"readiness {reason}: {exc}")
+            options.progress(f"readiness {reason}: {describe(exc)}")
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
     except Cancelled:
         return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
