@@ -521,6 +521,7 @@ if typing.TYPE_CHECKING:
     from .triage.lifecycle import FINDING_STATES as FINDING_STATES
     from .triage.promote import PromoteResult as PromoteResult
     from .triage.report import FINDINGS_SCHEMA as FINDINGS_SCHEMA
+    from .triage.report import NO_FINDINGS_HINT as NO_FINDINGS_HINT
     from .triage.verify import VerifyResult as VerifyResult
     from .triage.verify import verify_finding as verify_finding
 
@@ -603,7 +604,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".triage.index": ("IndexResult", "build_index",),
     ".triage.lifecycle": ("FINDING_STATES",),
     ".triage.promote": ("PromoteResult",),
-    ".triage.report": ("FINDINGS_SCHEMA",),
+    ".triage.report": ("FINDINGS_SCHEMA", "NO_FINDINGS_HINT"),
     ".triage.verify": ("VerifyResult", "verify_finding",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }

@@ -56,11 +56,13 @@ def resolve_root(root: str | os.PathLike[str] | None = None) -> Path:
 
 def _check_usable(path: Path) -> None:
     try:
-        os.stat(path)
+        info = os.stat(path)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise JournalError(f"cannot use capture root {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise JournalError(f"cannot use capture root {path}: it is a file, not a directory")
 
 
 def entry_exists(path: Path) -> bool:
@@ -162,7 +164,8 @@ def read_json_file(path: Path, *, error: Callable[[str], Exception], invalid: st
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"cannot read {path}: {type(exc).__name__}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise error(f"cannot read {path}: {why}") from None
     try:
         return json.loads(text)
     except ValueError:

@@ -267,7 +267,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError("shim needs the server command after --")
     root = resolve_root(options.root)
     salt = load_salt(root)
-    announce_root(root, "shim")
+    announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they

@@ -110,7 +110,7 @@ class HTTPShim:
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
                                 salt=load_salt(root))
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
-        announce_root(root, "shim-http")
+        announce_root(root, "shim-http", flag=options.root is not None)
         self.recorder = Recorder(root=root, correlator=correlator)
         self.streams = Streams(self.recorder.submit, limit=options.streams)
         self._active: set[socket.socket] = set()

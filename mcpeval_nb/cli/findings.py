@@ -82,7 +82,7 @@ def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | Non
     """The promoted findings, best first (SPEC 12.5)."""
     text = mcpeval_nb.render_findings(root, format=fmt, state=state, since=since, until=until)
     if not text:
-        click.echo("no promoted findings; run mcpeval promote --threshold 0 to see every issue", err=True)
+        click.echo(mcpeval_nb.NO_FINDINGS_HINT, err=True)
         if fmt == "json":
             click.echo("[]")
         return 0

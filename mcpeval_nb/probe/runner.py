@@ -27,7 +27,7 @@ from ..transport.session import McpSession
 from .cases import CaseResult, ProbeCase
 from .context import BATTERIES, ProbeOptions, ProgressEvent, RunContext, SyntheticJournal
 from .history import record_report_trend
-from .kinds import KIND_TABLE, CaseContext, access_refusal
+from .kinds import KIND_TABLE, CaseContext, access_refusal, undeclared_words
 from .manifest import Manifest, load_manifest, parse_manifest, select_cases
 from .readiness.battery import run_battery
 from .readiness.model import Readiness
@@ -101,7 +101,8 @@ def _check_declared(cases: Sequence[ProbeCase], ctx: RunContext) -> None:
             refusal = access_refusal(ctx.catalog.get(tool), case.access)
             if refusal == "undeclared":
                 kind = case.probe if stepped else "probe"
-                raise UsageError(f"probe case {case.id}: {kind} tool was not declared by the server")
+                raise UsageError(f"probe case {case.id}: {kind} tool was not declared by the server: "
+                                 f"{undeclared_words(tool, ctx.catalog)}")
             if refusal == "writer":
                 what = case.probe if stepped else "a read-only case"
                 raise UsageError(f"probe case {case.id}: {what} refuses a tool annotated as a writer "

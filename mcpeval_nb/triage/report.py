@@ -25,6 +25,7 @@ __all__ = [
     "FINDINGS_SCHEMA",
     "HINTS",
     "NO_FINDINGS",
+    "NO_FINDINGS_HINT",
     "Finding",
     "load_findings",
     "render",
@@ -32,6 +33,10 @@ __all__ = [
 ]
 
 NO_FINDINGS = "no promoted findings; run mcpeval promote --threshold 0 to see every issue"
+#: What ``mcpeval-nb findings`` says (SPEC's ``NO_FINDINGS`` bytes name the Rust command and promise
+#: every issue, but an issue seen in one session only is never promoted, whatever the threshold).
+NO_FINDINGS_HINT = ("no promoted findings: run `mcpeval-nb promote` (it says how many issues it held back "
+                    "and why; `--threshold 0` promotes every issue seen in more than one session)")
 HINTS = {
     "recurring-error": "the same failure recurs across sessions: reproduce it with generate, fix it, then "
     "run verify until it closes",
