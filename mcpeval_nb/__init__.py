@@ -504,24 +504,24 @@ if typing.TYPE_CHECKING:
     from .transport import StdioTarget as StdioTarget
     from .transport.policy import Endpoint as Endpoint
     from .transport.policy import check_endpoint as check_endpoint
-    from .triage.api import FINDINGS_FORMATS as FINDINGS_FORMATS
-    from .triage.api import finding_history as finding_history
-    from .triage.api import findings as findings
-    from .triage.api import promote as promote
-    from .triage.api import render_findings as render_findings
     from .triage.explain import Explanation as Explanation
     from .triage.explain import explain_finding as explain_finding
     from .triage.explain import failure_windows as failure_windows
     from .triage.export import ExportResult as ExportResult
     from .triage.export import export_issues as export_issues
+    from .triage.findings import finding_history as finding_history
+    from .triage.findings import findings as findings
+    from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.formats import NO_FINDINGS_HINT as NO_FINDINGS_HINT
+    from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
-    from .triage.index import IndexResult as IndexResult
-    from .triage.index import build_index as build_index
+    from .triage.index.build import build_index as build_index
+    from .triage.index.result import IndexResult as IndexResult
     from .triage.lifecycle import FINDING_STATES as FINDING_STATES
     from .triage.promote import PromoteResult as PromoteResult
-    from .triage.report import FINDINGS_SCHEMA as FINDINGS_SCHEMA
-    from .triage.report import NO_FINDINGS_HINT as NO_FINDINGS_HINT
+    from .triage.promote import promote as promote
+    from .triage.rows import FINDINGS_SCHEMA as FINDINGS_SCHEMA
     from .triage.verify import VerifyResult as VerifyResult
     from .triage.verify import verify_finding as verify_finding
 
@@ -597,14 +597,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
-    ".triage.api": ("FINDINGS_FORMATS", "finding_history", "findings", "promote", "render_findings",),
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
+    ".triage.findings": ("finding_history", "findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "NO_FINDINGS_HINT", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
-    ".triage.index": ("IndexResult", "build_index",),
+    ".triage.index.build": ("build_index",),
+    ".triage.index.result": ("IndexResult",),
     ".triage.lifecycle": ("FINDING_STATES",),
-    ".triage.promote": ("PromoteResult",),
-    ".triage.report": ("FINDINGS_SCHEMA", "NO_FINDINGS_HINT"),
+    ".triage.promote": ("PromoteResult", "promote",),
+    ".triage.rows": ("FINDINGS_SCHEMA",),
     ".triage.verify": ("VerifyResult", "verify_finding",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }

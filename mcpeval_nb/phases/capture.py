@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProbeError, ShareOutputError, TransportError, UsageError
+from ..errors import ProbeError, ShareOutputError, TransportError
 from ..home import load_salt, resolve_root
 from ..jsonfmt import dumps
-from ..privacy.grammar import valid_server
 from ..privacy.timestamps import now_ts
+from ..probe.plan import Work, open_run
 from ..review.publish import check_output, resolve_output
 from ..sizes.gate import check_authority, check_listed
 from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
-from ..sizes.run import SizesOptions, run_context
+from ..sizes.run import SizesOptions, plan_calls
 from ..staging import build_and_publish
 from ..transport.messages import Target
 from ..transport.session import McpSession
@@ -146,23 +146,25 @@ def capture_phases(
         ProbeError: an advance call errored or lost the transport, or publishing failed.
         TransportError: the server could not be reached.  In every error case nothing is published.
     """
-    if not valid_server(options.server):
-        raise UsageError("server label is invalid")
-    loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
-    check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
+    def work() -> Work[CapturePhase]:
+        loaded: CaptureManifest = coerce_manifest(capture_manifest, CaptureManifest)
+        check_authority([c for p in loaded.phases for c in p.advance], allow_mutation=options.allow_mutation)
+        return Work(items=loaded.phases, manifest_sha256=loaded.sha256)
+
+    plan = plan_calls(target, options, work)
     root = resolve_root(options.root)
     out = _output(out_dir, root)
-    ctx = run_context(target, options, cancel)
+    ctx = open_run(plan, cancel=cancel)
     snapshots: list[dict[str, Any]] = []
     with ctx.connect() as session:
         walk = _Walk(session, load_salt(root), ctx.journal)
-        for i, phase in enumerate(loaded.phases):
+        for i, phase in enumerate(plan.work.items):
             ctx.check_cancel()
             if i:
                 walk.advance(phase)
             snapshots.append(walk.capture(phase, i + 1))
             if progress is not None:
-                progress(i + 1, len(loaded.phases), phase.name, snapshots[-1])
+                progress(i + 1, len(plan.work.items), phase.name, snapshots[-1])
     entries = [
         {
             "name": s["phase"],
@@ -175,7 +177,7 @@ def capture_phases(
     index = {
         "schema": INDEX_SCHEMA,
         "server": options.server,
-        "manifest_sha256": loaded.sha256,
+        "manifest_sha256": plan.work.manifest_sha256,
         "captured_at": now_ts(),
         "phases": entries,
     }

@@ -20,8 +20,10 @@ from ..errors import UsageError
 from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server
 from ..transport.messages import Target
+from .cases import ProbeCase
 from .context import ProbeOptions
-from .manifest import Manifest, load_manifest, select_cases
+from .manifest import Manifest
+from .plan import Work, select
 from .readiness.battery import BatteryOptions, score_server
 from .readiness.labels import AREAS
 from .report import ProbeReport
@@ -104,7 +106,7 @@ class Comparison:
         return "\n".join(lines) + "\n"
 
 
-def _probe(target: Target, label: str, manifest: Manifest, battery: BatteryOptions, gate_only: bool,
+def _probe(target: Target, label: str, manifest: Work[ProbeCase], battery: BatteryOptions, gate_only: bool,
            allow_mutation: bool) -> ProbeReport:
     options = ProbeOptions(server=label, allow_mutation=allow_mutation, journal=False, history=False,
                            battery=None if gate_only else "standard",
@@ -144,7 +146,6 @@ def compare_servers(targets: Sequence[tuple[str, Target]], *, options: BatteryOp
     if manifest is None:
         return Comparison(tuple((label, score_server(target, server=label, options=quiet))
                                 for label, target in targets))
-    loaded = manifest if isinstance(manifest, Manifest) else load_manifest(manifest)
-    select_cases(loaded, allow_mutation=allow_mutation)  # the mutation gate, once, before any target
-    return Comparison(tuple((label, _probe(target, label, loaded, quiet, gate_only, allow_mutation))
+    chosen = select(manifest, allow_mutation=allow_mutation)  # the mutation gate, once, before any target
+    return Comparison(tuple((label, _probe(target, label, chosen, quiet, gate_only, allow_mutation))
                             for label, target in targets), gate_only=gate_only)

@@ -1,33 +1,37 @@
 """What a probe run shares with its cases and with the readiness battery: options, budget, journal.
 
-``RunContext`` is what the cases and the battery (``readiness.battery.run_battery``) run in: it opens
-fresh connections to the same target under the run's shared budget, holds the gate catalog, and checks
-cancellation.  The battery never
-journals; cases journal every tool call as a synthetic record (SPEC 2.7) through ``SyntheticJournal``.
+``RunContext`` is what the cases and the battery (``readiness.battery.run_battery``) run in; it is
+opened once per run by ``plan.open_run`` from a validated ``RunPlan``.  It opens fresh connections to the
+same target in the plan's protocol era under the run's shared budget and cancel scope, holds the gate
+catalog, and checks cancellation; ``Link`` is the current connection of a run that goes case by case (or
+call by call).  The battery never journals; cases journal every tool call as a synthetic record
+(SPEC 2.7) through ``SyntheticJournal``.
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import Cancelled
+from ..errors import Cancelled, TransportError
 from ..journal.append import append_record
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
 from ..privacy.timestamps import now_ts
-from ..transport.budget import Budget
+from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.cancel import watch
 from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
+from .eras import ERAS, LEGACY_ERA
 
 __all__ = [
     "BATTERIES",
+    "Link",
     "ProbeOptions",
     "ProgressEvent",
     "RunContext",
@@ -150,11 +154,12 @@ class SyntheticJournal:
 
 @dataclass
 class RunContext:
-    """The state of one probe run shared by its cases and the battery.
+    """The state of one open run, shared by its cases and the battery (``plan.open_run`` opens it).
 
     Attributes:
         target: the server target. options: the run's options. budget: the shared budget.
-        timeout: per-request timeout in seconds (manifest ``timeout_ms``), or None for the default.
+        timeout: per-request timeout in seconds (the plan's limits), or None for the transport default.
+        era: the protocol era every connection of the run is opened in (``eras.ERAS``).
         catalog: the gate catalog (tools listed at the first connection), or None when it failed.
         server_capabilities: the capabilities the server declared at the first handshake.
         journal: the synthetic journal, or None when journaling is off.
@@ -166,6 +171,7 @@ class RunContext:
     options: ProbeOptions
     budget: Budget
     timeout: float | None
+    era: str = LEGACY_ERA
     catalog: Catalog | None = None
     server_capabilities: dict[str, Any] = field(default_factory=dict)
     journal: SyntheticJournal | None = None
@@ -177,13 +183,17 @@ class RunContext:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()
 
+    def reason(self, exc: TransportError) -> str:
+        """The reason label a transport failure is reported with (the budget's once it is spent)."""
+        return BUDGET_EXCEEDED if self.budget.exhausted else exc.reason
+
     def connect(self, *, capabilities: dict[str, Any] | None = None, initialize: bool = True,
                 timeout: float | None = None) -> McpSession:
-        """Open a fresh connection to the target under the shared budget, initialized by default.
+        """Open a fresh connection to the target in the run's era, under the shared budget.
 
         Args:
-            capabilities: client capabilities offered in ``initialize`` ({} by default).
-            initialize: run the handshake (``protocolVersion 2025-06-18``) before returning.
+            capabilities: client capabilities offered in the handshake ({} by default).
+            initialize: run the era's handshake (``protocolVersion 2025-06-18``) before returning.
             timeout: per-request timeout (default: the run's).
 
         Returns:
@@ -193,13 +203,76 @@ class RunContext:
             TransportError: the connection or handshake failed (the session is closed).
         """
         self.check_cancel()
-        session = McpSession.connect(self.target, timeout=self.timeout if timeout is None else timeout,
-                                     budget=self.budget)
+        era = ERAS[self.era]
+        session = era.connect(self.target, timeout=self.timeout if timeout is None else timeout,
+                              budget=self.budget)
         watch(self.cancel, session)  # a CancelScope closes it (and reaps a stdio child) when set
         if initialize:
             try:
-                session.initialize(capabilities=capabilities or {})
+                era.handshake(session, capabilities or {})
             except BaseException:
                 session.close()
                 raise
         return session
+
+    def open_gate(self, check: Callable[[Catalog], None] | None = None) -> McpSession:
+        """Connect; on the run's first connection also list the tools (the gate catalog, the server's
+        capabilities) and pass the catalog to ``check`` (the catalog half of the run's gate).
+
+        Raises:
+            TransportError: the connection, handshake or listing failed. UsageError: ``check`` refused
+                the catalog. The session is closed in both cases.
+        """
+        session = self.connect()
+        try:
+            if self.catalog is None:
+                self.catalog = session.list_tools()
+                self.server_capabilities = dict(session.server_capabilities)
+                if check is not None:
+                    check(self.catalog)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+
+class Link:
+    """The current connection of a run that makes its cases or calls one after another.
+
+    It connects on demand (the first time through ``RunContext.open_gate``), is closed after a transport
+    failure so that the next use reconnects, and once a connection cannot be made it stays lost: every
+    later use gets that reason (``lost``) without another attempt.
+
+    Args:
+        ctx: the open run. check: the catalog half of the run's gate (see ``open_gate``).
+    """
+
+    def __init__(self, ctx: RunContext, check: Callable[[Catalog], None] | None = None) -> None:
+        self.ctx, self.check = ctx, check
+        self.session: McpSession | None = None
+        self.lost: str | None = None
+        self.error: TransportError | None = None
+
+    def open(self) -> McpSession | None:
+        """The open session, connecting when there is none; None once the run lost its server.
+
+        Raises:
+            UsageError: the gate refused the catalog. Cancelled: the run was cancelled.
+        """
+        if self.lost is None and self.session is None:
+            try:
+                self.session = self.ctx.open_gate(self.check)
+            except TransportError as exc:
+                self.lost, self.error = self.ctx.reason(exc), exc
+        return None if self.lost is not None else self.session
+
+    def fail(self, exc: TransportError) -> str:
+        """Close the session a transport failure left unusable; the reason to report."""
+        self.close()
+        return self.ctx.reason(exc)
+
+    def close(self) -> None:
+        """Close the current session, if any (the next ``open`` reconnects)."""
+        if self.session is not None:
+            self.session.close()
+            self.session = None

@@ -9,13 +9,11 @@ from pathlib import Path
 from ..governance.retention import configured_retention
 from ..home import resolve_root, salt_path
 from ..transport.policy import check_listen_address
-from .tools import SPAWN_TOOLS
+from .table import SPAWN_TOOLS, TOOLS
 
-__all__ = ["LOOPBACK_MESSAGE", "READ_TOOLS", "ServeConfig", "ServeOptions", "serve_config"]
+__all__ = ["LOOPBACK_MESSAGE", "ServeConfig", "ServeOptions", "serve_config"]
 
 LOOPBACK_MESSAGE = "findings servers must use a loopback address"
-#: The tools every serve lists (SPEC order; the spawn tools go before record_annotation).
-READ_TOOLS = ("list_findings", "get_finding", "get_readiness_trends", "record_annotation")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,6 +83,6 @@ def serve_config(options: ServeOptions) -> ServeConfig:
     root = resolve_root(options.root)
     source = "--root" if options.root is not None else (
         "$MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
-    tools = (*READ_TOOLS[:3], *(SPAWN_TOOLS if options.allow_spawn else ()), READ_TOOLS[3])
+    tools = tuple(t.name for t in TOOLS if options.allow_spawn or not t.spawns)
     return ServeConfig(ip, port, root, source, salt_path(root), tools, options.allow_spawn,
                        configured_retention(root)[0])

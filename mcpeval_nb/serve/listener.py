@@ -35,11 +35,11 @@ from ..transport.loopback import (
     read_request,
     run_until_signalled,
 )
+from .base import ToolContext
 from .config import ServeConfig, ServeOptions, serve_config
 from .rpc import handle_body
 from .spawn_tools import SpawnSlot
 from .table import TOOLS
-from .tools import ToolContext
 
 __all__ = ["FindingsServer", "run_serve"]
 

@@ -14,7 +14,8 @@ from typing import Any
 from .._version import __version__
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_method
-from .tools import Tool, ToolContext, ToolFailure, call_tool, tool_list
+from .base import Tool, ToolContext, ToolFailure
+from .call import call_tool, tool_list
 
 __all__ = ["PROTOCOL_VERSION", "SERVER_NAME", "handle_body"]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from .api import get_finding, reading
-from .report import Finding
+from .findings import get_finding, reading
+from .rows import Finding
 from .scoring import HALF_LIFE_DAYS, MS_PER_DAY, Factors
 
 __all__ = ["Explanation", "FactorRow", "explain_finding", "failure_windows"]

@@ -18,9 +18,9 @@ from ..errors import FindingsError
 from ..home import resolve_root
 from ..review.publish import check_output, resolve_output
 from ..staging import build_and_publish
-from .api import list_findings
+from .findings import list_findings
 from .lifecycle import lifecycle
-from .report import Finding
+from .rows import Finding
 
 __all__ = ["ExportResult", "export_issues", "issue_markdown"]
 

@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from ..staging import write_new_file
+from .findings import get_finding
 from .scoring import attempts_to_observe
 
 __all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
@@ -190,7 +191,6 @@ def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_
         UsageError: no attestation, a class that needs ``expect``, an existing output without ``force``.
         FindingsError: no usable index, or no such finding.
     """
-    from .api import get_finding
     if output is not None and not confirm_read_only:
         raise UsageError("read-only generation requires explicit --confirm-read-only attestation")
     finding = get_finding(root, finding_id)

@@ -19,14 +19,14 @@ from filelock import FileLock, Timeout
 from ..errors import FindingsError
 from ..home import entry_exists
 from ..limits import LOCK_TIMEOUT_S
-from .schema import transaction
+from .index.database import transaction
+from .rows import STATES
 
 __all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
            "transition"]
 
 LIFECYCLE_FILE = "lifecycle.db"
-STATES = ("open", "fix-claimed", "verifying", "closed")
-#: The lifecycle states, in order (public name).
+#: The lifecycle states, in order (public name; declared with a finding's row, ``rows.STATES``).
 FINDING_STATES = STATES
 CLOSE_AFTER = 3
 _SCHEMA = """

@@ -2,9 +2,10 @@
 
 Every precondition is checked before any server starts: the case id is an identifier, the manifest is
 valid and holds the case, the case calls a tool, the mutation double gate passes, the finding was
-promoted and its tool is the case's tool, and it has a lifecycle.  The case then runs through the one
-probe call (``run_probes`` with ``case_id``: the same limits, mutation gate and synthetic journal
-records as ``probe``).  A case that could not complete (a transport reason) changes nothing.
+promoted and its tool is the case's tool, and it has a lifecycle.  The case is selected once
+(``probe.plan.select``: the mutation gate) and runs through the one probe run (``plan_probes`` with
+``case_id``, then ``run_plan``: the same limits, mutation gate and synthetic journal records as
+``probe``).  A case that could not complete (a transport reason) changes nothing.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from ..governance import audit
 from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
-from ..probe.manifest import Manifest, select_cases
+from ..probe.manifest import Manifest, coerce_manifest
+from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
-from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
+from ..probe.runner import run_plan
 from ..transport.messages import Target
-from .api import list_findings
+from .findings import list_findings
 from .lifecycle import lifecycle, now_ms
 
 __all__ = ["VerifyResult", "verify_finding"]
@@ -139,16 +141,16 @@ def _verify_finding(
     """
     if not valid_identifier(case):
         raise UsageError("--case must be an identifier (a letter, then letters, digits, '_', '.', ':', '-')")
-    loaded = _manifest(manifest)
-    chosen = [c for c in loaded.cases if c.id == case]
-    if not chosen:
+    loaded = coerce_manifest(manifest)
+    named = [c for c in loaded.cases if c.id == case]
+    if not named:
         raise UsageError(f"probe case {case} is not in the manifest")
-    tool = chosen[0].primary_tool
+    tool = named[0].primary_tool
     if tool is None:
         raise UsageError(
             f"probe case {case} calls no tool; verify needs a case that calls the finding's tool"
         )
-    select_cases(loaded, case_id=case, allow_mutation=allow_mutation)
+    work = select(loaded, case_id=case, allow_mutation=allow_mutation)  # the mutation gate, kept
     base = resolve_root(root)
     promoted = {f.finding_id: f for f in list_findings(base)}
     finding = promoted.get(finding_id)
@@ -170,7 +172,8 @@ def _verify_finding(
         allow_remote_http=allow_remote_http,
         root=base,
     )
-    report = run_probes(target, manifest=loaded, options=options, progress=progress, cancel=cancel)
+    plan = plan_probes(target, manifest=work, options=options)
+    report = run_plan(plan, progress=progress, cancel=cancel)
     result = report.cases[0] if report.cases else None
     if result is None or result.errored:
         with lifecycle(base) as life:

@@ -25,11 +25,11 @@ from ...limits import (
     MAX_EVAL_SECONDS,
     MAX_SERVER_REQUESTS,
 )
-from ...privacy.grammar import valid_server, valid_tool
-from ...transport.budget import BUDGET_EXCEEDED, Budget
+from ...privacy.grammar import valid_tool
 from ...transport.messages import Catalog, Target, ToolOutcome
 from ..context import ProbeOptions, RunContext
 from ..history import record_report_trend
+from ..plan import RunPlan, Work, open_run, plan_run
 from ..report import ProbeReport
 from .checks import Connection, protocol_checks, run_contention, run_payload
 from .hints import MAX_ALTERNATIVES, string_hints
@@ -306,19 +306,22 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
         UsageError: an invalid label or ``--skip-tool`` name (nothing scored).
         ProfileError, JournalError: the trend point could not be written.
     """
-    options = options or BatteryOptions()
-    if not valid_server(server):
-        raise UsageError("server label is invalid")
-    check_skip_names(options.skip_tools)
-    ctx = RunContext(target=target, options=ProbeOptions(server=server, journal=False,
-                                                         confirm_read_only=options.confirm_read_only,
-                                                         skip_tools=options.skip_tools),
-                     budget=Budget(max_requests=max_requests, max_seconds=max_seconds), timeout=None,
-                     cancel=cancel)
-    report = _scored(ctx, options)
-    if options.history:
-        record_report_trend(report, root=options.root)
+    chosen = options or BatteryOptions()
+    plan: RunPlan[None] = plan_run(
+        target, options=ProbeOptions(server=server, journal=False, confirm_read_only=chosen.confirm_read_only,
+                                     skip_tools=chosen.skip_tools, max_requests=max_requests,
+                                     max_seconds=max_seconds),
+        work=lambda: _battery_work(chosen))
+    report = _scored(open_run(plan, cancel=cancel), chosen)
+    if chosen.history:
+        record_report_trend(report, root=chosen.root)
     return report
+
+
+def _battery_work(options: BatteryOptions) -> Work[None]:
+    """A battery-only run's work: nothing but the ``--skip-tool`` names, checked before a server starts."""
+    check_skip_names(options.skip_tools)
+    return Work()
 
 
 def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
@@ -326,7 +329,7 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
     try:
         readiness = run_battery(ctx, options)
     except TransportError as exc:
-        reason = BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
+        reason = ctx.reason(exc)
         if options.progress is not None:  # the report carries the label; say why, as probe does
             options.progress(f"readiness {reason}: {describe(exc)}")
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)

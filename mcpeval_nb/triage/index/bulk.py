@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import FindingsError
+from ...errors import FindingsError
 
 __all__ = ["Bulk"]
 

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...jsonfmt import dumps
 from .encode import Encoded, Encoder
 from .events import EventOrder, event_calls
 from .windows import Tail
@@ -137,5 +138,4 @@ def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder:
 
 
 def _json(values: list[str]) -> str:
-    from ..jsonfmt import dumps
     return dumps(values, sort_keys=False)

@@ -1,9 +1,9 @@
-"""The public findings API: promote, list, explain, and look inside a finding (Arrow tables out).
+"""Reading findings: the last promotion's issues joined to their lifecycle, as ``Finding`` rows.
 
-Every function takes the capture root (default ``$MCPEVAL_HOME``) and reads ``index.db`` and
-``lifecycle.db``; ``promote`` first brings the index up to date (incrementally) under the index lock.
-``since``/``until`` (an extension to SPEC) restrict ``promote`` to failures and calls in ``[since,
-until)`` and ``findings`` to findings last seen in it; without them both behave exactly as SPEC says.
+``read_findings`` reads them from an open index; ``list_findings`` opens ``<root>/index.db`` and
+``lifecycle.db`` and returns them; ``findings`` is the public Arrow table (SPEC 12.5's fields and order),
+``get_finding`` one issue, ``finding_history`` a finding's verifies.  ``since``/``until`` (an extension
+to SPEC) keep findings last seen in ``[since, until)``.
 """
 
 from __future__ import annotations
@@ -13,29 +13,27 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
 from ..errors import FindingsError, UsageError
 from ..home import resolve_root
-from .index import _build_locked, index_lock
-from .lifecycle import STATES, lifecycle
-from .promote import PromoteResult, promote_groups
-from .report import Finding, load_findings, render, table_of
-from .schema import INDEX_FILE, connect, open_for_reading, transaction
+from .index.database import INDEX_FILE, open_for_reading
+from .lifecycle import STATES, LifecycleRow, lifecycle
+from .rows import Finding, Issue, select_issues, table_of
+from .scoring import severity
 
 __all__ = [
-    "FINDINGS_FORMATS",
     "Moment",
     "finding_history",
     "findings",
     "get_finding",
-    "promote",
-    "render_findings",
+    "list_findings",
+    "read_findings",
+    "reading",
     "to_ms",
 ]
-
-FINDINGS_FORMATS = ("agent", "md", "json")
 
 Moment = str | dt.datetime | dt.date | None
 
@@ -65,37 +63,43 @@ def to_ms(value: Moment, *, what: str) -> int | None:
     return int(value.timestamp() * 1000)
 
 
-def promote(
-    root: Path | str | None = None,
+def _sort_key(f: Finding) -> tuple[Any, ...]:
+    return (-f.score, f.server or "", f.tool or "", f.err_code or "", f.err_template_id or "")
+
+
+def _finding(issue: Issue, lc: LifecycleRow | None) -> Finding:
+    """The issue with its lifecycle (``open`` without one) and its severity (SPEC 12.2)."""
+    probe = lc.probe_id if lc is not None else None
+    rank = severity(issue.score, issue.threshold, annotated=issue.annotated, probed=probe is not None)
+    return Finding(**vars(issue), state=lc.state if lc is not None else "open", probe_id=probe,
+                   consecutive_passes=lc.consecutive_passes if lc is not None else 0, severity=rank)
+
+
+def read_findings(
+    db: sqlite3.Connection,
+    life: dict[str, LifecycleRow],
     *,
-    threshold: float | None = None,
-    since: Moment = None,
-    until: Moment = None,
-) -> PromoteResult:
-    """Refresh the index, then score every issue and promote the recurring ones (SPEC 12.2).
+    promoted: bool = True,
+    state: str | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+) -> list[Finding]:
+    """The last promotion's findings (or every issue with ``promoted=False``), sorted as SPEC says.
 
     Args:
-        root: the capture root. threshold: overrides ``config.json``'s ``promotion_threshold`` and the
-            seed calibration. since / until: only failures and calls in ``[since, until)``.
-
-    Returns:
-        A ``PromoteResult`` (``result.line()`` is what ``mcpeval-nb promote`` prints).
-
-    Raises:
-        UsageError: an invalid threshold or time. FindingsError: an unusable index or lifecycle.
+        db: an open index. life: lifecycle rows by finding id. state: keep only this lifecycle state.
+        since_ms / until_ms: keep findings last seen in ``[since, until)`` (an extension).
     """
-    base = resolve_root(root)
-    since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
-    with index_lock(base):
-        _build_locked(base, full=False, errors="raise", progress=None, cancel=None)
-        db = connect(base / INDEX_FILE, read_only=False)
-        try:
-            with transaction(db):
-                result = promote_groups(db, base, threshold=threshold, since_ms=since_ms,
-                                        until_ms=until_ms)
-        finally:
-            db.close()
-    return result
+    out = []
+    for issue in select_issues(db, promoted=promoted):
+        if since_ms is not None and issue.last_seen_ms < since_ms:
+            continue
+        if until_ms is not None and issue.last_seen_ms >= until_ms:
+            continue
+        found = _finding(issue, life.get(issue.finding_id))
+        if state is None or found.state == state:
+            out.append(found)
+    return sorted(out, key=_sort_key)
 
 
 @contextmanager
@@ -126,12 +130,17 @@ def list_findings(
     until: Moment = None,
     promoted: bool = True,
 ) -> list[Finding]:
-    """The last promotion's findings as ``Finding`` rows (see ``findings``)."""
+    """The last promotion's findings as ``Finding`` rows (see ``findings``); every issue with
+    ``promoted=False``.
+
+    Raises:
+        UsageError: an unknown state or bad time. FindingsError: no usable index or lifecycle.
+    """
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; valid states are: {', '.join(STATES)}")
     since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
     with reading(root) as (base, db), lifecycle(base) as life:
-        return load_findings(
+        return read_findings(
             db, life.rows(), promoted=promoted, state=state, since_ms=since_ms, until_ms=until_ms
         )
 
@@ -153,26 +162,6 @@ def findings(
         UsageError: an unknown state or bad time. FindingsError: no usable index (run ``index``).
     """
     return table_of(list_findings(root, state=state, since=since, until=until))
-
-
-def render_findings(
-    root: Path | str | None = None,
-    *,
-    format: str = "agent",
-    state: str | None = None,
-    since: Moment = None,
-    until: Moment = None,
-) -> str:
-    """The promoted findings as ``findings`` prints them: ``agent`` lines, ``md`` or ``json``; the empty
-    string when there are none (the CLI then says so on stderr).
-
-    Raises:
-        UsageError: an unknown format, state or time. FindingsError: no usable index.
-    """
-    if format not in FINDINGS_FORMATS:
-        raise UsageError(f"unknown format {format!r}; expected agent, md or json")
-    found = list_findings(root, state=state, since=since, until=until)
-    return render(found, format) if found else ""
 
 
 def get_finding(root: Path | str | None, finding_id: str) -> Finding:

@@ -15,19 +15,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import FindingsError
-from ..journal.snapshot import Cursor
-from ..jsonfmt import dumps
-from ..tables.load import Errors
-from .encode import Encoded, Encoder
+from ...errors import FindingsError
+from ...journal.snapshot import Cursor
+from ...jsonfmt import dumps
+from ...tables.load import Errors
+from .database import connect, transaction
+from .encode import Encoded, Encoder, check_captures
 from .ingest import Ingest, Progress, write_sources
 from .links import link_refresh, parse_tail
-from .schema import connect, transaction
+from .result import IndexResult, Rebuild
 from .sources import Source, prefix_digest
 from .windows import compute_windows, group_keys, rank_order
 
 __all__ = ["refresh_index"]
-
 
 
 def refresh_index(
@@ -37,8 +37,12 @@ def refresh_index(
     errors: Errors,
     progress: Progress | None,
     cancel: threading.Event | None,
-) -> object:
-    """Refresh ``path`` in place; returns an ``IndexResult``, or the reason a full build is needed.
+) -> IndexResult | Rebuild:
+    """Refresh ``path`` in place.
+
+    Returns:
+        The ``IndexResult`` of the refresh (committed), or a ``Rebuild`` naming why only a full build
+        can tell (rolled back: nothing changed).
 
     Raises:
         FindingsError, InvalidRecord, RecordTooLarge, Cancelled: as ``build_index`` (nothing changed).
@@ -49,8 +53,8 @@ def refresh_index(
             try:
                 outcome = _refresh(db, path, sources, errors=errors, progress=progress, cancel=cancel)
             except sqlite3.IntegrityError:
-                outcome = "conflicting records"
-            txn.discard = isinstance(outcome, str)
+                outcome = Rebuild("conflicting records")
+            txn.discard = isinstance(outcome, Rebuild)
         return outcome
     finally:
         db.close()
@@ -64,21 +68,19 @@ def _refresh(
     errors: Errors,
     progress: Progress | None,
     cancel: threading.Event | None,
-) -> object:
-    from .index import IndexResult
-
+) -> IndexResult | Rebuild:
     seen = {
         p: (offset, digest, line)
         for p, offset, digest, line in db.execute("SELECT path, offset, digest, next_line FROM index_sources")
     }
     if set(seen) - {str(s.path) for s in sources}:
-        return "a journal was removed"
+        return Rebuild("a journal was removed")
     work: list[tuple[Source, Cursor]] = []
     for source in sources:
         old = seen.get(str(source.path))
         cursor = Cursor() if old is None else Cursor(offset=old[0], next_line=old[2])
         if old is not None and (source.end < old[0] or prefix_digest(source.path, old[0]) != old[1]):
-            return "a journal was rewritten"
+            return Rebuild("a journal was rewritten")
         if source.end > cursor.offset:
             work.append((source, cursor))
     replayed, calls, failures, annotations = db.execute(
@@ -97,7 +99,7 @@ def _refresh(
     if len(ids):
         reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:
-            return reason
+            return Rebuild(reason)
     link_refresh(db, enc, ids, ingest.encoder, last_note)
     write_sources(db, work)
     added_failures = int(enc.failed.sum())
@@ -127,8 +129,6 @@ def _append_windows(
     db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder: Encoder
 ) -> str | None:
     """Insert the windows the new calls create; a reason string when only a full build can tell."""
-    from .index import check_captures
-
     key = group_keys(enc.capture, enc.session, enc.server)
     order = rank_order(key, enc.seq, ids)
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])

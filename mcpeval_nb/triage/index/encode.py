@@ -18,10 +18,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...errors import FindingsError
+from .database import NULL_TS
 from .events import event_keys
-from .schema import NULL_TS
 
-__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows_batch", "errors_table"]
+__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows_batch", "check_captures", "errors_table"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
@@ -280,6 +281,23 @@ def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
     index = pa.array(rows)
     retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
     return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))
+
+
+def check_captures(enc: Encoded) -> None:
+    """Refuse a capture id that spans two (session, server) pairs (SPEC 2.5): every row of a capture
+    must have the pair of one of them (the last written to a per-capture slot).
+
+    Raises:
+        FindingsError: it does.
+    """
+    captured = np.flatnonzero(enc.capture != 0)
+    width = int(enc.server.max(initial=0)) + 1
+    pair = enc.session[captured] * width + enc.server[captured]
+    codes = enc.capture[captured]
+    pair_of = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.int64)
+    pair_of[codes] = pair
+    if np.any(pair_of[codes] != pair):
+        raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 
 def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple[object, ...]]]]:

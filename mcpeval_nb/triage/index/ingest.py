@@ -17,13 +17,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import Cancelled, FindingsError
-from ..journal.snapshot import Cursor
-from ..tables.load import Errors, LoadReport, load_file
+from ...errors import Cancelled, FindingsError
+from ...journal.snapshot import Cursor
+from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
+from .database import NULL_TS
 from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
 from .events import EventOrder, event_calls
-from .schema import NULL_TS
 from .sources import Source, prefix_digest
 
 __all__ = ["Ingest", "Progress", "annotation_rows", "write_sources"]

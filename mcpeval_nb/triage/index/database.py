@@ -22,17 +22,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FindingsError
-from ..home import entry_exists
+from ...errors import FindingsError
+from ...home import entry_exists
+from ..rows import ISSUES_TABLE
 
-__all__ = ["INDEX_FILE", "SCHEMA", "SCHEMA_DIGEST", "VERSION", "IndexState", "Transaction", "connect",
-           "inspect_index", "transaction"]
+__all__ = ["INDEXES", "INDEX_FILE", "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
+           "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = "index.db"
 VERSION = 1
 NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the sqlite3 module)
 
-_TABLES = """
+_CALL_TABLES = """
 CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
 CREATE TABLE call_labels (id INTEGER PRIMARY KEY, server TEXT NOT NULL, method TEXT NOT NULL, tool TEXT,
   outcome TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE (server, method, tool, outcome, kind));
@@ -57,16 +58,13 @@ CREATE TABLE index_skipped (session INTEGER NOT NULL, server TEXT NOT NULL, PRIM
 CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), version INTEGER NOT NULL,
   schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL,
   failures INTEGER NOT NULL, annotations INTEGER NOT NULL);
-CREATE TABLE issues (id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, server TEXT, tool TEXT,
-  err_code TEXT, err_codes TEXT NOT NULL, err_template_id TEXT, failures INTEGER NOT NULL,
-  calls INTEGER NOT NULL, sessions INTEGER NOT NULL, last_seen TEXT, last_seen_ms INTEGER NOT NULL,
-  cost REAL NOT NULL, blast INTEGER NOT NULL, rate REAL NOT NULL, confidence REAL NOT NULL,
-  recency REAL NOT NULL, score REAL NOT NULL, threshold REAL NOT NULL, class TEXT NOT NULL,
-  retryable INTEGER, annotated INTEGER NOT NULL, args TEXT, promoted_at INTEGER NOT NULL,
-  since_ms INTEGER, until_ms INTEGER);
-CREATE TABLE findings (issue_id INTEGER PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,
-  finding_id TEXT NOT NULL UNIQUE);
-CREATE VIEW calls AS SELECT r.id AS id, r.capture AS capture_id, r.event AS event_id,
+"""
+#: The promoted ones among the last promotion's ``issues`` (``rows.ISSUES_TABLE``).
+_FINDINGS_TABLE = (
+    "CREATE TABLE findings (issue_id INTEGER PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,\n"
+    "  finding_id TEXT NOT NULL UNIQUE);\n"
+)
+_VIEWS = """CREATE VIEW calls AS SELECT r.id AS id, r.capture AS capture_id, r.event AS event_id,
   CASE WHEN r.ts_ms IS NULL THEN 'unknown'
        ELSE strftime('%Y-%m-%dT%H:%M:%fZ', r.ts_ms / 1000.0, 'unixepoch') END AS ts,
   ses.value AS session, r.seq AS seq, l.server AS server, l.method AS method, l.tool AS tool,
@@ -79,6 +77,8 @@ CREATE VIEW index_events AS SELECT r.event AS event, r.id AS call_id FROM call_r
 CREATE VIEW index_captures AS SELECT g.capture AS capture, ses.value AS session, g.server AS server
   FROM index_capture_groups g JOIN strings ses ON ses.id = g.session;
 """
+#: Every table and view, in creation order.
+TABLES = _CALL_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + _VIEWS
 
 #: Created after a full build's rows are in (and kept up to date by incremental refreshes).
 INDEXES = """
@@ -86,7 +86,7 @@ CREATE INDEX calls_issue ON call_errors (err_code, err_template_id);
 CREATE INDEX annotations_call ON annotations (call_id);
 """
 
-SCHEMA = _TABLES + INDEXES
+SCHEMA = TABLES + INDEXES
 #: SHA-256 of the layout above: a checkpoint with another digest (an older layout, the Rust tool's) is
 #: rebuilt.  The Rust tool rebuilds ours for the same reason.
 SCHEMA_DIGEST = "mcpeval-nb:" + hashlib.sha256(SCHEMA.encode("utf-8")).hexdigest()

@@ -25,20 +25,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
-from ..errors import FindingsError
-from ..home import resolve_root
-from ..journal.snapshot import Cursor
-from ..tables.load import Errors, check_errors
+from ...errors import FindingsError
+from ...home import resolve_root
+from ...journal.snapshot import Cursor
+from ...tables.load import Errors, check_errors
 from .bulk import Bulk
-from .encode import CALL_ROWS, Encoded, Encoder, errors_table
+from .database import INDEX_FILE, INDEXES, SCHEMA_DIGEST, TABLES, VERSION, connect, inspect_index, statements
+from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
 from .ingest import Ingest, Progress, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
-from .schema import _TABLES, INDEX_FILE, INDEXES, SCHEMA_DIGEST, VERSION, connect, inspect_index, statements
+from .result import IndexResult
 from .sources import Source, plan_sources
 from .windows import Windows, compute_windows, group_keys
 
-__all__ = ["INDEX_LOCK_TIMEOUT_S", "IndexResult", "build_index", "index_lock"]
+__all__ = ["INDEX_LOCK_TIMEOUT_S", "build_index", "build_locked", "index_lock"]
 
 INDEX_LOCK_TIMEOUT_S = 600.0
 _TMP_PREFIX = ".index.db.tmp-"
@@ -48,33 +49,6 @@ _BUILD_PRAGMAS = (
     "PRAGMA cache_size=-262144",
     "PRAGMA temp_store=MEMORY",
 )
-
-
-@dataclass(frozen=True)
-class IndexResult:
-    """What ``build_index`` did.
-
-    Attributes:
-        path: the index file. calls / failures / annotations: totals now indexed.
-        replayed_events: records dropped as replays of an indexed event (total).
-        full: a full build ran; reason: why (``requested``, ``missing``, ``a journal was rewritten`` ...),
-            empty for an incremental refresh. added: call rows added by this run. skipped: bad lines
-            skipped under ``errors="report"``.
-    """
-
-    path: Path
-    calls: int
-    failures: int
-    annotations: int
-    replayed_events: int
-    full: bool
-    reason: str
-    added: int
-    skipped: int = 0
-
-    def line(self) -> str:
-        """SPEC 12.1's output line."""
-        return f"indexed {self.calls} calls, {self.failures} failures, {self.annotations} annotations"
 
 
 @contextlib.contextmanager
@@ -124,12 +98,18 @@ def build_index(
     base = resolve_root(root)
     policy = check_errors(errors)
     with index_lock(base):
-        return _build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
+        return build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
 
 
-def _build_locked(
+def build_locked(
     base: Path, *, full: bool, errors: Errors, progress: Progress | None, cancel: threading.Event | None
 ) -> IndexResult:
+    """``build_index`` for a caller that already holds ``index_lock(base)`` (``promote`` refreshes the
+    index and promotes under one hold of the lock).
+
+    Raises:
+        As ``build_index``.
+    """
     _remove_stale(base)
     path = base / INDEX_FILE
     sources = plan_sources(base)
@@ -139,7 +119,7 @@ def _build_locked(
         outcome = refresh_index(path, sources, errors=errors, progress=progress, cancel=cancel)
         if isinstance(outcome, IndexResult):
             return outcome
-        reason = str(outcome)
+        reason = outcome.reason
     return _full_build(
         base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress, cancel=cancel
     )
@@ -171,7 +151,7 @@ def _full_build(
         for pragma in _BUILD_PRAGMAS:
             db.execute(pragma)
         db.execute("BEGIN")
-        for statement in statements(_TABLES):
+        for statement in statements(TABLES):
             db.execute(statement)
         db.execute("COMMIT")  # from here the bulk writer's connection writes, until bulk.close()
         bulk = Bulk(tmp, name=path)
@@ -290,23 +270,6 @@ def _groups(computed: _Computed, enc: Encoded, ids: np.ndarray,
     return (pa.table(pairs(win.skipped)),
             pa.table({**pairs(keys[legacy]), "tail": texts.filter(pa.array(legacy))}),
             capture.take(pc.sort_indices(capture.column("capture"))))  # appended in key order
-
-
-def check_captures(enc: Encoded) -> None:
-    """Refuse a capture id that spans two (session, server) pairs (SPEC 2.5): every row of a capture
-    must have the pair of one of them (the last written to a per-capture slot).
-
-    Raises:
-        FindingsError: it does.
-    """
-    captured = np.flatnonzero(enc.capture != 0)
-    width = int(enc.server.max(initial=0)) + 1
-    pair = enc.session[captured] * width + enc.server[captured]
-    codes = enc.capture[captured]
-    pair_of = np.zeros(int(codes.max(initial=0)) + 1, dtype=np.int64)
-    pair_of[codes] = pair
-    if np.any(pair_of[codes] != pair):
-        raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 
 def _carry_promotion(db: sqlite3.Connection, old: Path) -> None:

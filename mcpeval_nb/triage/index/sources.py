@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..journal.snapshot import open_journal, snapshot_size
-from ..tables.store import journal_files
+from ...journal.snapshot import open_journal, snapshot_size
+from ...tables.store import journal_files
 
 __all__ = ["HEAD", "WINDOW", "Source", "plan_sources", "prefix_digest"]
 
