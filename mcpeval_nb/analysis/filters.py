@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UsageError
+from ..tables.coerce import as_table
 
 __all__ = ["FILTER_COLUMNS", "call_label", "filter_calls"]
 
@@ -52,13 +53,14 @@ def _day_start(day: dt.date, ts: Any) -> pa.Scalar:
     return pa.scalar(dt.datetime.combine(day, dt.time(), dt.UTC), ts.type)
 
 
-def filter_calls(calls: pa.Table, *, server: str | None = None, tool: str | None = None,
+def filter_calls(calls: Any, *, server: str | None = None, tool: str | None = None,
                  method: str | None = None, outcome: str | None = None, day_from: dt.date | None = None,
                  day_to: dt.date | None = None) -> pa.Table:
     """The calls that match every given filter; ``None`` matches anything.
 
     Args:
-        calls: a calls table (dictionary-encoded or plain string columns).
+        calls: a calls table (dictionary-encoded or plain string columns), its pandas frame, or any
+            Arrow stream (polars, DuckDB).
         server / tool / method / outcome: exact values of those columns (a null never matches).
         day_from / day_to: an inclusive range of UTC days on ``ts``.
 
@@ -68,6 +70,7 @@ def filter_calls(calls: pa.Table, *, server: str | None = None, tool: str | None
     Raises:
         UsageError: a filtered column is missing.
     """
+    calls = as_table(calls)
     mask: Any = None
     for name, value in zip(FILTER_COLUMNS, (server, tool, method, outcome), strict=True):
         if value is not None:

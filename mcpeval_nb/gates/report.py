@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..htmltext import lines_html
 from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
 
@@ -208,3 +209,7 @@ class GateReport:
         props = (("calls", str(self.calls)), ("since", self.since or "-"),
                  ("warned", str(self.count("warn"))))
         return [JUnitSuite("gate", tuple(cases), props)]
+
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("traffic gate", self.render_text().splitlines())

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
 from ..home import drop_engine_dataset, resolve_root
+from ..htmltext import lines_html
 from ..limits import LOCK_TIMEOUT_S
 from . import audit
 from .intent import INTENT_NAME, WORK_DIR, Intent, clean_work, governance_lock
@@ -78,6 +79,9 @@ class EraseResult:
             lines.append("audit: 1 record could not be written")
         return lines
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("erase", self.lines())
 
 def _kind(rel: str) -> str:
     return "annotations" if rel.startswith(ANNOTATIONS) else "calls"

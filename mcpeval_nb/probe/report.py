@@ -14,6 +14,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import DocumentError, UsageError
+from ..htmltext import lines_html
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
@@ -185,6 +186,9 @@ class ProbeReport:
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html(f"probe report: {self.server}", self.render_text().splitlines())
 
 def _generator() -> dict[str, str]:
     return {"name": GENERATOR_NAME, "version": __version__}

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
+from ..htmltext import lines_html
 from ..jsonfmt import dumps
 from .measure import CallSize
 
@@ -140,3 +141,7 @@ class ResultSizes:
         if fmt not in renderers:
             raise UsageError("format must be text, markdown or json")
         return renderers[fmt]()
+
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html(f"result sizes: {self.server}", self.to_text().splitlines())

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..home import resolve_root
+from ..htmltext import lines_html
 from .findings import Moment, to_ms
 from .groups import Evidence, Group, read_groups
 from .index.build import build_locked, index_lock
@@ -48,6 +49,9 @@ class PromoteResult:
         tail = f" ({', '.join(parts)})" if parts else ""
         return f"promoted {self.promoted} of {self.issues} issues{tail}"
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("promote", [self.line()])
 
 def format_last_seen(ms: int | None) -> str | None:
     """An RFC 3339 UTC timestamp with as many fractional digits as needed (0 or 3; SPEC 0.6 AutoSi)."""

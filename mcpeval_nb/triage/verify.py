@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import UsageError
 from ..governance import audit
 from ..home import resolve_root
+from ..htmltext import lines_html
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
 from ..probe.manifest import Manifest, coerce_manifest
@@ -74,6 +75,9 @@ class VerifyResult:
             out.append(f"  hint: {self.hint}")
         return out
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("verify", self.lines())
 
 def verify_finding(
     root: Path | str | None,

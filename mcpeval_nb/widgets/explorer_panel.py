@@ -24,7 +24,7 @@ from mcpeval_nb import MissingExtra, duckdb_engine, format_ms
 from mcpeval_nb.charts import plot_latency_distribution, plot_outcome_mix
 
 from ._base import Panel, error_html
-from ._figure import figure_png
+from ._figure import css_width, figure_png
 from ._html import esc, sparkline_svg, table
 from .explorer_state import ANY, ExplorerFilters, ExplorerState
 
@@ -76,8 +76,8 @@ class ExplorerPanel(Panel):
         self.day_to = w.Dropdown(options=[ANY], value=ANY, description="To day")
         self.refresh_button = w.Button(description="Refresh", icon="refresh")
         self.status = w.HTML()
-        self.latency_chart = w.Image(format="png")
-        self.outcome_chart = w.Image(format="png")
+        self.latency_chart = w.Image(format="png", width=css_width(6), layout=w.Layout(max_width="100%"))
+        self.outcome_chart = w.Image(format="png", width=css_width(6), layout=w.Layout(max_width="100%"))
         self.percentiles = w.HTML()
         self.templates = w.HTML()
         for box in (self.server, self.tool, self.method, self.outcome, self.day_from, self.day_to):

@@ -19,7 +19,7 @@ from mcpeval_nb import Cancelled, build_index, promote, resolve_root
 from mcpeval_nb.charts import plot_failure_windows, plot_finding_factors
 
 from ._base import Panel, error_html
-from ._figure import figure_png
+from ._figure import css_width, figure_png
 from ._html import badge, esc, table
 from .findings_state import FindingsState
 
@@ -52,10 +52,10 @@ class FindingsPanel(Panel):
         self.progress = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="Index")
         self.status = w.HTML()
         self.rows = w.HTML()
-        self.factors = w.Image(format="png")
+        self.factors = w.Image(format="png", width=css_width(7), layout=w.Layout(max_width="100%"))
         self.selector = w.Dropdown(options=[], description="Finding", layout=w.Layout(width="95%"))
         self.explanation = w.HTML()
-        self.windows = w.Image(format="png")
+        self.windows = w.Image(format="png", width=css_width(7), layout=w.Layout(max_width="100%"))
         self.history = w.HTML()
         self.preview = w.HTML()
         self.output = w.Text(value=self.state.output, description="Manifest", layout=w.Layout(width="95%"))
