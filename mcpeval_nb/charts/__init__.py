@@ -63,6 +63,8 @@ def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "
     Raises:
         UsageError: the input lacks the columns.
     """
+    import numpy as np
+
     ax = kit.axes(ax)
     frame = kit.frame(calls)
     if by not in frame.columns or "latency_ms" not in frame.columns:
@@ -76,10 +78,11 @@ def plot_latency_distribution(calls: Any, *, ax: Axes | None = None, by: str = "
         ax.set_xscale("symlog", linthresh=1.0)
         ax.set_xlim(left=0, right=max(2.0, max(float(d.max()) for d in data) * 1.3))
         for row, values in enumerate(data, start=1):
-            if float(values.max()) < 1:
-                ax.plot([0], [row], marker="|", markersize=14, color="#1f6feb")
-                ax.annotate("<1 ms", (0, row), xytext=(6, 0), textcoords="offset points", va="center",
-                            fontsize="small", color="#1f6feb")
+            if float(np.percentile(values, 75)) < 1:  # the box would collapse onto the axis
+                ax.plot([0], [row], marker="o", markersize=5, color="#1f6feb", clip_on=False)
+                share = float((values < 1).mean())
+                ax.annotate(f"<1 ms ({share:.0%} of calls)", (0, row), xytext=(6, 0),
+                            textcoords="offset points", va="center", fontsize="small", color="#1f6feb")
     else:
         kit.empty(ax, "latencies")
     ax.set_xlabel("latency (ms; 0 = under 1 ms)")
@@ -188,6 +191,7 @@ def plot_template_heatmap(data: Any, *, ax: Axes | None = None, top: int = 15) -
     """Heatmap of error template counts per day: every day from the first to the last (days without
     errors are blank columns), the top ``top`` templates by total count, each row labelled with its id
     and, given the calls table, the tool and error code beside it (monospace, so the ids line up).
+    Colour is on a square-root scale, so a day with a few errors stays visible beside a day with many.
 
     Args:
         data: the calls table or a ``template_daily`` table.
@@ -209,8 +213,11 @@ def plot_template_heatmap(data: Any, *, ax: Axes | None = None, top: int = 15) -
     days = pd.date_range(min(grid.columns), max(grid.columns), freq="D").date
     grid = grid.reindex(columns=days, fill_value=0)
     grid = grid.loc[grid.sum(axis=1).sort_values(ascending=False, kind="stable").index[:top]]
-    image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="Reds", interpolation="nearest",
-                      vmin=0)
+    from matplotlib.colors import PowerNorm
+
+    counts = grid.to_numpy(dtype=float)
+    image = ax.imshow(counts, aspect="auto", cmap="Reds", interpolation="nearest",
+                      norm=PowerNorm(0.5, vmin=0, vmax=max(1.0, float(counts.max()))))
     labels = _template_labels(data, [str(t) for t in grid.index])
     ax.set_yticks(range(len(grid.index)), labels, fontfamily=kit.MONO, fontsize="small")
     step = max(1, len(days) // 12)

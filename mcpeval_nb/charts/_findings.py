@@ -30,47 +30,49 @@ def plot_finding_factors(data: Any, *, ax: Axes | None = None, top: int = 10) ->
     """Why findings rank where they do: each score's four factors on one scale, and the score itself.
 
     ``score = confidence × recency × cost × blast``.  The factors are drawn as multipliers on one
-    logarithmic axis centred on ×1, so every bar is comparable: a bar to the left lowers the score by
-    that factor, a bar to the right raises it (their lengths add up to the score's).  The score itself
-    is drawn beside them, on its own linear axis.  Best finding at the top.
+    logarithmic axis starting at ×1, so every bar is comparable: a bar to the left lowers the score by
+    that factor, a bar to the right raises it, and each bar is labelled with its value.  The score is
+    the black diamond on the same axis: where the bars' lengths add up to.  Best finding at the top.
 
     Args:
         data: ``mcpeval_nb.findings(root)`` (or its frame).
-        ax: axes to draw on (the factors; the score is an inset axes to its right).
+        ax: axes to draw on.
         top: at most this many findings (the table's order: best first).
 
     Returns:
-        The factors' axes.
+        The axes (y: findings labelled ``tool #<id suffix>`` and their score; x: the multiplier, log scale).
     """
     import numpy as np
 
-    ax = kit.axes(ax, size=(9, 4.5))
+    ax = kit.axes(ax, size=(8, 1.2 + 0.9 * min(top, 10)))
     frame = kit.frame(data).head(top)
     if frame.empty:
         kit.empty(ax, "findings")
         return ax
     values = _factor_values(frame)
     rows = np.arange(len(frame))[::-1]  # best on top
-    height = 0.2
+    height = 0.18
     for i, (name, colour) in enumerate(_FACTORS):
         factor = np.maximum(values[name], 1e-3)
-        ax.barh(rows + (1.5 - i) * height, factor - 1, height, left=1, label=name, color=colour)
+        ys = rows + (1.5 - i) * height
+        ax.barh(ys, factor - 1, height, left=1, label=name, color=colour)
+        for y, v in zip(ys, factor, strict=True):
+            ax.annotate(f"×{v:.2f}", (v, y), xytext=(3 if v >= 1 else -3, 0), textcoords="offset points",
+                        ha="left" if v >= 1 else "right", va="center", fontsize="x-small")
+    scores = frame["score"].to_numpy(dtype=float)
+    ax.scatter(np.maximum(scores, 1e-3), rows, marker="D", s=60, color="black", zorder=3, label="score")
     ax.set_xscale("log", base=2)
+    low = float(min(np.min([np.maximum(v, 1e-3) for v in values.values()]), np.maximum(scores, 1e-3).min()))
+    high = float(max(np.max([v for v in values.values()]), scores.max(), 2.0))
+    ax.set_xlim(low / 2, high * 2)
     ax.axvline(1, color="#6e7781", linewidth=0.8)
-    pairs = zip(frame["tool"], frame["finding_id"], strict=True)
-    ax.set_yticks(rows, [f"{tool or 'unlisted'} #{str(fid)[-6:]}" for tool, fid in pairs],
+    pairs = zip(frame["tool"], frame["finding_id"], scores, strict=True)
+    ax.set_yticks(rows, [f"{tool or 'unlisted'} #{str(fid)[-6:]}\nscore {v:.3f}" for tool, fid, v in pairs],
                   fontfamily=kit.MONO, fontsize="small")
-    ax.set_xlabel("factor (×, log scale: left lowers the score, right raises it)")
-    ax.set_title("why each finding ranks where it does")
-    score = ax.inset_axes((1.04, 0.0, 0.22, 1.0), sharey=ax)
-    score.barh(rows, frame["score"].to_numpy(dtype=float), 0.6, color="#57606a")
-    for row, value in zip(rows, frame["score"].to_numpy(dtype=float), strict=True):
-        score.annotate(f"{value:.2f}", (value, row), xytext=(3, 0), textcoords="offset points",
-                       va="center", fontsize="small")
-    score.set_xlim(0, float(frame["score"].max()) * 1.35 or 1)
-    score.tick_params(labelleft=False)
-    score.set_title("score")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=4, frameon=False, fontsize="small")
+    ax.set_ylim(-0.6, len(frame) - 0.2)
+    ax.set_xlabel("multiplier (log scale: left of ×1 lowers the score, right raises it)")
+    ax.set_title("why each finding ranks where it does (score = product of the factors)")
+    kit.legend_outside(ax)
     return ax
 
 
