@@ -11,6 +11,11 @@ VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#9a6700", "no
                    "running": "#0969da", "pending": "#6e7781"}
 
 
+#: Panel tables line their columns up (ids, codes, numbers): the notebook's code face.
+_TABLE_STYLE = ("border-collapse:collapse;font-family:var(--jp-code-font-family,monospace);"
+                "font-size:var(--jp-code-font-size,12px)")
+
+
 def esc(value: object) -> str:
     """``value`` as escaped HTML text (None is shown as an empty cell)."""
     return "" if value is None else html.escape(str(value), quote=True)
@@ -32,7 +37,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, raw_colum
         cells = "".join(f'<td style="padding:2px 8px">{cell if i in raw else esc(cell)}</td>'
                         for i, cell in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
-    return (f'<table class="{css_class}" style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
+    return (f'<table class="{css_class}" style="{_TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
