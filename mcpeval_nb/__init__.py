@@ -199,18 +199,6 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
-    from .phases import (
-        PhaseCapture as PhaseCapture,
-    )
-    from .phases import (
-        PhaseView as PhaseView,
-    )
-    from .phases import (
-        capture_phases as capture_phases,
-    )
-    from .phases import (
-        load_phases as load_phases,
-    )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -388,6 +376,7 @@ if typing.TYPE_CHECKING:
         synthesize as synthesize,
     )
     from .probe.readiness.text import readiness_lines as readiness_lines
+    from .probe.render import render as render
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -478,6 +467,18 @@ if typing.TYPE_CHECKING:
     from .sizes import (
         probe_result_sizes as probe_result_sizes,
     )
+    from .sizes.phases import (
+        PhaseCapture as PhaseCapture,
+    )
+    from .sizes.phases import (
+        PhaseView as PhaseView,
+    )
+    from .sizes.phases import (
+        capture_phases as capture_phases,
+    )
+    from .sizes.phases import (
+        load_phases as load_phases,
+    )
     from .sizes.table import (
         result_size_history as result_size_history,
     )
@@ -557,7 +558,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
-    ".phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
@@ -584,6 +584,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".probe.readiness.score": ("score_readiness",),
     ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".probe.readiness.text": ("readiness_lines",),
+    ".probe.render": ("render",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
     ".review": (
@@ -595,6 +596,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",
         "parse_capture_manifest", "probe_result_sizes",
     ),
+    ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".progress": ("Progress", "byte_progress",),

@@ -43,7 +43,7 @@ def test_a_plan_holds_the_selection_limits_and_era_and_touches_nothing(root: Pat
                        options=_options(case_id="more", journal=True, max_requests=7, root=root))
     assert [c.id for c in plan.work.items] == ["more"] and plan.work.manifest_sha256 is not None
     assert plan.limits.timeout_s == 2.5 and plan.limits.max_requests == 7
-    assert plan.era == LEGACY_ERA and isinstance(plan.target, StdioTarget) and not plan.battery
+    assert plan.era == LEGACY_ERA and isinstance(plan.target, StdioTarget) and not plan.runs_battery
     assert not root.exists()  # no salt, no store: building a plan writes nothing
     ctx = open_run(plan)
     assert ctx.journal is not None and (root / ".salt").exists()  # the run is opened: its journal's salt

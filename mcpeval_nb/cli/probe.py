@@ -69,7 +69,8 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     manifest = manifest_path or "mcp-eval.manifest.json"
     report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
-    click.echo(report.render(fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok), nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok),
+               nl=False)
     return report.exit_code
 
 

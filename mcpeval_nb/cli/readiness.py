@@ -62,7 +62,7 @@ def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | 
                                         history=not no_history, root=root)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
-    click.echo(report.render(fmt, brief=brief), nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief), nl=False)
     return int(report.exit_code)
 
 
@@ -112,7 +112,8 @@ def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_
     records a case or battery that could not complete.
     """
     report = _load_report(doc)
-    click.echo(report.render(fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok), nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok),
+               nl=False)
     return int(report.exit_code)
 
 
@@ -125,7 +126,7 @@ def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_
 def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_on_change: bool) -> int:
     """Compare two probe reports of the same server (mcpeval.probe-diff/v2)."""
     diff = mcpeval_nb.diff_reports(_load_report(base), _load_report(current))
-    click.echo(diff.render(fmt, fail_on_change=fail_on_change), nl=False)
+    click.echo(mcpeval_nb.render(diff, fmt, fail_on_change=fail_on_change), nl=False)
     if (fail_on_regression and diff.regressed) or (fail_on_change and diff.changed):
         return 1
     return 0
@@ -165,7 +166,7 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate
                                         allow_open_world=allow_open_world, progress=_progress)
     comparison = mcpeval_nb.compare_servers(targets, options=options, manifest=manifest, gate_only=gate_only,
                                             allow_mutation=allow_mutation)
-    click.echo(comparison.render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(comparison, fmt), nl=False)
     return int(comparison.exit_code)
 
 

@@ -72,7 +72,7 @@ def sizes_cmd(call_manifest: str, server: str, fmt: str, no_history: bool, **cal
                                           progress=_call_progress)
     if sizes.unreached is not None:
         click.echo(f"sizes: the server could not be reached: {sizes.unreached}", err=True)
-    click.echo(sizes.render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(sizes, fmt), nl=False)
     return sizes.exit_code
 
 
@@ -114,7 +114,7 @@ def capture_phases_cmd(capture: str, server: str, out_dir: str, **calling: Any) 
 @opt.output_format("text", "json")
 def phases_cmd(directory: str, fmt: str) -> int:
     """What changed between the phases of a capture: tools added, removed, changed; tokens per phase."""
-    click.echo(mcpeval_nb.load_phases(directory).render(fmt), nl=False)
+    click.echo(mcpeval_nb.render(mcpeval_nb.load_phases(directory), fmt), nl=False)
     return 0
 
 

@@ -9,16 +9,15 @@ interval straddles the budget: too few calls to tell) or ``not-judged`` (fewer c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..htmltext import lines_html
-from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
+from ..probe.render import Format, FormatSet, json_text, lines_text, render
 
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
 GATE_SCHEMA = "mcpeval-nb.gate-report/v1"
-GATE_FORMATS = ("text", "markdown", "json", "junit")
 #: Reason label -> remediation hint, for checks that did not pass.
 GATE_REASONS = {
     "gate-p95-exceeded": "The 95th latency percentile of real traffic is over its budget: profile the "
@@ -115,6 +114,13 @@ def _num(value: float) -> str:
 class GateReport:
     """Every check, in (server, tool, limit) order, then the template rule; and what was judged."""
 
+    #: The gate report's format table.
+    FORMATS: ClassVar[FormatSet[GateReport]] = FormatSet(
+        (Format("text", lambda r, _: r.render_text()), Format("markdown", lambda r, _: r.render_markdown()),
+         Format("json", lambda r, _: json_text(r.to_json())),
+         Format("junit", lambda r, _: render_junit(r.junit_suites(), name="mcpeval-nb gate"))),
+        unknown="unknown gate format; use text, markdown, json or junit")
+
     checks: tuple[GateCheck, ...]
     calls: int
     since: str | None = None
@@ -147,14 +153,12 @@ class GateReport:
                                                  for s in ("pass", "fail", "warn", "not-judged")}}
 
     def render(self, fmt: str = "text") -> str:
-        """``text``, ``markdown``, ``json`` or ``junit``; every format ends with a newline."""
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if fmt == "junit":
-            return render_junit(self.junit_suites(), name="mcpeval-nb gate")
-        if fmt == "markdown":
-            return self.render_markdown()
-        return self.render_text()
+        """``text``, ``markdown``, ``json`` or ``junit``; every format ends with a newline.
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        return render(self, fmt)
 
     def _scope(self) -> str:
         return f"{self.calls} calls" + (f" since {self.since}" if self.since else "")
@@ -170,7 +174,7 @@ class GateReport:
                 lines.append(f"  hint: {c.hint}")
         lines.append(f"gate {'passed' if self.passed else 'failed'} {self.summary_words()} "
                      f"({self._scope()})")
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def render_markdown(self) -> str:
         """The text output's content in its order: a table of checks, new templates, hints, summary."""
@@ -213,3 +217,7 @@ class GateReport:
     def _repr_html_(self) -> str:
         """How a notebook cell shows it (the same lines as the CLI prints)."""
         return lines_html("traffic gate", self.render_text().splitlines())
+
+
+#: What ``GateReport.render`` writes, in ``--format`` order.
+GATE_FORMATS = GateReport.FORMATS.names

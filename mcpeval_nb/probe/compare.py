@@ -14,10 +14,9 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import UsageError
-from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server
 from ..transport.messages import Target
 from .cases import ProbeCase
@@ -26,6 +25,7 @@ from .manifest import Manifest
 from .plan import Work, select
 from .readiness.battery import BatteryOptions, score_server
 from .readiness.labels import AREAS
+from .render import Format, FormatSet, aligned, json_text, lines_text, render
 from .report import ProbeReport
 from .runner import run_probes
 
@@ -38,6 +38,12 @@ COMPARE_SCHEMA = "mcpeval-nb.compare/v1"
 @dataclass(frozen=True)
 class Comparison:
     """One report per labelled target, in the order given."""
+
+    #: The comparison's format table.
+    FORMATS: ClassVar[FormatSet[Comparison]] = FormatSet(
+        (Format("text", lambda c, _: c.render_text()), Format("markdown", lambda c, _: c.render_markdown()),
+         Format("json", lambda c, _: c.dumps())),
+        unknown="unknown compare format; use text, markdown or json")
 
     reports: tuple[tuple[str, ProbeReport], ...]
 
@@ -75,7 +81,7 @@ class Comparison:
 
     def dumps(self) -> str:
         """The comparison as pretty, key-sorted JSON with a trailing newline."""
-        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_json())
 
     def render(self, fmt: str = "text") -> str:
         """``text`` (aligned table), ``markdown`` or ``json``.
@@ -83,20 +89,11 @@ class Comparison:
         Raises:
             UsageError: an unknown format.
         """
-        if fmt == "json":
-            return self.dumps()
-        if fmt == "markdown":
-            return self.render_markdown()
-        if fmt != "text":
-            raise UsageError("unknown compare format; use text, markdown or json")
-        return self.render_text()
+        return render(self, fmt)
 
     def render_text(self) -> str:
         """A space-aligned table."""
-        rows = self.rows()
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        return "".join(" ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
-                       for row in rows)
+        return lines_text(aligned(self.rows()))
 
     def render_markdown(self) -> str:
         """A markdown table."""

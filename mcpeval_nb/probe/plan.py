@@ -136,7 +136,7 @@ class RunPlan(Generic[W]):
         return self.options.server
 
     @property
-    def battery(self) -> bool:
+    def runs_battery(self) -> bool:
         """The run ends with the battery: one is named and no ``probe``/``case_id`` selection was made."""
         o = self.options
         return o.battery is not None and o.probe is None and o.case_id is None

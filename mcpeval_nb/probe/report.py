@@ -10,20 +10,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .._version import __version__
-from ..errors import DocumentError, UsageError
+from ..errors import DocumentError
 from ..htmltext import lines_html
-from ..jsonfmt import JSONFormatError, dumps, loads
+from ..jsonfmt import JSONFormatError, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
-from .cost import session_cost_line
+from .cost import check_price, cost_suffix
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
 from .readiness.parse import parse_readiness
 from .readiness.text import readiness_lines
 from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
+from .render import Format, FormatSet, RenderOptions, json_text, lines_text, render
+from .report_junit import junit_format
+from .sarif import sarif_format
 
 __all__ = [
     "GENERATOR_NAME",
@@ -37,8 +40,18 @@ __all__ = [
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-#: What ``ProbeReport.render`` writes.
-REPORT_FORMATS = ("text", "json", "markdown", "sarif", "junit")
+
+
+def _text(report: ProbeReport, options: RenderOptions) -> str:
+    return report.render_text(brief=options.brief) + cost_suffix(report, options, "text")
+
+
+def _markdown(report: ProbeReport, options: RenderOptions) -> str:
+    return report.render_markdown(brief=options.brief) + cost_suffix(report, options, "markdown")
+
+
+def _json(report: ProbeReport, _options: RenderOptions) -> str:
+    return report.dumps()
 
 
 @dataclass(frozen=True)
@@ -55,6 +68,12 @@ class ProbeReport:
         cancelled: the run was cancelled; ``not_run`` lists the case ids that never started.
         legacy_score: a v1 document's display-only readiness score.
     """
+
+    #: The report's format table: the price of the session cost line is checked before any format writes.
+    FORMATS: ClassVar[FormatSet[ProbeReport]] = FormatSet(
+        (Format("text", _text), Format("json", _json), Format("markdown", _markdown),
+         Format("sarif", sarif_format), Format("junit", junit_format)),
+        unknown="unknown report format; use one of text, json, markdown, sarif, junit", check=check_price)
 
     server: str
     cases: tuple[CaseResult, ...]
@@ -100,7 +119,7 @@ class ProbeReport:
 
     def dumps(self) -> str:
         """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
-        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_json())
 
     def render(self, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
                price_per_mtok: float | None = None) -> str:
@@ -119,20 +138,7 @@ class ProbeReport:
             UsageError: an unknown format or a price that is not a positive finite number.
             DocumentError: the manifest cannot be read (SARIF).
         """
-        if fmt not in REPORT_FORMATS:
-            raise UsageError(f"unknown report format; use one of {', '.join(REPORT_FORMATS)}")
-        cost = session_cost_line(self, price_per_mtok, fmt) if price_per_mtok is not None else None
-        if fmt == "json":
-            return self.dumps()
-        if fmt == "sarif":
-            from .sarif import report_sarif_text
-            return report_sarif_text(self, manifest=manifest)
-        if fmt == "junit":
-            from .report_junit import report_junit
-            return report_junit(self)
-        if fmt == "markdown":
-            return self.render_markdown(brief=brief) + ("" if cost is None else f"\n{cost}\n")
-        return self.render_text(brief=brief) + ("" if cost is None else f"{cost}\n")
+        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok)
 
     def _hinted_cases(self) -> set[str]:
         """The cases whose hint is printed: every one, except that a transport reason (one lost
@@ -162,7 +168,7 @@ class ProbeReport:
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
         lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text", brief=brief)
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def render_markdown(self, *, brief: bool = False) -> str:
         """A markdown summary in the text output's order: cases, hints, the gate and readiness."""
@@ -189,6 +195,10 @@ class ProbeReport:
     def _repr_html_(self) -> str:
         """How a notebook cell shows it (the same lines as the CLI prints)."""
         return lines_html(f"probe report: {self.server}", self.render_text().splitlines())
+
+#: What ``ProbeReport.render`` writes, in ``--format`` order.
+REPORT_FORMATS = ProbeReport.FORMATS.names
+
 
 def _generator() -> dict[str, str]:
     return {"name": GENERATOR_NAME, "version": __version__}

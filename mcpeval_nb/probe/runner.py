@@ -7,9 +7,10 @@ cases in manifest order on that connection.  A case that loses its transport is 
 transport reason and the next case reconnects; if reconnecting fails every remaining case gets that
 reason.  The gate connection is closed before the readiness battery runs on connections of its own.
 
-Whether the battery runs is decided here only: ``options.battery`` names it (``"standard"``), and a
-selected run (``probe`` or ``case_id``) never runs it.  A full run that produced readiness appends one
-trend point when ``options.history`` is set (``history.record_report_trend``'s rule).
+Whether the battery runs is decided in one place, the plan (``RunPlan.runs_battery``):
+``options.battery`` names it (``"standard"``), and a selected run (``probe`` or ``case_id``) never runs
+it.  A full run that produced readiness appends one trend point when ``options.history`` is set
+(``history.record_report_trend``'s rule).
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def run_plan(plan: RunPlan[ProbeCase], *, progress: Progress | None = None,
     ctx = open_run(plan, cancel=cancel)
     run = _Run(ctx, plan.work.items, progress)
     _gate(run)
-    if run.not_run or not plan.battery:
+    if run.not_run or not plan.runs_battery:
         readiness, readiness_error = None, None
     elif ctx.catalog is None and run.link.lost is not None:  # the server never answered: reported once
         readiness, readiness_error = None, run.link.lost

@@ -11,7 +11,7 @@ import contextlib
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -29,21 +29,16 @@ LIFECYCLE_FILE = "lifecycle.db"
 #: The lifecycle states, in order (public name; declared with a finding's row, ``rows.STATES``).
 FINDING_STATES = STATES
 CLOSE_AFTER = 3
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS finding_lifecycle (
   finding_id TEXT PRIMARY KEY, server TEXT, tool TEXT, err_code TEXT, err_template_id TEXT, probe_id TEXT,
-  state TEXT NOT NULL CHECK (state IN ('open','fix-claimed','verifying','closed')),
+  state TEXT NOT NULL CHECK (state IN ({",".join(f"'{state}'" for state in STATES)})),
   consecutive_passes INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS probe_history (
   id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, probe_id TEXT NOT NULL,
   passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
 """
-_COLUMNS = {
-    "finding_lifecycle": ["finding_id", "server", "tool", "err_code", "err_template_id", "probe_id", "state",
-                          "consecutive_passes", "updated_at"],
-    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
-}
 
 
 def now_ms() -> int:
@@ -79,6 +74,13 @@ class LifecycleRow:
     state: str
     consecutive_passes: int
     updated_at: int
+
+
+#: Each table's columns, in order (a file with other columns is not ours).
+_COLUMNS = {
+    "finding_lifecycle": [f.name for f in fields(LifecycleRow)],
+    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
+}
 
 
 class Lifecycle:

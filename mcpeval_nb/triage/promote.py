@@ -21,6 +21,7 @@ from .findings import Moment, to_ms
 from .groups import Evidence, Group, read_groups
 from .index.build import build_locked, index_lock
 from .index.database import INDEX_FILE, connect, transaction
+from .index.ingest import ReadOptions
 from .lifecycle import lifecycle, now_ms
 from .rows import Issue, insert_issues
 from .scoring import factors, finding_id, resolve_threshold
@@ -195,7 +196,7 @@ def promote(
     base = resolve_root(root)
     since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
     with index_lock(base):
-        build_locked(base, full=False, errors="raise", progress=None, cancel=None)
+        build_locked(base, full=False, options=ReadOptions())
         db = connect(base / INDEX_FILE, read_only=False)
         try:
             with transaction(db):

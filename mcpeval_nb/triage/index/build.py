@@ -28,11 +28,11 @@ from filelock import FileLock, Timeout
 from ...errors import FindingsError
 from ...home import resolve_root
 from ...journal.snapshot import Cursor
-from ...tables.load import Errors, check_errors
+from ...tables.load import check_errors
 from .bulk import Bulk
 from .database import INDEX_FILE, INDEXES, SCHEMA_DIGEST, TABLES, VERSION, connect, inspect_index, statements
 from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
-from .ingest import Ingest, Progress, write_sources
+from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
 from .result import IndexResult
@@ -96,14 +96,12 @@ def build_index(
         Cancelled: ``cancel`` was set.
     """
     base = resolve_root(root)
-    policy = check_errors(errors)
+    options = ReadOptions(check_errors(errors), progress, cancel)
     with index_lock(base):
-        return build_locked(base, full=full, errors=policy, progress=progress, cancel=cancel)
+        return build_locked(base, full=full, options=options)
 
 
-def build_locked(
-    base: Path, *, full: bool, errors: Errors, progress: Progress | None, cancel: threading.Event | None
-) -> IndexResult:
+def build_locked(base: Path, *, full: bool, options: ReadOptions) -> IndexResult:
     """``build_index`` for a caller that already holds ``index_lock(base)`` (``promote`` refreshes the
     index and promotes under one hold of the lock).
 
@@ -116,13 +114,11 @@ def build_locked(
     state = inspect_index(path)
     reason = "requested" if full else state.reason
     if not full and state.ok:
-        outcome = refresh_index(path, sources, errors=errors, progress=progress, cancel=cancel)
+        outcome = refresh_index(path, sources, options)
         if isinstance(outcome, IndexResult):
             return outcome
         reason = outcome.reason
-    return _full_build(
-        base, sources, reason=reason, carry=state.ok, errors=errors, progress=progress, cancel=cancel
-    )
+    return _full_build(base, sources, reason=reason, carry=state.ok, options=options)
 
 
 def _remove_stale(base: Path) -> None:
@@ -133,16 +129,8 @@ def _remove_stale(base: Path) -> None:
                 os.unlink(base / name)
 
 
-def _full_build(
-    base: Path,
-    sources: list[Source],
-    *,
-    reason: str,
-    carry: bool,
-    errors: Errors,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-) -> IndexResult:
+def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
+                options: ReadOptions) -> IndexResult:
     path = base / INDEX_FILE
     tmp = base / f"{_TMP_PREFIX}{uuid.uuid4()}"
     db = connect(tmp, read_only=False, threads=True)
@@ -156,8 +144,7 @@ def _full_build(
         db.execute("COMMIT")  # from here the bulk writer's connection writes, until bulk.close()
         bulk = Bulk(tmp, name=path)
         bulk.stream("call_rows", CALL_ROWS)
-        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, errors=errors, progress=progress,
-                        cancel=cancel, bulk=bulk)
+        ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, options=options, bulk=bulk)
         ingest.total = sum(s.end for s in sources)
         done = []
         for source in sources:

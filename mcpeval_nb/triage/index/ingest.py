@@ -26,9 +26,23 @@ from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batche
 from .events import EventOrder, event_calls
 from .sources import Source, prefix_digest
 
-__all__ = ["Ingest", "Progress", "annotation_rows", "write_sources"]
+__all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How an index run reads the journals.
+
+    Attributes:
+        errors: the loader's bad-line policy (``raise`` or ``report``).
+        progress: ``(done_bytes, total_bytes)`` callback. cancel: stop at the next batch.
+    """
+
+    errors: Errors = "raise"
+    progress: Progress | None = None
+    cancel: threading.Event | None = None
 
 
 @dataclass
@@ -39,16 +53,14 @@ class Ingest:
         db: the index being written. encoder: its codes. next_id: the first free call id.
         bulk: a full build's bulk writer (call rows are streamed to it; error rows and annotations are
             kept for ``errors_table`` / ``notes`` once replays are dropped).
-        errors / report: the loader's bad-line policy and report. progress / cancel: as for build_index.
+        options: the bad-line policy, progress and cancel. report: the loader's report of bad lines.
     """
 
     db: sqlite3.Connection
     encoder: Encoder
     next_id: int
-    errors: Errors = "raise"
+    options: ReadOptions = ReadOptions()
     report: LoadReport = field(default_factory=LoadReport)
-    progress: Progress | None = None
-    cancel: threading.Event | None = None
     parts: list[Encoded] = field(default_factory=list)
     ids: list[np.ndarray] = field(default_factory=list)
     bulk: Bulk | None = None
@@ -62,10 +74,11 @@ class Ingest:
     total: int = 0
 
     def _step(self, done: int) -> None:
-        if self.cancel is not None and self.cancel.is_set():
+        cancel, progress = self.options.cancel, self.options.progress
+        if cancel is not None and cancel.is_set():
             raise Cancelled()
-        if self.progress is not None:
-            self.progress(done, self.total)
+        if progress is not None:
+            progress(done, self.total)
 
     def read(self, source: Source, cursor: Cursor) -> None:
         """Read ``source`` from ``cursor`` to its snapshot end and write its rows."""
@@ -79,7 +92,7 @@ class Ingest:
             source.path,
             cursor,
             source.end,
-            errors=self.errors,
+            errors=self.options.errors,
             report=self.report,
             on_bytes=on_bytes,
         ):

@@ -10,7 +10,6 @@ existing ones; annotations whose target may have changed are linked again.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +17,9 @@ import numpy as np
 from ...errors import FindingsError
 from ...journal.snapshot import Cursor
 from ...jsonfmt import dumps
-from ...tables.load import Errors
 from .database import connect, transaction
 from .encode import Encoded, Encoder, check_captures
-from .ingest import Ingest, Progress, write_sources
+from .ingest import Ingest, ReadOptions, write_sources
 from .links import link_refresh, parse_tail
 from .result import IndexResult, Rebuild
 from .sources import Source, prefix_digest
@@ -30,14 +28,7 @@ from .windows import compute_windows, group_keys, rank_order
 __all__ = ["refresh_index"]
 
 
-def refresh_index(
-    path: Path,
-    sources: list[Source],
-    *,
-    errors: Errors,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-) -> IndexResult | Rebuild:
+def refresh_index(path: Path, sources: list[Source], options: ReadOptions) -> IndexResult | Rebuild:
     """Refresh ``path`` in place.
 
     Returns:
@@ -51,7 +42,7 @@ def refresh_index(
     try:
         with transaction(db) as txn:
             try:
-                outcome = _refresh(db, path, sources, errors=errors, progress=progress, cancel=cancel)
+                outcome = _refresh(db, path, sources, options)
             except sqlite3.IntegrityError:
                 outcome = Rebuild("conflicting records")
             txn.discard = isinstance(outcome, Rebuild)
@@ -60,15 +51,8 @@ def refresh_index(
         db.close()
 
 
-def _refresh(
-    db: sqlite3.Connection,
-    path: Path,
-    sources: list[Source],
-    *,
-    errors: Errors,
-    progress: Progress | None,
-    cancel: threading.Event | None,
-) -> IndexResult | Rebuild:
+def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
+             options: ReadOptions) -> IndexResult | Rebuild:
     seen = {
         p: (offset, digest, line)
         for p, offset, digest, line in db.execute("SELECT path, offset, digest, next_line FROM index_sources")
@@ -88,9 +72,7 @@ def _refresh(
     ).fetchone()
     first_id = (db.execute("SELECT MAX(id) FROM call_rows").fetchone()[0] or 0) + 1
     last_note = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM annotations").fetchone()[0]
-    ingest = Ingest(
-        db, Encoder(db, fresh=False), next_id=first_id, errors=errors, progress=progress, cancel=cancel
-    )
+    ingest = Ingest(db, Encoder(db, fresh=False), next_id=first_id, options=options)
     ingest.total = sum(s.end - c.offset for s, c in work)
     for source, cursor in work:
         ingest.read(source, cursor)

@@ -18,18 +18,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProbeError, ShareOutputError, TransportError
-from ..home import load_salt, resolve_root
-from ..jsonfmt import dumps
-from ..privacy.timestamps import now_ts
-from ..probe.plan import Work, open_run
-from ..review.publish import check_output, resolve_output
-from ..sizes.gate import check_authority, check_listed
-from ..sizes.manifest import CaptureManifest, CapturePhase, coerce_manifest
-from ..sizes.run import SizesOptions, plan_calls
-from ..staging import build_and_publish
-from ..transport.messages import Target
-from ..transport.session import McpSession
+from ...errors import ProbeError, ShareOutputError, TransportError
+from ...home import load_salt, resolve_root
+from ...jsonfmt import dumps
+from ...privacy.timestamps import now_ts
+from ...probe.plan import Work, open_run
+from ...review.publish import check_output, resolve_output
+from ...staging import build_and_publish
+from ...transport.messages import Target
+from ...transport.session import McpSession
+from ..gate import check_authority, check_listed
+from ..manifest import CaptureManifest, CapturePhase, coerce_manifest
+from ..run import SizesOptions, plan_calls
 from .snapshot import snapshot_of, surface_count
 
 __all__ = ["INDEX_FILE", "INDEX_SCHEMA", "PhaseCapture", "capture_phases"]

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import DocumentError, UsageError
-from ..jsonfmt import JSONFormatError, dumps, loads
-from ..limits import MAX_RECORD_BYTES
-from ..privacy.grammar import valid_identifier, valid_server
-from ..probe.cases import listed
-from ..sizes.manifest import read_bounded
+from ...errors import DocumentError
+from ...jsonfmt import JSONFormatError, loads
+from ...limits import MAX_RECORD_BYTES
+from ...privacy.grammar import valid_identifier, valid_server
+from ...probe.cases import listed
+from ...probe.render import Format, FormatSet, json_text, render
+from ..manifest import read_bounded
 from .capture import INDEX_FILE, INDEX_SCHEMA
 from .snapshot import SNAPSHOT_SCHEMA
 
@@ -99,6 +100,11 @@ def _change(name: str, snap: dict[str, Any], before: dict[str, dict[str, Any]] |
 class PhaseView:
     """A capture read back: the server label and each phase's change."""
 
+    #: The phase view's format table.
+    FORMATS: ClassVar[FormatSet[PhaseView]] = FormatSet(
+        (Format("text", lambda v, _: v.to_text()), Format("json", lambda v, _: v.to_json())),
+        unknown="format must be text or json")
+
     server: str
     phases: tuple[PhaseChange, ...]
 
@@ -109,7 +115,7 @@ class PhaseView:
             "server": self.server,
             "phases": [p.to_dict() for p in self.phases],
         }
-        return dumps(doc, sort_keys=True, indent=2) + "\n"
+        return json_text(doc)
 
     def to_text(self) -> str:
         """One line per phase with its cost and change counts, then the names that changed."""
@@ -133,9 +139,7 @@ class PhaseView:
         Raises:
             UsageError: an unknown format.
         """
-        if fmt not in ("text", "json"):
-            raise UsageError("format must be text or json")
-        return self.to_text() if fmt == "text" else self.to_json()
+        return render(self, fmt)
 
 
 def load_phases(directory: str | Path) -> PhaseView:

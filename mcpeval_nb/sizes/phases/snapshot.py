@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jsonfmt import dumps
-from ..limits import MAX_TOOL_PAGES
-from ..privacy.fingerprint import content_digest
-from ..privacy.grammar import valid_tool
-from ..probe.kinds import tool_tokens
-from ..transport.messages import Catalog
-from ..transport.session import McpSession
+from ...jsonfmt import dumps
+from ...limits import MAX_TOOL_PAGES
+from ...privacy.fingerprint import content_digest
+from ...privacy.grammar import valid_tool
+from ...probe.kinds import tool_tokens
+from ...transport.messages import Catalog
+from ...transport.session import McpSession
 
 __all__ = ["HINTS", "SNAPSHOT_SCHEMA", "snapshot_of", "surface_count", "tool_facts"]
 
