@@ -90,7 +90,10 @@ def scrub_paths(text: str, paths: dict[str, str]) -> str:
     """
     for path, label in paths.items():
         if len(path) > 1:
-            text = text.replace(path, label).replace(path.replace("/", "\\/"), label.replace("/", "\\/"))
+            for old, new in ((path, label), (path.replace("/", "\\/"), label.replace("/", "\\/"))):
+                # a whole path only: not inside a longer name, nor a path that merely ends the same way
+                pattern = r"(?<![\w.~\\/-])" + re.escape(old) + r"(?![\w.-])"
+                text = re.sub(pattern, lambda _m, new=new: new, text)
     return text
 
 

@@ -238,6 +238,11 @@ class ExplorerPanel(Panel):
             css_class="mcpeval-latency")
         self.templates.value = table(
             ("template id", "count", "sessions", "tools", "codes", "first seen", "last seen", "per day"),
-            [(t.template_id, t.count, t.sessions, ", ".join(t.tools), ", ".join(t.codes), t.first_seen,
+            [(t.template_id, t.count, t.sessions, ", ".join(t.tools), _codes(t.codes), t.first_seen,
               t.last_seen, sparkline_svg(t.daily)) for t in s.templates],
             raw_columns=(7,), css_class="mcpeval-templates") if s.templates else "<p>no errors here</p>"
+
+
+def _codes(codes: list[str]) -> str:
+    """Error codes as a reader writes them: ``tool-error``, ``-32602`` (the table holds JSON text)."""
+    return ", ".join(code.strip('"') for code in codes)
