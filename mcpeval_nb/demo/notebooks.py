@@ -93,7 +93,7 @@ def scrub_paths(text: str, paths: dict[str, str]) -> str:
             for old, new in ((path, label), (path.replace("/", "\\/"), label.replace("/", "\\/"))):
                 # a whole path only: not inside a longer name, nor a path that merely ends the same way
                 pattern = r"(?<![\w.~\\/-])" + re.escape(old) + r"(?![\w.-])"
-                text = re.sub(pattern, lambda _m, new=new: new, text)
+                text = re.sub(pattern, new.replace("\\", "\\\\"), text)
     return text
 
 

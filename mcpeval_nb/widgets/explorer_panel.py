@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -243,6 +244,6 @@ class ExplorerPanel(Panel):
             raw_columns=(7,), css_class="mcpeval-templates") if s.templates else "<p>no errors here</p>"
 
 
-def _codes(codes: list[str]) -> str:
+def _codes(codes: Sequence[str]) -> str:
     """Error codes as a reader writes them: ``tool-error``, ``-32602`` (the table holds JSON text)."""
     return ", ".join(code.strip('"') for code in codes)
