@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-__all__ = ["VERDICT_COLOURS", "badge", "esc", "sparkline_svg", "table"]
+__all__ = ["VERDICT_COLOURS", "badge", "esc", "pre", "sparkline_svg", "table"]
 
 VERDICT_COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "error": "#9a6700", "not-run": "#6e7781",
                    "running": "#0969da", "pending": "#6e7781"}
@@ -19,6 +19,13 @@ _TABLE_STYLE = ("border-collapse:collapse;font-family:var(--jp-code-font-family,
 def esc(value: object) -> str:
     """``value`` as escaped HTML text (None is shown as an empty cell)."""
     return "" if value is None else html.escape(str(value), quote=True)
+
+
+def pre(text: str, *, css_class: str) -> str:
+    """Lines that must keep their columns: the notebook's code face, single-spaced, escaped (inline
+    style, so a static page's widget CSS cannot turn them back into spaced proportional text)."""
+    return (f"<pre class='{css_class}' style='font-family:var(--jp-code-font-family,monospace);"
+            f"font-size:var(--jp-code-font-size,12px);line-height:1.35;margin:4px 0'>{esc(text)}</pre>")
 
 
 def badge(text: str, colour: str) -> str:
