@@ -66,7 +66,8 @@ def date_axis(ax: Axes) -> None:
     """Date ticks that name the month (``3 Nov``, ``Nov 2026``), without overlapping, on this axes."""
     import matplotlib.dates as mdates
 
-    locator = mdates.AutoDateLocator(interval_multiples=False)  # type: ignore[no-untyped-call]
+    locator = mdates.AutoDateLocator(  # type: ignore[no-untyped-call]
+        interval_multiples=False, maxticks={mdates.DAILY: 7, mdates.MONTHLY: 7, mdates.HOURLY: 8})
     formatter = mdates.ConciseDateFormatter(  # type: ignore[no-untyped-call]
         locator, formats=["%Y", "%b %Y", "%-d %b", "%H:%M", "%H:%M", "%S.%f"],
         zero_formats=["", "%b %Y", "%-d %b", "%-d %b", "%H:%M", "%H:%M"],

@@ -16,6 +16,12 @@ _TABLE_STYLE = ("border-collapse:collapse;font-family:var(--jp-code-font-family,
                 "font-size:var(--jp-code-font-size,12px)")
 
 
+def _cell_style(cell: object, raw: bool) -> str:
+    """Short values (ids, labels, numbers) stay on one line; prose (a hint) may wrap."""
+    short = raw or len(str(cell)) <= 40
+    return "padding:2px 8px" + (";white-space:nowrap" if short else "")
+
+
 def esc(value: object) -> str:
     """``value`` as escaped HTML text (None is shown as an empty cell)."""
     return "" if value is None else html.escape(str(value), quote=True)
@@ -41,7 +47,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, raw_colum
     head = "".join(f'<th style="text-align:left;padding:2px 8px">{esc(h)}</th>' for h in headers)
     body = []
     for row in rows:
-        cells = "".join(f'<td style="padding:2px 8px">{cell if i in raw else esc(cell)}</td>'
+        cells = "".join(f'<td style="{_cell_style(cell, i in raw)}">{cell if i in raw else esc(cell)}</td>'
                         for i, cell in enumerate(row))
         body.append(f"<tr>{cells}</tr>")
     return (f'<table class="{css_class}" style="{_TABLE_STYLE}"><thead><tr>{head}</tr></thead>'
