@@ -182,8 +182,6 @@ if typing.TYPE_CHECKING:
     from .governance import read_audit as read_audit
     from .governance import recover as recover
     from .governance import resolve_config as resolve_config
-    from .home import load_salt as load_salt
-    from .home import resolve_root as resolve_root
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -408,6 +406,9 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .root import Root as Root
+    from .root import load_salt as load_salt
+    from .root import resolve_root as resolve_root
     from .scale import (
         DaskEngine as DaskEngine,
     )
@@ -517,7 +518,8 @@ if typing.TYPE_CHECKING:
     from .triage.findings import finding_history as finding_history
     from .triage.findings import findings as findings
     from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
-    from .triage.formats import NO_FINDINGS_HINT as NO_FINDINGS_HINT
+    from .triage.formats import FindingsView as FindingsView
+    from .triage.formats import findings_view as findings_view
     from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
@@ -555,7 +557,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
         "erase", "read_audit", "recover", "resolve_config",
     ),
-    ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
@@ -590,6 +591,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".root": ("Root", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
@@ -608,7 +610,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
     ".triage.findings": ("finding_history", "findings",),
-    ".triage.formats": ("FINDINGS_FORMATS", "NO_FINDINGS_HINT", "render_findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "FindingsView", "findings_view", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
     ".triage.index.build": ("build_index",),
     ".triage.index.result": ("IndexResult",),

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..clock import day_start
 from ..errors import UsageError
 from ..tables.coerce import as_table
 
@@ -50,7 +51,7 @@ def _and(mask: Any, cond: Any) -> Any:
 
 
 def _day_start(day: dt.date, ts: Any) -> pa.Scalar:
-    return pa.scalar(dt.datetime.combine(day, dt.time(), dt.UTC), ts.type)
+    return pa.scalar(day_start(day), ts.type)
 
 
 def filter_calls(calls: Any, *, server: str | None = None, tool: str | None = None,

@@ -3,17 +3,15 @@ record form, by the call's ``event_id`` (SPEC 2.5, 5)."""
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
-from pathlib import Path
 
+from ..clock import now_ts
 from ..errors import UsageError
-from ..home import resolve_root
 from ..journal.append import append_record
 from ..limits import MAX_NOTE_CHARS
 from ..privacy.records import ANNOTATION_KINDS, AnnotationRecord
-from ..privacy.timestamps import now_ts
+from ..root import Root, RootLike
 
 __all__ = ["annotate", "validate_annotation"]
 
@@ -50,7 +48,7 @@ def _safe(kind: str) -> str:
 
 
 def annotate(session: str, seq: int | None, kind: str, note: str, *,
-             root: str | os.PathLike[str] | None = None, event_id: str | None = None) -> AnnotationRecord:
+             root: RootLike = None, event_id: str | None = None) -> AnnotationRecord:
     """Validate and append an annotation to ``annotations-<day>.jsonl``.
 
     Args:
@@ -71,5 +69,5 @@ def annotate(session: str, seq: int | None, kind: str, note: str, *,
     validate_annotation(kind, note, seq, event_id)
     record = AnnotationRecord(ts=now_ts(), session=session, seq=seq, kind=kind, note=note,
                               event_id=event_id).sanitized()
-    append_record(Path(resolve_root(root)), record)
+    append_record(Root.of(root), record)
     return record

@@ -7,15 +7,15 @@ One correlator serves one shim process; ``scope`` separates HTTP requests in shi
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from .. import clock
+from ..clock import now_ts
 from ..jsonfmt import JSONFormatError, format_number, loads
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.grammar import opaque_session, valid_method, valid_tool
 from ..privacy.records import CallRecord
 from ..privacy.shape import EnumIndex, shape
-from ..privacy.timestamps import now_ts
 from .oversized import Glimpse, answer_id
 from .pending import Pending, PendingTable
 
@@ -77,10 +77,6 @@ OVERSIZED_ANSWER = "capture-answer-oversized"
 ID_COLLISION = "capture-id-collision"
 EVICTED = "capture-pending-evicted"
 EXCHANGE_ENDED = "capture-exchange-ended"
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Correlator:
@@ -167,8 +163,8 @@ class Correlator:
         args = None
         if isinstance(params, dict) and "arguments" in params:
             args = Pending.encode_args(shape(params["arguments"], tool or "", self.enums))
-        entry = Pending(msg["method"], tool, args, now_ms if now_ms is not None else _now_ms(), overhead_us,
-                        scope)
+        sent = now_ms if now_ms is not None else clock.now_ms()
+        entry = Pending(msg["method"], tool, args, sent, overhead_us, scope)
         previous, evicted = self.pending.put(id_key(scope, msg["id"]), entry)
         records = [] if previous is None else [self._displaced(previous, ID_COLLISION)]
         return records + [self._displaced(p, EVICTED) for p in evicted]
@@ -189,7 +185,7 @@ class Correlator:
         pending = None if msg_id is None else self.pending.pop(id_key(scope, msg_id))
         if pending is None:
             return self.unparsed(direction, overhead_us=overhead_us)
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         return self._record(pending.method, "unknown", tool=pending.tool, args=pending.args,
                             latency_ms=max(0, now - pending.sent_ms), error={"code": OVERSIZED_ANSWER},
                             shim_self_us=pending.overhead_us + overhead_us)
@@ -212,7 +208,7 @@ class Correlator:
             return None
         if pending.collided:  # the answer may be the other request's: record the call, not the answer
             return self._displaced(pending, ID_COLLISION, overhead_us)
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         return self._response(msg, pending, max(0, now - pending.sent_ms), pending.overhead_us + overhead_us)
 
     def _displaced(self, p: Pending, code: str, overhead_us: int = 0) -> CallRecord:

@@ -24,15 +24,15 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from ..clock import now_ms
 from ..errors import TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..root import Root, RootLike
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .oversized import Glimpse
-from .recorder import Frame, Recorder, now_ms
+from .recorder import Frame, Recorder
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
 
@@ -59,7 +59,7 @@ class ShimOptions:
 
     server: str
     command: Sequence[str]
-    root: Path | str | None = None
+    root: RootLike = None
     session: str | None = None
     stdin_fd: int = 0
     stdout_fd: int = 1
@@ -265,8 +265,8 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError(SERVER_LABEL_MESSAGE)
     if not options.command:
         raise UsageError("shim needs the server command after --")
-    root = resolve_root(options.root)
-    salt = load_salt(root)
+    home = Root.of(options.root)
+    root, salt = home.path, home.salt()
     announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)

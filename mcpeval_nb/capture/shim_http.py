@@ -22,12 +22,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import UsageError
-from ..home import load_salt, resolve_root
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..root import Root, RootLike
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.loopback import (
     bound_address,
@@ -71,7 +70,7 @@ class HTTPShimOptions:
     listen: str
     upstream: str
     allow_remote_http: bool = False
-    root: Path | str | None = None
+    root: RootLike = None
     session: str | None = None
     authorization: str | None = field(default=None, repr=False)
     workers: int = HTTP_WORKERS
@@ -105,10 +104,11 @@ class HTTPShim:
                                                  allow_remote_http=options.allow_remote_http)
         self._auth = _authorization(options.authorization)
         self.options = options
-        root = resolve_root(options.root)
+        home = Root.of(options.root)
+        root = home.path
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=load_salt(root))
+                                salt=home.salt())
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http", flag=options.root is not None)
         self.recorder = Recorder(root=root, correlator=correlator)

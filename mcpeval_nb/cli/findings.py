@@ -27,6 +27,7 @@ _UNTIL = click.option("--until", default=None, help="Only before this day or tim
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reading appended bytes only.")
 def index_cmd(root: str | None, full: bool) -> int:
     """Build or refresh <root>/index.db from the store (incremental when it can be)."""
+    opt.finish_interrupted_erase(root)
     progress = mcpeval_nb.byte_progress("indexing", notebook=False)
     result = mcpeval_nb.build_index(root, full=full, progress=progress)
     if result.full and result.reason not in ("missing", "requested"):
@@ -68,13 +69,10 @@ def promote_cmd(root: str | None, threshold: float | None, since: str | None, un
 @_UNTIL
 def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | None, until: str | None) -> int:
     """The promoted findings, best first (SPEC 12.5)."""
-    text = mcpeval_nb.render_findings(root, format=fmt, state=state, since=since, until=until)
-    if not text:
-        click.echo(mcpeval_nb.NO_FINDINGS_HINT, err=True)
-        if fmt == "json":
-            click.echo("[]")
-        return 0
-    click.echo(text, nl=False)
+    view = mcpeval_nb.findings_view(root, state=state, since=since, until=until)
+    if not view.findings:
+        click.echo(view.EMPTY_NOTICE, err=True)
+    click.echo(mcpeval_nb.render(view, fmt), nl=False)
     return 0
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "command_argument",
     "confirm_read_only",
     "example",
+    "finish_interrupted_erase",
     "output_format",
     "price_per_mtok",
     "root",
@@ -41,26 +42,19 @@ def _doc(decorator: F, text: str) -> F:
 
 LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
 
-def _finish_interrupted(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Every command that takes ``--root`` first finishes an erase a SIGKILL interrupted (one stat when
-    there is none; docs/governance.md).  A failure is one warning line: erase and retention repeat the
-    check themselves and fail with it."""
-    import os
+def finish_interrupted_erase(root: str | None) -> None:
+    """The first step of every writer that reads the journals back (``erase``, ``retention``, ``index``,
+    ``share``): finish an erase a SIGKILL interrupted, and say so on stderr (docs/governance.md).  Never
+    run while arguments are parsed: a read-only command changes nothing under the root.
 
-    try:
-        base = mcpeval_nb.resolve_root(value)
-    except mcpeval_nb.MCPEvalError:
-        return value  # the command itself reports an unusable root
-    if os.path.lexists(base / ".erase-intent.json") or os.path.lexists(base / ".erase-work"):
-        try:
-            if mcpeval_nb.recover(base):
-                click.echo("mcpeval-nb: finished an interrupted erase first", err=True)
-        except mcpeval_nb.MCPEvalError as exc:
-            click.echo(f"mcpeval-nb: warning: {mcpeval_nb.describe(exc)}", err=True)
-    return value
+    Raises:
+        GovernanceError: the interrupted erase cannot be finished (the command fails with it).
+    """
+    if mcpeval_nb.recover(root):
+        click.echo("mcpeval-nb: finished an interrupted erase first", err=True)
 
 
-root = _doc(click.option("--root", type=click.Path(), default=None, callback=_finish_interrupted,
+root = _doc(click.option("--root", type=click.Path(), default=None,
                          help="Capture root (default $MCPEVAL_HOME)."),
             "``--root DIR``: the capture root (default ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).")
 url = _doc(click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)."),

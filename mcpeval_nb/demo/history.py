@@ -33,6 +33,7 @@ from mcpeval_nb import (
     record_trend,
     shape,
 )
+from mcpeval_nb.clock import CLOCK, day_start, now_ts
 
 __all__ = ["GENERATED_SERVER", "HistorySummary", "generate_history"]
 
@@ -51,10 +52,6 @@ class HistorySummary:
     points: int
     first_day: dt.date
     last_day: dt.date
-
-
-def _stamp(when: dt.datetime) -> str:
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def _latency(rng: random.Random, tool: str, day: int) -> int:
@@ -93,7 +90,7 @@ def _day_calls(rng: random.Random, day: int, start: dt.datetime, salt: bytes) ->
             message = _error(rng, tool, day)
             error = None if message is None else error_info({"code": -32000, "message": message}, salt)
             records.append(CallRecord(
-                ts=_stamp(when), session=session, seq=seq, server=GENERATED_SERVER, method="tools/call",
+                ts=now_ts(when), session=session, seq=seq, server=GENERATED_SERVER, method="tools/call",
                 tool=tool, args=_args(rng, tool), latency_ms=_latency(rng, tool, day),
                 outcome="ok" if error is None else "error", error=error, shim_self_us=rng.randint(20, 90)))
             when += dt.timedelta(seconds=rng.randint(2, 40))
@@ -112,7 +109,7 @@ def _points(start: dt.datetime) -> list[TrendPoint]:
     for day, score, passed, standard, attested in _POINTS:
         profile = measurement_profile(attested_read_only=attested) if standard == _STANDARD else None
         points.append(TrendPoint(
-            ts=_stamp(start + dt.timedelta(days=day, hours=9, minutes=30)), server=GENERATED_SERVER,
+            ts=now_ts(start + dt.timedelta(days=day, hours=9, minutes=30)), server=GENERATED_SERVER,
             passed=passed == 5, cases_total=5, cases_passed=passed, score=score, manifest_sha256=_MANIFEST,
             standard=standard, measurement_profile=profile))
     return points
@@ -131,9 +128,9 @@ def generate_history(root: Path, *, today: dt.date | None = None) -> HistorySumm
     Raises:
         JournalError: the store could not be written.
     """
-    end = today or dt.datetime.now(dt.UTC).date()
+    end = today or CLOCK.today()
     first = end - dt.timedelta(days=DAYS)
-    start = dt.datetime.combine(first, dt.time(), dt.UTC)
+    start = day_start(first)
     rng = random.Random(f"mcpeval-nb demo history {first.isoformat()}")
     salt = load_salt(root)
     calls = [r for day in range(DAYS) for r in _day_calls(rng, day, start + dt.timedelta(days=day), salt)]

@@ -21,7 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import error_templates, filter_calls, latency_summary, outcome_rates, wilson_interval
+from ..clock import parse_day
 from ..errors import UsageError
+from ..root import RootLike
 from ..tables import open_store
 from .baseline import baseline_templates
 from .budgets import ANY, BudgetEntry, Budgets, load_budgets
@@ -32,17 +34,6 @@ __all__ = ["LIMITS", "gate"]
 #: The limits a budgets entry can set, in report order.
 LIMITS = ("p95_ms", "p99_ms", "max_error_rate")
 _PAIR = ("server", "tool")
-
-
-def _day(since: str | dt.date | None) -> dt.date | None:
-    if since is None or isinstance(since, dt.date):
-        return since
-    try:
-        if len(since) == 10:
-            return dt.date.fromisoformat(since)
-    except ValueError:
-        pass
-    raise UsageError("--since must be a day, YYYY-MM-DD")
 
 
 def _real(calls: pa.Table, day: dt.date | None) -> pa.Table:
@@ -97,7 +88,7 @@ def _template_check(real: pa.Table, known: frozenset[str]) -> GateCheck:
                      limit=0, observed=float(len(new)), calls=real.num_rows, new_templates=new)
 
 
-def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLike[str], *,
+def gate(root: RootLike, budgets: Budgets | str | os.PathLike[str], *,
          since: str | dt.date | None = None,
          baseline: str | os.PathLike[str] | None = None) -> GateReport:
     """Judge the capture root's real traffic against budgets.
@@ -118,7 +109,7 @@ def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLi
         JournalError: the store could not be read (exit 3).
     """
     spec = budgets if isinstance(budgets, Budgets) else load_budgets(Path(budgets))
-    day = _day(since)
+    day = parse_day(since, what="--since")
     if spec.no_new_templates and baseline is None:
         raise UsageError("the budgets set no_new_templates: pass --baseline DIR")
     known = baseline_templates(Path(baseline)) if baseline is not None else None

@@ -10,16 +10,17 @@ trimmed.  Without ``days`` (argument or ``config.json`` ``retention_days``) noth
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import MCPEvalError, UsageError
-from ..home import config_path, config_value, drop_engine_dataset, history_path, resolve_root
+from ..clock import CLOCK
+from ..errors import MCPEvalError
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
+from ..root import Root, RootLike, check_days, drop_engine_dataset
+from ..root.layout import CONFIG, TRENDS, history_path, store_dir
 from . import audit
 from .erasure import recover_locked
 from .intent import Intent, governance_lock
@@ -31,7 +32,7 @@ __all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_r
 
 #: ``serve`` applies a configured retention once at start and then at this interval.
 RETENTION_INTERVAL_S = 3600.0
-_HISTORY = "probes/history.jsonl"
+_HISTORY = TRENDS.rel()
 
 
 @dataclass(frozen=True)
@@ -67,23 +68,14 @@ class RetentionResult:
         return lines
 
 
-def _check_days(days: object, source: str) -> int:
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise UsageError(f"retention days must be a whole number >= 1 (from {source})")
-    return days
-
-
-def configured_retention(root: str | os.PathLike[str] | None = None) -> tuple[int | None, str]:
+def configured_retention(root: RootLike = None) -> tuple[int | None, str]:
     """``config.json``'s ``retention_days`` and where it came from (``config.json`` or ``unset``).
 
     Raises:
         UsageError: the file is unreadable or the value is not a whole number >= 1.
     """
-    base = resolve_root(root)
-    value = config_value(base, "retention_days")
-    if value is None:
-        return None, "unset"
-    return _check_days(value, str(config_path(base))), "config.json"
+    days = Root.of(root).config.retention_days
+    return (None, "unset") if days is None else (days, CONFIG)
 
 
 def _count_records(path: Path) -> int:
@@ -97,7 +89,7 @@ def _history_filter(cutoff: str) -> Filter:
     return Filter(candidate=lambda chunk: True, keep=keep)
 
 
-def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dry_run: bool = False,
+def apply_retention(root: RootLike = None, *, days: int, dry_run: bool = False,
                     include_probe_history: bool = False, today: dt.date | None = None,
                     timeout: float = LOCK_TIMEOUT_S) -> RetentionResult:
     """Remove call and annotation journals whose day is more than ``days`` days before today (UTC).
@@ -118,9 +110,9 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
         JournalError: a journal cannot be read or removed.
         GovernanceError: an erase or another retention is running.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     try:
-        return _apply(base, _check_days(days, "days"), dry_run, include_probe_history, today, timeout)
+        return _apply(base, check_days(days, "days"), dry_run, include_probe_history, today, timeout)
     except MCPEvalError as exc:
         audit.record(base, action="retention", outcome=audit.outcome_of(exc), reason=audit.reason_of(exc))
         raise
@@ -128,10 +120,10 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
 
 def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
            timeout: float) -> RetentionResult:
-    cutoff = ((today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=days)).isoformat()
+    cutoff = ((today or CLOCK.today()) - dt.timedelta(days=days)).isoformat()
     records = {"calls": 0, "annotations": 0, "trend_points": 0}
     removed: list[str] = []
-    if not (base / "store").is_dir():
+    if not store_dir(base).is_dir():
         return RetentionResult(days, cutoff, (), records, dry_run)
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
@@ -139,7 +131,7 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             day = journal_day(rel)
             if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
                 continue
-            path = base / "store" / rel
+            path = store_dir(base) / rel
             records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)
             if not dry_run:
                 remove_file(path, timeout=timeout)
@@ -173,9 +165,8 @@ class RetentionTimer:
         interval: seconds between passes.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None, days: int | None, *,
-                 interval: float = RETENTION_INTERVAL_S) -> None:
-        self.root = resolve_root(root)
+    def __init__(self, root: RootLike, days: int | None, *, interval: float = RETENTION_INTERVAL_S) -> None:
+        self.root = Root.of(root).path
         self.days = days
         self.interval = interval
         self.passes = 0

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..clock import is_day, parse_day
 from ..errors import JournalError, UsageError
 from ..journal.read import iter_lines
 from ..journal.walk import walk_store
@@ -72,7 +73,7 @@ class Selection:
 
     def day_ok(self, day: str) -> bool:
         """Whether records of ``day`` are inside the selection's days."""
-        return self.before is None or (_is_day(day) and day < self.before)
+        return self.before is None or (is_day(day) and day < self.before)
 
     def selects_call(self, record: CallRecord, day: str) -> bool:
         """Whether a (sanitised) call record of a journal of ``day`` is selected."""
@@ -88,21 +89,9 @@ class Selection:
         return str(self.server).encode()
 
 
-def _is_day(text: str) -> bool:
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
-
-
 def _day(value: str | dt.date | None) -> str | None:
-    if value is None:
-        return None
-    text = value.isoformat() if isinstance(value, dt.date) else value
-    if not _is_day(text):
-        raise UsageError("--before must be a day, YYYY-MM-DD")
-    return text
+    day = parse_day(value, what="--before")
+    return None if day is None else day.isoformat()
 
 
 def journal_day(rel: str) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from ..clock import day_of
 from ..errors import ProfileError
 from ..jsonfmt import dumps
 from .errorinfo import sanitize_error
@@ -26,7 +27,6 @@ from .read_rules import (
     apply_rules,
     sort_keys,
 )
-from .timestamps import day_of
 
 __all__ = [
     "ANNOTATION_KINDS",

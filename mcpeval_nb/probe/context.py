@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..clock import now_ts
 from ..errors import Cancelled, TransportError
 from ..journal.append import append_record
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
-from ..privacy.timestamps import now_ts
+from ..root import RootLike
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.cancel import watch
 from ..transport.messages import Catalog, Target, ToolOutcome
@@ -98,7 +99,7 @@ class ProbeOptions:
     case_id: str | None = None
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     battery: Literal["standard"] | None = "standard"

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import UsageError
-from ..home import load_salt, resolve_root
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.grammar import valid_server
+from ..root import Root
 from ..transport.budget import Budget
 from ..transport.messages import HttpTarget, StdioTarget, Target
 from .cases import ProbeCase
@@ -221,6 +221,7 @@ def open_run(plan: RunPlan[Any], *, cancel: threading.Event | None = None) -> Ru
     ctx = RunContext(target=plan.target, options=plan.options, budget=plan.limits.budget(),
                      timeout=plan.limits.timeout_s, era=plan.era, cancel=cancel)
     if plan.options.journal:
-        root = resolve_root(plan.options.root)
-        ctx.journal = SyntheticJournal(root, server=plan.server, salt=load_salt(root), session=ctx.session_id)
+        home = Root.of(plan.options.root)
+        ctx.journal = SyntheticJournal(home.path, server=plan.server, salt=home.salt(),
+                                       session=ctx.session_id)
     return ctx

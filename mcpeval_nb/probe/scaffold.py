@@ -18,7 +18,7 @@ from ..errors import ProbeError, TransportError, UsageError
 from ..jsonfmt import dumps
 from ..limits import BATTERY_CALL_TIMEOUT_S, BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
-from ..staging import write_new_file
+from ..root.outputs import write_new_file
 from ..transport.budget import Budget
 from ..transport.cancel import watch
 from ..transport.messages import Target

@@ -23,7 +23,6 @@ and remembered across chunks), and only a chunk that fails the proof is rewritte
 
 from __future__ import annotations
 
-import datetime as _dt
 import operator
 import re
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from ..clock import is_day
 from ..errors import ProfileError
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.grammar import valid_identifier
@@ -45,6 +45,7 @@ from ..privacy.read_rules import (
 )
 from ..privacy.records import MeasurementProfile
 from ..privacy.shape import sanitize_shape
+from ..root import layout
 
 __all__ = ["content_free", "fixed_calls", "journal_kind", "resanitise_record", "resanitise_values"]
 
@@ -55,12 +56,8 @@ _CACHE_LIMIT = 1 << 16
 
 def journal_kind(relpath: str) -> str:
     """The rule set of a store file by its path relative to the store ("" for other files)."""
-    name = relpath.rsplit("/", 1)[-1]
-    if "/" not in relpath and name.startswith("calls-"):
-        return "calls"
-    if "/" not in relpath and name.startswith("annotations-"):
-        return "annotations"
-    return {"probes/history.jsonl": "trends", "probes/sizes.jsonl": "sizes"}.get(relpath, "")
+    kind = layout.journal_kind(relpath)
+    return "" if kind is None else kind.name
 
 
 def _u64(value: Any) -> bool:
@@ -276,9 +273,7 @@ def _ts_fixed(values: list[dict[str, Any]]) -> bool:
         return False
     days: set[str] = set(map(_DAY, stamps))  # every stamp is a string (checked above)
     for day in days - _fixed["day"]:
-        try:
-            _dt.date(int(day[:4]), int(day[5:7]), int(day[8:10]))
-        except ValueError:
+        if not is_day(day):
             return False
         _remember("day", day)
     return True

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..clock import now_ts
 from ..errors import TransportError, describe
-from ..home import load_salt, resolve_root
-from ..privacy.timestamps import now_ts
 from ..probe.context import Link, ProbeOptions, RunContext
 from ..probe.plan import RunPlan, Work, open_run, plan_run
+from ..root import Root, RootLike
 from ..transport.messages import Target, ToolOutcome
 from .gate import check_authority, check_listed
 from .history import record_sizes
@@ -56,7 +56,7 @@ class SizesOptions:
     server: str
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     history: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
@@ -142,7 +142,7 @@ def probe_result_sizes(
 
     plan = plan_calls(target, options, work)
     ctx = open_run(plan, cancel=cancel)
-    run = _Calls(ctx, load_salt(resolve_root(options.root)), plan.work.items)
+    run = _Calls(ctx, Root.of(options.root).salt(), plan.work.items)
     try:
         reached = run.link.open() is not None  # the gate: connect, list the tools, check every call
         for call in plan.work.items:

@@ -7,48 +7,17 @@ fast path against it.
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from ..clock import ts_millis
 from ..jsonfmt import dumps
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from ..privacy.timestamps import valid_rfc3339
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 
-__all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch", "ts_millis"]
-
-_TS_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
-)
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-
-
-def ts_millis(ts: str) -> int | None:
-    """Milliseconds since the epoch (UTC) of a sanitised timestamp; None for ``unknown``.
-
-    Fractions beyond milliseconds are truncated; a leap second (``:60``) counts as ``:59.999``.
-    """
-    m = _TS_RE.fullmatch(ts)
-    if m is None or not valid_rfc3339(ts):
-        return None
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    frac = int((m.group(7) or "0")[:3].ljust(3, "0"))
-    if second == 60:
-        second, frac = 59, 999
-    try:
-        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.UTC)
-    except ValueError:
-        return None
-    if m.group(8):
-        offset = _dt.timedelta(hours=int(m.group(9)), minutes=int(m.group(10)))
-        when = when - offset if m.group(8) == "+" else when + offset
-    delta = when - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1000 + frac
-
+__all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch"]
 
 def _json(value: Any) -> str | None:
     return None if value is None else dumps(value, sort_keys=True)

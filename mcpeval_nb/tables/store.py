@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from ..home import entry_exists, list_dir, resolve_root, store_dir
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
+from ..root import Root, RootLike, entry_exists, list_dir
+from ..root.layout import store_dir
 from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
@@ -305,7 +306,7 @@ class Store:
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 
-def open_store(root: Path | str | None = None, *, errors: str = "raise",
+def open_store(root: RootLike = None, *, errors: str = "raise",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
@@ -323,5 +324,5 @@ def open_store(root: Path | str | None = None, *, errors: str = "raise",
     Raises:
         UsageError: ``errors`` is not ``raise`` or ``report``.
     """
-    return Store(resolve_root(root), errors=check_errors(errors), progress=resolve_progress(progress),
+    return Store(Root.of(root).path, errors=check_errors(errors), progress=resolve_progress(progress),
                  chunk_bytes=chunk_bytes)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any, Protocol
 
+from .._version import __version__
 from ..errors import TransportError
 from ..limits import (
     DEFAULT_IO_TIMEOUT_S,
@@ -58,15 +59,6 @@ class Channel(Protocol):
     def close(self) -> None: ...  # pragma: no cover
 
     def listen(self) -> None: ...  # pragma: no cover
-
-
-def _client_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("mcpeval-nb")
-    except Exception:  # the package metadata is missing when run from a plain checkout
-        return "0.0.0"
 
 
 class McpSession:
@@ -148,7 +140,7 @@ class McpSession:
                 (``transport-error``).
         """
         params = {"protocolVersion": protocol_version, "capabilities": capabilities or {},
-                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": _client_version()}}
+                  "clientInfo": client_info or {"name": CLIENT_NAME, "version": __version__}}
         response = self.request("initialize", params)
         if response.error is not None:
             raise jsonrpc.failure("MCP initialize was refused")

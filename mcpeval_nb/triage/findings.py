@@ -8,7 +8,6 @@ to SPEC) keep findings last seen in ``[since, until)``.
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,51 +16,22 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..clock import Moment, parse_moment
 from ..errors import FindingsError, UsageError
-from ..home import resolve_root
+from ..root import Root, RootLike
 from .index.database import INDEX_FILE, open_for_reading
 from .lifecycle import STATES, LifecycleRow, lifecycle
 from .rows import Finding, Issue, select_issues, table_of
 from .scoring import severity
 
 __all__ = [
-    "Moment",
     "finding_history",
     "findings",
     "get_finding",
     "list_findings",
     "read_findings",
     "reading",
-    "to_ms",
 ]
-
-Moment = str | dt.datetime | dt.date | None
-
-
-def to_ms(value: Moment, *, what: str) -> int | None:
-    """Milliseconds since the epoch of a ``YYYY-MM-DD`` day (UTC midnight), an RFC 3339 time, a
-    ``datetime`` (naive = UTC) or a ``date``.
-
-    Raises:
-        UsageError: text that is neither.
-    """
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = (
-                dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-                if "T" in value
-                else dt.date.fromisoformat(value)
-            )
-        except ValueError:
-            raise UsageError(f"{what} must be a YYYY-MM-DD day or an RFC 3339 time") from None
-    if not isinstance(value, dt.datetime):
-        value = dt.datetime.combine(value, dt.time(), dt.UTC)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.UTC)
-    return int(value.timestamp() * 1000)
-
 
 def _sort_key(f: Finding) -> tuple[Any, ...]:
     return (-f.score, f.server or "", f.tool or "", f.err_code or "", f.err_template_id or "")
@@ -103,13 +73,13 @@ def read_findings(
 
 
 @contextmanager
-def reading(root: Path | str | None) -> Iterator[tuple[Path, sqlite3.Connection]]:
+def reading(root: RootLike) -> Iterator[tuple[Path, sqlite3.Connection]]:
     """``(root, index connection)`` opened read-only; closed afterwards.
 
     Raises:
         FindingsError: a missing, foreign, newer or corrupt index (with what to do).
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     db = open_for_reading(base)
     try:
         yield base, db
@@ -123,7 +93,7 @@ def reading(root: Path | str | None) -> Iterator[tuple[Path, sqlite3.Connection]
 
 
 def list_findings(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     state: str | None = None,
     since: Moment = None,
@@ -138,7 +108,7 @@ def list_findings(
     """
     if state is not None and state not in STATES:
         raise UsageError(f"unknown state {state!r}; valid states are: {', '.join(STATES)}")
-    since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
+    since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with reading(root) as (base, db), lifecycle(base) as life:
         return read_findings(
             db, life.rows(), promoted=promoted, state=state, since_ms=since_ms, until_ms=until_ms
@@ -146,7 +116,7 @@ def list_findings(
 
 
 def findings(
-    root: Path | str | None = None, *, state: str | None = None, since: Moment = None, until: Moment = None
+    root: RootLike = None, *, state: str | None = None, since: Moment = None, until: Moment = None
 ) -> pa.Table:
     """The promoted findings of the last ``promote``, best first (SPEC 12.5's fields and order).
 
@@ -164,7 +134,7 @@ def findings(
     return table_of(list_findings(root, state=state, since=since, until=until))
 
 
-def get_finding(root: Path | str | None, finding_id: str) -> Finding:
+def get_finding(root: RootLike, finding_id: str) -> Finding:
     """One issue of the last promotion by finding id (promoted or not).
 
     Raises:
@@ -176,13 +146,13 @@ def get_finding(root: Path | str | None, finding_id: str) -> Finding:
     raise FindingsError(f"no issue {finding_id} in the last promotion; run mcpeval-nb promote")
 
 
-def finding_history(root: Path | str | None, finding_id: str) -> pa.Table:
+def finding_history(root: RootLike, finding_id: str) -> pa.Table:
     """Every ``verify`` of a finding, oldest first: ``id``, ``probe_id``, ``passed``, ``ts`` (UTC).
 
     Raises:
         FindingsError: ``lifecycle.db`` is not ours.
     """
-    with lifecycle(resolve_root(root)) as life:
+    with lifecycle(Root.of(root).path) as life:
         rows = life.history(finding_id)
     return pa.table(
         {

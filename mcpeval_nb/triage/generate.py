@@ -16,7 +16,8 @@ from typing import Any
 from ..errors import UsageError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
-from ..staging import write_new_file
+from ..root import RootLike
+from ..root.outputs import write_new_file
 from .findings import get_finding
 from .scoring import attempts_to_observe
 
@@ -172,7 +173,7 @@ def generate_case(finding_id: str, *, tool: str | None, args: Any, rate: float, 
                      document=document, placeholders=holes)
 
 
-def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_only: bool = False,
+def generate_manifest(root: RootLike, finding_id: str, *, confirm_read_only: bool = False,
                       output: Path | str | None = None, force: bool = False,
                       expect: bytes | str | None = None) -> Generated:
     """The read-only manifest that reproduces a finding of the last promotion (SPEC 8.5).

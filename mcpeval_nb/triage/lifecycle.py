@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -17,15 +16,16 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
-from ..home import entry_exists
 from ..limits import LOCK_TIMEOUT_S
+from ..root import entry_exists
+from ..root.layout import LIFECYCLE, lifecycle_lock_path, lifecycle_path
 from .index.database import transaction
 from .rows import STATES
 
-__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
+__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle",
            "transition"]
 
-LIFECYCLE_FILE = "lifecycle.db"
+LIFECYCLE_FILE = LIFECYCLE  # root.layout names it
 #: The lifecycle states, in order (public name; declared with a finding's row, ``rows.STATES``).
 FINDING_STATES = STATES
 CLOSE_AFTER = 3
@@ -39,11 +39,6 @@ CREATE TABLE IF NOT EXISTS probe_history (
   passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
 """
-
-
-def now_ms() -> int:
-    """Milliseconds since the Unix epoch."""
-    return time.time_ns() // 1_000_000
 
 
 def transition(state: str, *, same_probe: bool, consecutive: int, passed: bool) -> tuple[str, int]:
@@ -182,15 +177,15 @@ def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_
     Raises:
         FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
     """
-    path = root / LIFECYCLE_FILE
-    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else None
+    path, lock_file = lifecycle_path(root), lifecycle_lock_path(root)
+    lock = FileLock(str(lock_file), timeout=timeout) if write else None
     try:
         if lock is not None:
             lock.acquire()
     except Timeout:
         raise FindingsError(f"timed out waiting for the lifecycle lock on {path}") from None
     except OSError as exc:
-        raise FindingsError(f"cannot lock {path}.lock: {exc.strerror}") from None
+        raise FindingsError(f"cannot lock {lock_file}: {exc.strerror}") from None
     try:
         db = _connect(path, write=write, timeout=timeout)
         try:

@@ -8,25 +8,24 @@ date, under the index lock it holds for both.
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..home import resolve_root
+from ..clock import Moment, format_ms_auto, now_ms, parse_moment
 from ..htmltext import lines_html
-from .findings import Moment, to_ms
+from ..root import Root, RootLike
 from .groups import Evidence, Group, read_groups
 from .index.build import build_locked, index_lock
 from .index.database import INDEX_FILE, connect, transaction
 from .index.ingest import ReadOptions
-from .lifecycle import lifecycle, now_ms
+from .lifecycle import lifecycle
 from .rows import Issue, insert_issues
 from .scoring import factors, finding_id, resolve_threshold
 
-__all__ = ["PromoteResult", "finding_class", "format_last_seen", "promote", "promote_groups"]
+__all__ = ["PromoteResult", "finding_class", "promote", "promote_groups"]
 
 
 @dataclass(frozen=True)
@@ -53,15 +52,6 @@ class PromoteResult:
     def _repr_html_(self) -> str:
         """How a notebook cell shows it (the same lines as the CLI prints)."""
         return lines_html("promote", [self.line()])
-
-def format_last_seen(ms: int | None) -> str | None:
-    """An RFC 3339 UTC timestamp with as many fractional digits as needed (0 or 3; SPEC 0.6 AutoSi)."""
-    if ms is None:
-        return None
-    when = dt.datetime.fromtimestamp(ms / 1000, dt.UTC).replace(microsecond=(ms % 1000) * 1000)
-    text = when.strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{text}.{ms % 1000:03d}Z" if ms % 1000 else f"{text}Z"
-
 
 def finding_class(group: Group, codes: list[str], annotated: dict[int, set[str]], recovered: bool) -> str:
     """The group's class, first match (SPEC 12.2): several codes, annotated false-success, annotated
@@ -115,7 +105,8 @@ class _Scoring:
             server=group.server, tool=group.tool, err_template_id=group.template_id,
             err_code=_most_frequent(group.codes), err_codes="[" + ",".join(codes) + "]",
             failures=len(ids), calls=f.calls, sessions=len(group.sessions), rate=len(ids) / f.calls,
-            last_seen=format_last_seen(group.last_ms), last_seen_ms=group.last_ms or 0,
+            last_seen=None if group.last_ms is None else format_ms_auto(group.last_ms),
+            last_seen_ms=group.last_ms or 0,
             cost=cost, blast=max(1, blast), confidence=f.confidence, recency=f.recency, score=f.score,
             threshold=self.threshold,
             klass=finding_class(group, codes, self.evidence.annotated, recovered),
@@ -175,7 +166,7 @@ def promote_groups(
 
 
 def promote(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     threshold: float | None = None,
     since: Moment = None,
@@ -193,8 +184,8 @@ def promote(
     Raises:
         UsageError: an invalid threshold or time. FindingsError: an unusable index or lifecycle.
     """
-    base = resolve_root(root)
-    since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
+    base = Root.of(root).path
+    since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with index_lock(base):
         build_locked(base, full=False, options=ReadOptions())
         db = connect(base / INDEX_FILE, read_only=False)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ms
 from ..errors import UsageError
 from ..governance import audit
-from ..home import resolve_root
 from ..htmltext import lines_html
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
@@ -26,9 +26,10 @@ from ..probe.manifest import Manifest, coerce_manifest
 from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
 from ..probe.runner import run_plan
+from ..root import Root, RootLike
 from ..transport.messages import Target
 from .findings import list_findings
-from .lifecycle import lifecycle, now_ms
+from .lifecycle import lifecycle
 
 __all__ = ["VerifyResult", "verify_finding"]
 
@@ -80,7 +81,7 @@ class VerifyResult:
         return lines_html("verify", self.lines())
 
 def verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -96,7 +97,7 @@ def verify_finding(
     Every run, and every refused one, appends a record to ``<root>/audit.jsonl`` (finding id, case,
     verdict; docs/governance.md).  The rest is ``_verify_finding``'s contract, below.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     labels = {"finding": finding_id, "case": case}
     try:
         result = _verify_finding(base, finding_id, case=case, manifest=manifest, target=target,
@@ -116,7 +117,7 @@ def verify_finding(
 
 
 def _verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -155,7 +156,7 @@ def _verify_finding(
             f"probe case {case} calls no tool; verify needs a case that calls the finding's tool"
         )
     work = select(loaded, case_id=case, allow_mutation=allow_mutation)  # the mutation gate, kept
-    base = resolve_root(root)
+    base = Root.of(root).path
     promoted = {f.finding_id: f for f in list_findings(base)}
     finding = promoted.get(finding_id)
     if finding is None:

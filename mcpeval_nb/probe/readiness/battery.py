@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ...errors import Cancelled, TransportError, UsageError, describe
@@ -26,6 +25,7 @@ from ...limits import (
     MAX_SERVER_REQUESTS,
 )
 from ...privacy.grammar import valid_tool
+from ...root import RootLike
 from ...transport.messages import Catalog, Target, ToolOutcome
 from ..context import ProbeOptions, RunContext
 from ..history import record_report_trend
@@ -66,7 +66,7 @@ class BatteryOptions:
     call_timeout_s: float = BATTERY_CALL_TIMEOUT_S
     progress: Progress | None = None
     history: bool = True
-    root: str | Path | None = None
+    root: RootLike = None
 
 
 def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) -> None:

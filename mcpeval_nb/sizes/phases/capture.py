@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...clock import now_ts
 from ...errors import ProbeError, ShareOutputError, TransportError
-from ...home import load_salt, resolve_root
 from ...jsonfmt import dumps
-from ...privacy.timestamps import now_ts
 from ...probe.plan import Work, open_run
-from ...review.publish import check_output, resolve_output
-from ...staging import build_and_publish
+from ...root import Root
+from ...root.outputs import PHASES
 from ...transport.messages import Target
 from ...transport.session import McpSession
 from ..gate import check_authority, check_listed
@@ -56,7 +55,7 @@ class PhaseCapture:
 
 def _output(dest: str | Path, root: Path) -> Path:
     """The resolved OUT-DIR: absent, empty, or a previous capture (holding ``phases.json``)."""
-    out = resolve_output(dest, root=root, force=True, what="capture-phases")
+    out = PHASES.resolve(dest, root=root)
     if out.is_dir() and os.listdir(out) and not (out / INDEX_FILE).is_file():
         raise ShareOutputError(
             f"capture-phases output is not empty and holds no earlier capture "
@@ -113,8 +112,7 @@ def _publish(out: Path, index: dict[str, Any], snapshots: list[dict[str, Any]]) 
             _write(stage, entry["file"], snap)
         _write(stage, INDEX_FILE, index)
 
-    build_and_publish(out, kind="phases", what="the phase capture", error=ProbeError, fill=fill,
-                      check=lambda: check_output(out, force=True, what="capture-phases"))
+    PHASES.build(out, fill=fill)
 
 
 def capture_phases(
@@ -152,12 +150,12 @@ def capture_phases(
         return Work(items=loaded.phases, manifest_sha256=loaded.sha256)
 
     plan = plan_calls(target, options, work)
-    root = resolve_root(options.root)
-    out = _output(out_dir, root)
+    home = Root.of(options.root)
+    out = _output(out_dir, home.path)
     ctx = open_run(plan, cancel=cancel)
     snapshots: list[dict[str, Any]] = []
     with ctx.connect() as session:
-        walk = _Walk(session, load_salt(root), ctx.journal)
+        walk = _Walk(session, home.salt(), ctx.journal)
         for i, phase in enumerate(plan.work.items):
             ctx.check_cancel()
             if i:

@@ -26,8 +26,10 @@ import pyarrow.compute as pc
 from filelock import FileLock, Timeout
 
 from ...errors import FindingsError
-from ...home import resolve_root
+from ...governance.erasure import recover
 from ...journal.snapshot import Cursor
+from ...root import Root, RootLike
+from ...root.layout import INDEX_TMP_PREFIX, index_lock_path
 from ...tables.load import check_errors
 from .bulk import Bulk
 from .database import INDEX_FILE, INDEXES, SCHEMA_DIGEST, TABLES, VERSION, connect, inspect_index, statements
@@ -42,7 +44,7 @@ from .windows import Windows, compute_windows, group_keys
 __all__ = ["INDEX_LOCK_TIMEOUT_S", "build_index", "build_locked", "index_lock"]
 
 INDEX_LOCK_TIMEOUT_S = 600.0
-_TMP_PREFIX = ".index.db.tmp-"
+_TMP_PREFIX = INDEX_TMP_PREFIX
 _BUILD_PRAGMAS = (
     "PRAGMA journal_mode=OFF",
     "PRAGMA synchronous=OFF",
@@ -58,7 +60,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
     Raises:
         FindingsError: another run held it past ``timeout``.
     """
-    path = root / (INDEX_FILE + ".lock")
+    path = index_lock_path(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(path))
@@ -72,7 +74,7 @@ def index_lock(root: Path, *, timeout: float = INDEX_LOCK_TIMEOUT_S) -> Iterator
 
 
 def build_index(
-    root: Path | str | None = None,
+    root: RootLike = None,
     *,
     full: bool = False,
     errors: str = "raise",
@@ -92,11 +94,13 @@ def build_index(
 
     Raises:
         FindingsError: conflicting records, or the lock was not acquired in time.
+        GovernanceError: an interrupted erase could not be finished first.
         InvalidRecord, RecordTooLarge: a bad journal line (``errors="raise"``).
         Cancelled: ``cancel`` was set.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     options = ReadOptions(check_errors(errors), progress, cancel)
+    recover(base)  # an interrupted erase is finished first (docs/governance.md)
     with index_lock(base):
         return build_locked(base, full=full, options=options)
 

@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import FindingsError
-from ...home import entry_exists
+from ...root import entry_exists
+from ...root.layout import INDEX
 from ..rows import ISSUES_TABLE
 
 __all__ = ["INDEXES", "INDEX_FILE", "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
            "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
-INDEX_FILE = "index.db"
+INDEX_FILE = INDEX  # root.layout names it
 VERSION = 1
 NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the sqlite3 module)
 
