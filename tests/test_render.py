@@ -73,7 +73,8 @@ def _format_choices(command: click.Command) -> tuple[str, ...]:
     ("probe", mcpeval_nb.ProbeReport), ("score", mcpeval_nb.ProbeReport), ("report", mcpeval_nb.ProbeReport),
     ("diff", mcpeval_nb.ProbeDiff), ("compare", mcpeval_nb.Comparison), ("gate", mcpeval_nb.GateReport),
     ("sizes", mcpeval_nb.ResultSizes), ("phases", mcpeval_nb.PhaseView),
-    ("findings", mcpeval_nb.FindingsView),
+    ("findings", mcpeval_nb.FindingsView), ("usage", mcpeval_nb.UsageReport),
+    ("catalog", mcpeval_nb.CatalogReport),
 ])
 def test_every_format_a_command_offers_is_on_its_document_s_table(name: str, document: Rendered) -> None:
     command = cli.get_command(click.Context(cli), name)

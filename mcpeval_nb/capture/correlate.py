@@ -11,7 +11,7 @@ requests in shim-http.  Multi round-trip requests and task-augmented calls are o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import clock
@@ -21,6 +21,7 @@ from ..privacy.ext import ABANDONED
 from ..privacy.grammar import opaque_session, valid_method, valid_tool
 from ..privacy.records import CallRecord
 from ..privacy.shape import EnumIndex, shape
+from .catalog import CatalogWatcher, cursor_key
 from .operations import Operation, Operations, ext_fields
 from .oversized import Glimpse, answer_id
 from .pending import Pending, PendingTable
@@ -134,6 +135,9 @@ class Correlator:
         session: the raw session value (``MCPEVAL_SESSION`` or a uuid); only its opaque token is kept.
         salt: the capture root's salt, for error template ids.
         pending: the table of requests awaiting answers (default: the bounds of ``limits``).
+        catalog: observe ``tools/list`` answers and build catalog records (``self.catalog``; the
+            recorder drains them).
+        known_names: names of tools other servers listed (for ``cross-tool-reference``; read once).
         operations: the table of operations waiting on their client (default: the bounds of ``limits``).
         transport: ``pipe`` (stdio) or ``tcp`` (shim-http), written beside any other ``ext`` member.
         address: the upstream's host as it may be stored (``privacy.urls`` shaping), or None.
@@ -141,6 +145,7 @@ class Correlator:
     """
 
     def __init__(self, *, server: str, session: str, salt: bytes, pending: PendingTable | None = None,
+                 catalog: bool = True, known_names: Callable[[], frozenset[str]] = frozenset,
                  operations: Operations | None = None, transport: str = "pipe", address: str | None = None,
                  port: int | None = None) -> None:
         self.server = server
@@ -149,6 +154,8 @@ class Correlator:
         self.seq = 0
         self.enums = EnumIndex()
         self.pending = pending if pending is not None else PendingTable()
+        self.catalog = CatalogWatcher(server=server, session=self.session, salt=salt,
+                                      known_names=known_names) if catalog else None
         self.operations = operations if operations is not None else Operations()
         self.keyer = Keyer()
         self.transport, self.address, self.port = transport, address, port
@@ -227,7 +234,9 @@ class Correlator:
         args = None
         if isinstance(params, dict) and "arguments" in params:
             args = Pending.encode_args(shape(params["arguments"], tool or "", self.enums))
-        entry = Pending(msg["method"], tool, args, now, overhead_us, scope)
+        cursor = cursor_key(params.get("cursor")) if msg["method"] == "tools/list" and isinstance(
+            params, dict) else None
+        entry = Pending(msg["method"], tool, args, now, overhead_us, scope, cursor=cursor)
         facts = request_facts(msg, self.keyer, http)
         if facts is not NO_FACTS:
             self._attach(entry, facts, now)
@@ -353,8 +362,11 @@ class Correlator:
             ext = _common(p.facts, p.flags)
             if answer.result_type != "complete":
                 ext["result_type"] = answer.result_type
-            return [self._record(p.method, answer.outcome, tool=p.tool, args=p.args, error=answer.error,
-                                 latency_ms=max(0, now - p.sent_ms), shim_self_us=overhead, ext=ext)]
+            record = self._record(p.method, answer.outcome, tool=p.tool, args=p.args, error=answer.error,
+                                  latency_ms=max(0, now - p.sent_ms), shim_self_us=overhead, ext=ext)
+            if p.method == "tools/list" and self.catalog is not None:
+                self.catalog.page(p.cursor, record.seq, msg)
+            return [record]
         if op is None:
             op = Operation.first(p)
         op.overhead_us += overhead

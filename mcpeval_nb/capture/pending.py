@@ -37,6 +37,8 @@ class Pending:
         scope: the correlation scope (``""`` on stdio).
         collided: a second request with the same id arrived while this one was pending: its answer
             cannot be told from the other's.
+        cursor: a ``tools/list`` request's pagination cursor as ``capture.catalog.cursor_key`` keeps it
+            (its SHA-256), or None.
         facts: the request's content-free 2026-07-28 facts (``wire.request_facts``).
         flags: content-free flags it earned (a header mismatch, a retry's state flag with no operation).
         op: the multi round-trip or task operation it continues (``operations.Operation``), or None.
@@ -50,6 +52,7 @@ class Pending:
     overhead_us: int
     scope: str = ""
     collided: bool = False
+    cursor: bytes | None = None
     facts: RequestFacts = NO_FACTS
     flags: frozenset[str] = frozenset()
     op: Any = None

@@ -37,6 +37,7 @@ from ..transport.loopback import (
     run_until_signalled,
 )
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
@@ -65,6 +66,7 @@ class HTTPShimOptions:
         workers: worker threads; queue: connections waiting for a worker before 503.
         streams: event streams relayed at once, apart from the workers (past it: 503).
         timeout_s: the request-read deadline and the upstream connect/read timeout.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
@@ -78,6 +80,7 @@ class HTTPShimOptions:
     queue: int = HTTP_ACCEPT_QUEUE
     streams: int = MAX_HTTP_STREAMS
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
+    catalog: bool = True
 
 
 def stored_address(endpoint: Endpoint) -> str:
@@ -118,10 +121,13 @@ class HTTPShim:
         root = home.path
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=home.salt(), transport="tcp", address=stored_address(self.endpoint),
-                                port=self.endpoint.port)
+                                salt=home.salt(), catalog=options.catalog,
+                                known_names=lambda: recorded_names(root), transport="tcp",
+                                address=stored_address(self.endpoint), port=self.endpoint.port)
+        if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
+            correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
-        announce_root(root, "shim-http")
+        announce_root(root, "shim-http", flag=options.root is not None)
         self.recorder = Recorder(root=root, correlator=correlator)
         self.streams = Streams(self.recorder.submit, limit=options.streams)
         self._active: set[socket.socket] = set()

@@ -36,7 +36,7 @@ __all__ = ["ACTIONS", "AUDIT_NAME", "OUTCOMES", "audit_lines", "audit_log", "aud
 
 #: ``root.layout.AUDIT``, the log's name under the root.
 AUDIT_NAME = AUDIT
-ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn")
+ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn", "catalog_pin")
 OUTCOMES = ("done", "refused", "failed")
 _MAX_PATHS = 256
 
@@ -90,7 +90,8 @@ def record(root: RootLike, *, action: str, outcome: str = "done", reason: str | 
 
     Args:
         root: the capture root.
-        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``.
+        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``,
+            ``catalog_pin``.
         outcome: ``done``, ``refused`` or ``failed``.
         reason: a reason label for a refusal or failure.
         labels: identifiers only (a session token, a server label, a finding id, a verdict).

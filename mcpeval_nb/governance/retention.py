@@ -1,4 +1,4 @@
-"""Retention by days: remove call and annotation journals older than N days (docs/governance.md).
+"""Retention by days: remove call, annotation and catalog journals older than N days (docs/governance.md).
 
 A journal's day is the one in its file name (UTC); ``calls-unknown.jsonl`` has none and is kept.  A
 journal is removed whole, under its exclusive lock; with ``include_probe_history`` the trend points of
@@ -25,7 +25,7 @@ from . import audit
 from .erasure import recover_locked
 from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
-from .select import ANNOTATIONS, journal_day, parse_record, store_journals
+from .select import journal_day, parse_record, record_kind, store_journals
 
 __all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
            "configured_retention"]
@@ -43,7 +43,7 @@ class RetentionResult:
         days: the retention in days.
         cutoff: journals of days before this one (``YYYY-MM-DD``) are removed.
         files: store-relative paths of the journals removed.
-        records: records removed per kind (``calls``, ``annotations``, ``trend_points``).
+        records: records removed per kind (``calls``, ``annotations``, ``trend_points``, ``catalogs``).
         dry_run: nothing was deleted.
         audit_written: the audit record was written.
     """
@@ -59,9 +59,10 @@ class RetentionResult:
         """The command's output: files and counts, never content."""
         verb = "would remove" if self.dry_run else "removed"
         r = self.records
+        listings = f", {r['catalogs']} catalog record(s)" if r.get("catalogs") else ""
         lines = [f"{verb} {len(self.files)} journal(s) older than {self.days} day(s) (before "
                  f"{self.cutoff}): {r.get('calls', 0)} call(s), {r.get('annotations', 0)} annotation(s), "
-                 f"{r.get('trend_points', 0)} trend point(s)"]
+                 f"{r.get('trend_points', 0)} trend point(s){listings}"]
         lines += [f"  {rel}" for rel in self.files]
         if not self.audit_written:
             lines.append("audit: 1 record could not be written")
@@ -121,7 +122,7 @@ def apply_retention(root: RootLike = None, *, days: int, dry_run: bool = False,
 def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
            timeout: float) -> RetentionResult:
     cutoff = ((today or CLOCK.today()) - dt.timedelta(days=days)).isoformat()
-    records = {"calls": 0, "annotations": 0, "trend_points": 0}
+    records = {"calls": 0, "annotations": 0, "trend_points": 0, "catalogs": 0}
     removed: list[str] = []
     if not store_dir(base).is_dir():
         return RetentionResult(days, cutoff, (), records, dry_run)
@@ -132,7 +133,7 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
                 continue
             path = store_dir(base) / rel
-            records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)
+            records[record_kind(rel)] += _count_records(path)
             if not dry_run:
                 remove_file(path, timeout=timeout)
             removed.append(rel)

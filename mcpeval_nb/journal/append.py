@@ -17,14 +17,15 @@ from pathlib import Path
 
 from ..errors import JournalError, RecordTooLarge
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from ..root import Root, RootLike
-from ..root.layout import annotations_path, calls_path, history_path
+from ..root.layout import annotations_path, calls_path, catalogs_path, history_path
 from .locks import flocked
 
 __all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
 
-Record = CallRecord | AnnotationRecord | TrendPoint
+Record = CallRecord | AnnotationRecord | TrendPoint | CatalogRecord
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
@@ -52,6 +53,8 @@ def journal_path(root: Path, record: Record) -> Path:
         return calls_path(root, record.day)
     if isinstance(record, AnnotationRecord):
         return annotations_path(root, record.day)
+    if isinstance(record, CatalogRecord):
+        return catalogs_path(root, record.day)
     return history_path(root)
 
 
