@@ -122,10 +122,12 @@ def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLi
     if spec.no_new_templates and baseline is None:
         raise UsageError("the budgets set no_new_templates: pass --baseline DIR")
     known = baseline_templates(Path(baseline)) if baseline is not None else None
-    real = _real(open_store(None if root is None else Path(root)).calls, day)
+    store = open_store(None if root is None else Path(root))
+    real = _real(store.calls, day)
     calls = filter_calls(real, method="tools/call")
     checks = _limit_checks(calls, spec)
     if spec.no_new_templates and known is not None:
         checks.append(_template_check(real, known))
     return GateReport(tuple(checks), calls=calls.num_rows, since=None if day is None else day.isoformat(),
-                      baseline=None if baseline is None else str(baseline))
+                      baseline=None if baseline is None else str(baseline),
+                      skipped_lines=store.skipped_lines())

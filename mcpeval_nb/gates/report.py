@@ -13,6 +13,7 @@ from typing import Any
 
 from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
+from ..tables.load import SkippedLine
 
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
@@ -118,6 +119,8 @@ class GateReport:
     calls: int
     since: str | None = None
     baseline: str | None = None
+    #: Journal lines the store read went past (not usable records; ``SkippedLine``), not judged.
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def count(self, status: str) -> int:
         """How many checks have ``status``."""

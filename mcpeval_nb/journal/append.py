@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import JournalError, RecordTooLarge
 from ..home import annotations_path, calls_path, history_path
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
-from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint, check_unsigned
 from .locks import flocked
 
 __all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
@@ -34,11 +34,13 @@ def encode_line(record: Record) -> bytes:
     Raises:
         RecordTooLarge: the line would exceed 4 MiB including the newline.
         ProfileError: a trend point carries an invalid measurement profile.
+        UsageError: an unsigned field (``seq`` ...) is not an unsigned integer: no reader could read it.
     """
     return _encode_clean(record.sanitized())
 
 
 def _encode_clean(clean: Record) -> bytes:
+    check_unsigned(clean)
     line = (clean.encode() + "\n").encode("utf-8")
     if len(line) > MAX_RECORD_BYTES:
         raise RecordTooLarge()
@@ -108,6 +110,7 @@ def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIM
 
     Raises:
         RecordTooLarge: nothing was written and no file was created.
+        UsageError: an unsigned field is not an unsigned integer (a float ``seq``); nothing written.
         LockTimeout: another process held the journal past the deadline; nothing was written.
         JournalError: the store is not writable.
     """

@@ -20,12 +20,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
 from ..errors import TransportError, UsageError
+from ..home import resolve_root
+from ..journal.audit import audited
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
 from .extras import require
@@ -112,7 +115,7 @@ class _Spans:
 
 
 def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date | str | None = None,
-                allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "raise") -> OTLPExport:
+                allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "report") -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
 
     Args:
@@ -121,7 +124,7 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
         since: only calls on or after this UTC day (a date or ``YYYY-MM-DD``).
         allow_remote_http: permit a non-loopback HTTPS endpoint (as ``--allow-remote-http``).
         timeout: seconds per export request.
-        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
+        errors: ``report`` (the default: skip a line that is not a usable record) or ``raise``.
 
     Returns:
         The spans sent and the records skipped.
@@ -131,6 +134,27 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
         MissingExtra: OpenTelemetry is not installed (extra ``otel``).
         TransportError: the collector refused or could not be reached.
     """
+    base = resolve_root(root)
+    with audited(base, "export-otlp", endpoint=_endpoint_label(endpoint)) as entry:
+        result = _export(base, endpoint=endpoint, since=since, allow_remote_http=allow_remote_http,
+                         timeout=timeout, errors=errors)
+        entry.counts.update(spans=result.spans, skipped=result.skipped)
+    return result
+
+
+def _endpoint_label(endpoint: str) -> str:
+    """The endpoint's host and port for the audit log (never its path, query or user information)."""
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+        return f"[{host}]:{parts.port}" if ":" in host and parts.port else \
+            (f"{host}:{parts.port}" if parts.port else host)
+    except ValueError:
+        return "invalid"
+
+
+def _export(root: Path, *, endpoint: str, since: dt.date | str | None, allow_remote_http: bool,
+            timeout: float, errors: str) -> OTLPExport:
     url = _traces_url(endpoint, allow_remote_http=allow_remote_http)
     if isinstance(since, str):
         try:

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from ..home import entry_exists, list_dir, resolve_root, store_dir
+from ..journal.audit import audited
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
-from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
+from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
 
@@ -137,6 +138,10 @@ class Store:
         for kind in _SCHEMAS:
             combined.rows += self._reports[kind].rows
         return combined.table()
+
+    def skipped_lines(self) -> tuple[SkippedLine, ...]:
+        """``report`` as ``SkippedLine``s, for a command to name them."""
+        return tuple(SkippedLine(r["file"], r["line"], r["reason"]) for r in self.report.to_pylist())
 
     def _table(self, kind: str) -> pa.Table:
         if kind not in self._tables:
@@ -269,10 +274,15 @@ class Store:
             JournalError: the destination cannot be written.
         """
         from .incremental import export_incremental
-        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
-        journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
-        return export_incremental(self.root, journals, dest, errors=self.errors, trends=trends, verify=verify,
-                                  chunk_bytes=self._chunk_bytes, progress=self._progress)
+        with audited(self.root, "export-parquet") as entry:
+            entry.paths.append(dest)
+            trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+            journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
+            export = export_incremental(self.root, journals, dest, errors=self.errors, trends=trends,
+                                        verify=verify, chunk_bytes=self._chunk_bytes, progress=self._progress)
+            entry.counts.update(files=export.files, calls=export.rows, journals_read=export.rewrote,
+                                skipped_lines=len(export.skipped))
+        return export
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
@@ -292,14 +302,15 @@ class Store:
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 
-def open_store(root: Path | str | None = None, *, errors: str = "raise",
+def open_store(root: Path | str | None = None, *, errors: str = "report",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
     Args:
         root: the capture root (default: ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
-        errors: ``raise`` (stop at the first bad line, naming file and line) or ``report`` (skip it and
-            list it in ``Store.report``).
+        errors: ``report`` (the default: skip a line that is not a usable record and list it in
+            ``Store.report``, so one bad record never takes the store offline) or ``raise`` (stop at
+            the first bad line, naming file and line).
         progress: a ``(done_bytes, total_bytes)`` callback, True for the default display (a bar in a
             notebook, stderr lines in a terminal) or None/False for none.
         chunk_bytes: bytes read per chunk (bounds memory while loading).

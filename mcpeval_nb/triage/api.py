@@ -8,6 +8,7 @@ until)`` and ``findings`` to findings last seen in it; without them both behave 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sqlite3
 from collections.abc import Iterator
@@ -87,7 +88,7 @@ def promote(
     base = resolve_root(root)
     since_ms, until_ms = to_ms(since, what="--since"), to_ms(until, what="--until")
     with index_lock(base):
-        _build_locked(base, full=False, errors="raise", progress=None, cancel=None)
+        indexed = _build_locked(base, full=False, errors="report", progress=None, cancel=None)
         db = connect(base / INDEX_FILE, read_only=False)
         try:
             with transaction(db):
@@ -95,7 +96,7 @@ def promote(
                                         until_ms=until_ms)
         finally:
             db.close()
-    return result
+    return dataclasses.replace(result, skipped_lines=indexed.skipped_lines)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import FindingsError
 from ..home import resolve_root
+from ..journal.audit import audited
 from ..review.publish import check_output, resolve_output
 from ..staging import build_and_publish
 from .api import list_findings
@@ -86,10 +87,19 @@ def export_issues(
         FindingsError: no usable index or lifecycle, or staging or publishing failed.
     """
     base = resolve_root(root)
+    with audited(base, "export-issues") as entry:
+        entry.paths.append(dest)
+        result = _export(base, dest, include_closed=include_closed, force=force)
+        entry.counts["files"] = result.files
+    return result
+
+
+def _export(base: Path, dest: Path | str, *, include_closed: bool, force: bool) -> ExportResult:
     out = resolve_output(dest, root=base, force=force, what="export-issues")
     found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
     with lifecycle(base) as life:
         histories = {f.finding_id: life.history(f.finding_id) for f in found}
+
     def fill(stage: Path) -> None:
         for f in found:
             fd = os.open(stage / f"{f.finding_id}.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,

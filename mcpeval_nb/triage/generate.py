@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..home import resolve_root
+from ..journal.audit import audited
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from ..staging import write_new_file
@@ -190,6 +192,18 @@ def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_
         UsageError: no attestation, a class that needs ``expect``, an existing output without ``force``.
         FindingsError: no usable index, or no such finding.
     """
+    if output is None:  # a preview writes nothing out of the store
+        return _generate(root, finding_id, confirm_read_only=False, output=None, force=force, expect=expect)
+    with audited(resolve_root(root), "generate", finding=finding_id) as entry:
+        entry.paths.append(output)
+        generated = _generate(root, finding_id, confirm_read_only=confirm_read_only, output=output,
+                              force=force, expect=expect)
+        entry.counts.update(cases=1, placeholders=len(generated.placeholders))
+    return generated
+
+
+def _generate(root: Path | str | None, finding_id: str, *, confirm_read_only: bool, output: Path | str | None,
+              force: bool, expect: bytes | str | None) -> Generated:
     from .api import get_finding
     if output is not None and not confirm_read_only:
         raise UsageError("read-only generation requires explicit --confirm-read-only attestation")

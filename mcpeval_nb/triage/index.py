@@ -28,7 +28,7 @@ from filelock import FileLock, Timeout
 from ..errors import FindingsError
 from ..home import resolve_root
 from ..journal.snapshot import Cursor
-from ..tables.load import Errors, check_errors
+from ..tables.load import Errors, SkippedLine, check_errors
 from .bulk import Bulk
 from .encode import CALL_ROWS, Encoded, Encoder, errors_table
 from .ingest import Ingest, Progress, write_sources
@@ -59,7 +59,8 @@ class IndexResult:
         replayed_events: records dropped as replays of an indexed event (total).
         full: a full build ran; reason: why (``requested``, ``missing``, ``a journal was rewritten`` ...),
             empty for an incremental refresh. added: call rows added by this run. skipped: bad lines
-            skipped under ``errors="report"``.
+            skipped under ``errors="report"`` (the default) by this run; skipped_lines: which (file,
+            line, reason), in the order met.
     """
 
     path: Path
@@ -71,6 +72,7 @@ class IndexResult:
     reason: str
     added: int
     skipped: int = 0
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def line(self) -> str:
         """SPEC 12.1's output line."""
@@ -101,7 +103,7 @@ def build_index(
     root: Path | str | None = None,
     *,
     full: bool = False,
-    errors: str = "raise",
+    errors: str = "report",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> IndexResult:
@@ -110,7 +112,8 @@ def build_index(
     Args:
         root: the capture root (default ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
         full: rebuild from scratch even when an incremental refresh would do.
-        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
+        errors: ``report`` (the default: skip a line that is not a usable record, count and name it in
+            the result) or ``raise`` (stop at it).
         progress: ``(done_bytes, total_bytes)`` callback. cancel: stop at the next batch (nothing changes).
 
     Returns:
@@ -236,6 +239,7 @@ def _full_build(
         reason=reason,
         added=len(ids),
         skipped=len(ingest.report.rows),
+        skipped_lines=ingest.report.lines(),
     )
 
 

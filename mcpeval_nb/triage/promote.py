@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..tables.load import SkippedLine
 from .lifecycle import lifecycle, now_ms
 from .scoring import factors, finding_id, resolve_threshold
 
@@ -51,6 +52,8 @@ class PromoteResult:
     below: int
     threshold: float
     threshold_source: str
+    #: Journal lines the index refresh before promotion could not use and went past (``SkippedLine``).
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def line(self) -> str:
         """SPEC 12.2's output line."""

@@ -120,6 +120,7 @@ def _refresh(
         reason="",
         added=len(ids),
         skipped=len(ingest.report.rows),
+        skipped_lines=ingest.report.lines(),
     )
 
 
