@@ -13,6 +13,7 @@ import http.server
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -46,16 +47,16 @@ OUTPUT_OPTIONS = {"--dest", "--dir", "--output", "--out-dir", "--endpoint"}
 class _Collector(http.server.BaseHTTPRequestHandler):
     """A loopback OTLP/HTTP receiver: accepts every POST (an empty protobuf response is a success)."""
 
-    received: list[int] = []
+    received: ClassVar[list[int]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+    def do_POST(self) -> None:  # the http.server hook
         self.received.append(len(self.rfile.read(int(self.headers["Content-Length"] or 0))))
         self.send_response(200)
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the http.server hook
+    def log_message(self, format: str, *args: object) -> None:  # the http.server hook
         pass
 
 
@@ -76,7 +77,8 @@ def promoted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("exports") / "root"
     triage_support.build(root)
     me.promote(root, threshold=0)
-    finding = next(f for f in me.findings(root).to_pylist() if f["class"] in ("recovers-on-retry", "retry-did-not-recover", "recurring-error"))
+    retried = ("recovers-on-retry", "retry-did-not-recover", "recurring-error")
+    finding = next(f for f in me.findings(root).to_pylist() if f["class"] in retried)
     return root, finding["finding_id"]
 
 

@@ -174,7 +174,14 @@ def outcome_of(exc: BaseException) -> str:
 
 def reason_of(exc: BaseException) -> str:
     """The reason label of a refused or failed action: the error's class, never its message."""
-    from ..errors import GovernanceError, JournalError, LockTimeout, ShareOutputError, ShareRefused, UsageError
+    from ..errors import (
+        GovernanceError,
+        JournalError,
+        LockTimeout,
+        ShareOutputError,
+        ShareRefused,
+        UsageError,
+    )
 
     for kind, label in ((UsageError, "usage-error"), (ShareOutputError, "unusable-output"),
                         (ShareRefused, "redaction-flagged"), (LockTimeout, "lock-timeout"),

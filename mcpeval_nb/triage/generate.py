@@ -19,6 +19,7 @@ from ..journal.audit import audited
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
 from ..staging import write_new_file
+from ..textsafe import escape
 from .scoring import attempts_to_observe
 
 __all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
@@ -56,7 +57,8 @@ class Generated:
         placeholder, then the reminder when there are any."""
         attempts = "" if self.max_attempts is None else f" max_attempts={self.max_attempts}"
         probe = f"probe={self.kind}{attempts}"
-        lines = [self.probe_id, probe, *(f"fill: {p.path} ({p.shape})" for p in self.placeholders)]
+        lines = [self.probe_id, probe,
+                 *(f"fill: {escape(p.path, newlines=False)} ({p.shape})" for p in self.placeholders)]
         if self.placeholders:
             lines.append(f"fill the placeholders in {output} before mcpeval verify")
         return lines
