@@ -100,6 +100,7 @@ def test_a_float_seq_on_disk_is_skipped_named_and_the_store_stays_usable(
     assert code == 0 and out.startswith("promoted 1 of 1 issues")
     code, out, _ = cli(capsys, "findings", "--root", str(root))
     assert code == 0 and out.startswith("finding finding-")
+    assert "repro=" not in out  # no recorded arguments: no repro line, as the reference prints it
     calls = root / "store" / "calls-2026-08-04.jsonl"
     with calls.open("a", encoding="utf-8") as fh:  # a call line with a float seq: 5th line
         fh.write(f'{{"ts":"{TS}","session":"{TOKEN}","seq":5.0,"server":"srv","method":"tools/call",'

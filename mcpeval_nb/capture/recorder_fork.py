@@ -133,8 +133,14 @@ class ForkedRecorder(Recorder):
         settled = _PROGRESS.unpack_from(self._progress, 0)[:len(_DIRECTIONS)]
         return Counter(dict(zip(_DIRECTIONS, settled, strict=True)))
 
-    def _taken_in(self) -> int:
+    def taken_in(self) -> int:
+        """Frames the child has taken in so far (its heartbeat: it moves with every frame)."""
         return int(_PROGRESS.unpack_from(self._progress, 0)[-1])
+
+    def progress(self) -> int:
+        """What ``close`` watches: frames shipped, plus frames the child took in and settled (it moves
+        with every frame the child handles)."""
+        return self.done + self.taken_in() + sum(self._recorded().values())
 
     def _child_alive(self) -> bool:
         if not self._reaped and os.waitpid(self._pid, os.WNOHANG)[0]:
@@ -154,8 +160,7 @@ class ForkedRecorder(Recorder):
         with self._cond:
             self._queue.append(None)
             self._cond.notify_all()
-        progress = lambda: self.done + self._taken_in() + sum(self._recorded().values())  # noqa: E731
-        if not wait_progress(self._child_alive, progress, stall_s):
+        if not wait_progress(self._child_alive, self.progress, stall_s):
             with contextlib.suppress(OSError):
                 os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,8 +27,8 @@ from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
 from .select import ANNOTATIONS, journal_day, parse_record, store_journals
 
-__all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
-           "configured_retention"]
+__all__ = ["MAX_RETENTION_DAYS", "RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer",
+           "apply_retention", "configured_retention", "journal_date"]
 
 #: ``serve`` applies a configured retention once at start and then at this interval.
 RETENTION_INTERVAL_S = 3600.0
@@ -67,10 +68,28 @@ class RetentionResult:
         return lines
 
 
+#: The longest retention a cutoff can be computed for everywhere (a century).
+MAX_RETENTION_DAYS = 36500
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def _check_days(days: object, source: str) -> int:
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise UsageError(f"retention days must be a whole number >= 1 (from {source})")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS:
+        raise UsageError(f"retention days must be a whole number from 1 to {MAX_RETENTION_DAYS} "
+                         f"(from {source})")
     return days
+
+
+def journal_date(day: str) -> dt.date | None:
+    """The calendar day a journal's name holds (``YYYY-MM-DD``), or None when it holds none: such a
+    journal (``calls-unknown.jsonl``, ``calls-1.jsonl``, ``calls-20001130.jsonl``) cannot be dated, and
+    retention never removes what it cannot date."""
+    if not _DAY_RE.fullmatch(day):
+        return None
+    try:
+        return dt.date.fromisoformat(day)
+    except ValueError:
+        return None
 
 
 def configured_retention(root: str | os.PathLike[str] | None = None) -> tuple[int | None, str]:
@@ -136,8 +155,8 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         for rel in store_journals(base, "retention"):
-            day = journal_day(rel)
-            if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
+            date = journal_date(journal_day(rel))
+            if date is None or date.isoformat() >= cutoff:
                 continue
             path = base / "store" / rel
             records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)

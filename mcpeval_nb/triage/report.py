@@ -171,8 +171,9 @@ class Finding:
         }
 
     def agent_lines(self) -> list[str]:
-        """SPEC 12.5's agent lines."""
-        return [
+        """SPEC 12.5's agent lines; the ``repro`` line only when arguments were recorded (as the
+        reference prints them: a finding without recorded arguments has no repro line)."""
+        lines = [
             f"finding {self.finding_id} {self.server}/{self.tool or 'unlisted'} state={self.state} "
             f"probe={self.probe_id or 'none'} consecutive_passes={self.consecutive_passes} "
             f"severity={self.severity} score={self.score:.6f} threshold={self.threshold:.6f} "
@@ -181,8 +182,8 @@ class Finding:
             f"blast={self.blast}",
             f"  cause code={self.err_code or 'null'} template_id={self.err_template_id or 'none'} "
             f"last_seen={self.last_seen or 'unknown'}",
-            f"  repro={self.repro or 'null'}",
         ]
+        return lines + ([f"  repro={self.repro}"] if self.repro is not None else [])
 
 
 def _sort_key(f: Finding) -> tuple[Any, ...]:
