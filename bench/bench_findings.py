@@ -52,7 +52,7 @@ import mcpeval_nb as me
 import numpy, pyarrow  # imports are not what is measured
 run = {"open_store": me.open_store, "index": me.build_index, "incremental": me.build_index,
        "promote": me.promote}[mode]
-import mcpeval_nb.tables.load, mcpeval_nb.triage.index, mcpeval_nb.triage.api
+import mcpeval_nb.tables.load, mcpeval_nb.triage.index.build, mcpeval_nb.triage.promote
 t = time.perf_counter()
 if mode == "open_store":
     rows = me.open_store(root).calls.num_rows

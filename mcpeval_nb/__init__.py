@@ -69,6 +69,13 @@ if typing.TYPE_CHECKING:
     from .analysis import (
         wilson_interval as wilson_interval,
     )
+    from .analysis.catalog import catalog_drift as catalog_drift
+    from .analysis.catalog import catalog_history as catalog_history
+    from .analysis.catalog_pins import CatalogPins as CatalogPins
+    from .analysis.catalog_pins import load_pins as load_pins
+    from .analysis.usage import tool_clusters as tool_clusters
+    from .analysis.usage import tool_transitions as tool_transitions
+    from .analysis.usage import tool_usage as tool_usage
     from .capture.annotate import annotate as annotate
     from .capture.shim import ShimOptions as ShimOptions
     from .capture.shim import run_shim as run_shim
@@ -81,6 +88,16 @@ if typing.TYPE_CHECKING:
     from .capture.shim_http import (
         run_shim_http as run_shim_http,
     )
+    from .catalog import CatalogCheck as CatalogCheck
+    from .catalog import CatalogReport as CatalogReport
+    from .catalog import CatalogStatus as CatalogStatus
+    from .catalog import PinResult as PinResult
+    from .catalog import UsageReport as UsageReport
+    from .catalog import catalog_report as catalog_report
+    from .catalog import catalog_status as catalog_status
+    from .catalog import check_catalogs as check_catalogs
+    from .catalog import pin_catalogs as pin_catalogs
+    from .catalog import usage_report as usage_report
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -122,6 +139,9 @@ if typing.TYPE_CHECKING:
     )
     from .errors import (
         ProfileError as ProfileError,
+    )
+    from .errors import (
+        ProtocolMismatch as ProtocolMismatch,
     )
     from .errors import (
         RecordTooLarge as RecordTooLarge,
@@ -181,8 +201,6 @@ if typing.TYPE_CHECKING:
     from .governance import read_audit as read_audit
     from .governance import recover as recover
     from .governance import resolve_config as resolve_config
-    from .home import load_salt as load_salt
-    from .home import resolve_root as resolve_root
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -198,18 +216,6 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
-    from .phases import (
-        PhaseCapture as PhaseCapture,
-    )
-    from .phases import (
-        PhaseView as PhaseView,
-    )
-    from .phases import (
-        capture_phases as capture_phases,
-    )
-    from .phases import (
-        load_phases as load_phases,
-    )
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -314,6 +320,8 @@ if typing.TYPE_CHECKING:
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
+    from .probe.corpus import Corpus as Corpus
+    from .probe.corpus import load_corpus as load_corpus
     from .probe.diff import ProbeDiff as ProbeDiff
     from .probe.diff import diff_reports as diff_reports
     from .probe.doc_schemas import (
@@ -328,6 +336,10 @@ if typing.TYPE_CHECKING:
     from .probe.doc_schemas import (
         report_schema_text as report_schema_text,
     )
+    from .probe.era_matrix import EraMatrix as EraMatrix
+    from .probe.era_matrix import era_matrix as era_matrix
+    from .probe.guidance import Guidance as Guidance
+    from .probe.guidance import guidance as guidance
     from .probe.history import (
         load_trends as load_trends,
     )
@@ -387,6 +399,7 @@ if typing.TYPE_CHECKING:
         synthesize as synthesize,
     )
     from .probe.readiness.text import readiness_lines as readiness_lines
+    from .probe.render import render as render
     from .probe.sarif import report_sarif as report_sarif
     from .probe.sarif import report_sarif_text as report_sarif_text
     from .probe.scaffold import (
@@ -416,6 +429,9 @@ if typing.TYPE_CHECKING:
     from .review import (
         export_share as export_share,
     )
+    from .root import Root as Root
+    from .root import load_salt as load_salt
+    from .root import resolve_root as resolve_root
     from .scale import (
         DaskEngine as DaskEngine,
     )
@@ -475,6 +491,18 @@ if typing.TYPE_CHECKING:
     from .sizes import (
         probe_result_sizes as probe_result_sizes,
     )
+    from .sizes.phases import (
+        PhaseCapture as PhaseCapture,
+    )
+    from .sizes.phases import (
+        PhaseView as PhaseView,
+    )
+    from .sizes.phases import (
+        capture_phases as capture_phases,
+    )
+    from .sizes.phases import (
+        load_phases as load_phases,
+    )
     from .sizes.table import (
         result_size_history as result_size_history,
     )
@@ -488,6 +516,9 @@ if typing.TYPE_CHECKING:
         CALLS_SCHEMA as CALLS_SCHEMA,
     )
     from .tables import (
+        CATALOGS_SCHEMA as CATALOGS_SCHEMA,
+    )
+    from .tables import (
         LOAD_REPORT_SCHEMA as LOAD_REPORT_SCHEMA,
     )
     from .tables import (
@@ -499,28 +530,31 @@ if typing.TYPE_CHECKING:
     from .tables import (
         open_store as open_store,
     )
+    from .textsafe import escape_controls as escape_controls
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
     from .transport.policy import Endpoint as Endpoint
     from .transport.policy import check_endpoint as check_endpoint
-    from .triage.api import FINDINGS_FORMATS as FINDINGS_FORMATS
-    from .triage.api import finding_history as finding_history
-    from .triage.api import findings as findings
-    from .triage.api import promote as promote
-    from .triage.api import render_findings as render_findings
     from .triage.explain import Explanation as Explanation
     from .triage.explain import explain_finding as explain_finding
     from .triage.explain import failure_windows as failure_windows
     from .triage.export import ExportResult as ExportResult
     from .triage.export import export_issues as export_issues
+    from .triage.findings import finding_history as finding_history
+    from .triage.findings import findings as findings
+    from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.formats import FindingsView as FindingsView
+    from .triage.formats import findings_view as findings_view
+    from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
-    from .triage.index import IndexResult as IndexResult
-    from .triage.index import build_index as build_index
+    from .triage.index.build import build_index as build_index
+    from .triage.index.result import IndexResult as IndexResult
     from .triage.lifecycle import FINDING_STATES as FINDING_STATES
     from .triage.promote import PromoteResult as PromoteResult
-    from .triage.report import FINDINGS_SCHEMA as FINDINGS_SCHEMA
+    from .triage.promote import promote as promote
+    from .triage.rows import FINDINGS_SCHEMA as FINDINGS_SCHEMA
     from .triage.verify import VerifyResult as VerifyResult
     from .triage.verify import verify_finding as verify_finding
 
@@ -531,13 +565,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
         "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
     ),
+    ".analysis.catalog": ("catalog_drift", "catalog_history",),
+    ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
+    ".analysis.usage": ("tool_clusters", "tool_transitions", "tool_usage",),
     ".capture.annotate": ("annotate",),
+    ".catalog": (
+        "CatalogCheck", "CatalogReport", "CatalogStatus", "PinResult", "UsageReport", "catalog_report",
+        "catalog_status", "check_catalogs", "pin_catalogs", "usage_report",
+    ),
     ".capture.shim": ("ShimOptions", "run_shim",),
+    ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
-        "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError",
+        "ProbeError", "ProfileError", "ProtocolMismatch", "RecordTooLarge", "ReviewError", "SaltError",
+        "ShareOutputError",
         "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
@@ -549,10 +592,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
         "erase", "read_audit", "recover", "resolve_config",
     ),
-    ".home": ("load_salt", "resolve_root",),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
-    ".phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
@@ -564,6 +605,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.corpus": ("Corpus", "load_corpus",),
+    ".probe.era_matrix": ("EraMatrix", "era_matrix",),
+    ".probe.guidance": ("Guidance", "guidance",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
     ".probe.history": (
@@ -579,31 +623,37 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".probe.readiness.score": ("score_readiness",),
     ".probe.readiness.synth": ("Synthesis", "invalid_arguments", "synthesize",),
     ".probe.readiness.text": ("readiness_lines",),
+    ".probe.render": ("render",),
     ".probe.sarif": ("report_sarif", "report_sarif_text",),
     ".probe.scaffold": ("Scaffold", "scaffold_manifest", "write_manifest",),
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
+    ".root": ("Root", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
         "load_call_manifest", "load_capture_manifest", "load_size_history", "parse_call_manifest",
         "parse_capture_manifest", "probe_result_sizes",
     ),
+    ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
     ".tables": (
-        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
+        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "CATALOGS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store",
+        "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
-    ".triage.api": ("FINDINGS_FORMATS", "finding_history", "findings", "promote", "render_findings",),
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
+    ".triage.findings": ("finding_history", "findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "FindingsView", "findings_view", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
-    ".triage.index": ("IndexResult", "build_index",),
+    ".triage.index.build": ("build_index",),
+    ".triage.index.result": ("IndexResult",),
     ".triage.lifecycle": ("FINDING_STATES",),
-    ".triage.promote": ("PromoteResult",),
-    ".triage.report": ("FINDINGS_SCHEMA",),
+    ".triage.promote": ("PromoteResult", "promote",),
+    ".triage.rows": ("FINDINGS_SCHEMA",),
     ".triage.verify": ("VerifyResult", "verify_finding",),
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }

@@ -71,3 +71,13 @@ SERVE_MAX_HEADER_BYTES = 16 * 1024
 SERVE_MAX_BODY_BYTES = 1024 * 1024
 SERVE_WORKERS = 8
 SERVE_ACCEPT_QUEUE = 64
+#: Catalog records (docs/catalog.md): levels and nodes of one input-schema skeleton; pages and tools of one
+#: listing the shims assemble (past them the listing is recorded as it is, ``complete: false``); listings
+#: assembled at once (a new one past it records the oldest, incomplete); catalog journal days read for the
+#: names of tools other servers listed (``cross-tool-reference``).
+MAX_SKELETON_DEPTH = 16
+MAX_SKELETON_NODES = 2048
+MAX_CATALOG_PAGES = 100
+MAX_CATALOG_TOOLS = 10_000
+MAX_OPEN_LISTINGS = 8
+CATALOG_NAME_DAYS = 30

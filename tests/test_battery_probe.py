@@ -9,7 +9,7 @@ import pytest
 
 import mcpeval_nb
 import mcpeval_nb.testing.servers as fixture_servers
-from mcpeval_nb.home import history_path
+from mcpeval_nb.root.layout import history_path
 
 CLEAN = [sys.executable, str(Path(fixture_servers.__file__).parent / "probe_clean.py")]
 MANIFEST = {"version": 1, "probes": [

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from mcpeval_nb import CallRecord, append_record, load_salt, read_records
-from mcpeval_nb.home import calls_path
 from mcpeval_nb.journal import iter_lines
 from mcpeval_nb.jsonfmt import loads
+from mcpeval_nb.root.layout import calls_path
 
 WRITERS = 8
 PER_WRITER = 2000

@@ -38,6 +38,8 @@ NOT_EXPORTS = {
     "shim": "records into the store", "shim-http": "records into the store",
     "sizes": "measures a live server", "summary": "prints aggregates", "trends": "prints trend history",
     "verify": "probes a live server (audited as verify)",
+    "catalog check": "prints drift and signals", "catalog pin": "pins a catalog in the root (audited)",
+    "guidance": "probes a live server", "usage": "prints tool usage",
     **{f"schema {name}": "prints a bundled schema" for name in
        ("budgets", "calls", "capture", "diff", "manifest", "report", "result-sizes")},
 }

@@ -17,7 +17,7 @@ from .governance_support import CANARY, calls, census, cli, note, seed, store_by
 def test_erase_by_raw_session_removes_its_calls_and_annotations_and_keeps_the_rest(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a", "beta": "b", "gamma": "c"}, 50, days=("2026-08-01", "2026-08-02"))
     result = erase(tmp_path, session="beta")
-    assert result.removed == {"calls": 100, "annotations": 1}
+    assert result.removed == {"calls": 100, "annotations": 1, "catalogs": 0}
     assert result.files == ("annotations-2026-08-02.jsonl", "calls-2026-08-01.jsonl",
                             "calls-2026-08-02.jsonl")
     left = census(tmp_path)
@@ -30,7 +30,7 @@ def test_erase_by_stored_token_is_the_same_as_by_raw_value(tmp_path: Path) -> No
     seed(tmp_path, {"alpha": "a", "beta": "b"}, 10)
     upper = token("beta").upper().replace("SESSION:", "session:")
     assert erase(tmp_path, session=upper).removed["calls"] == 10
-    assert erase(tmp_path, session="beta").removed == {"calls": 0, "annotations": 0}
+    assert erase(tmp_path, session="beta").removed == {"calls": 0, "annotations": 0, "catalogs": 0}
 
 
 def test_erase_of_an_unknown_session_changes_no_byte(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_erase_of_an_unknown_session_changes_no_byte(tmp_path: Path) -> None:
     (tmp_path / "store" / "calls-2026-08-01.jsonl").open("ab").write(b"\n   \n")  # blank lines stay too
     before = store_bytes(tmp_path)
     result = erase(tmp_path, session="nobody")
-    assert result.removed == {"calls": 0, "annotations": 0} and result.files == ()
+    assert result.removed == {"calls": 0, "annotations": 0, "catalogs": 0} and result.files == ()
     assert store_bytes(tmp_path) == before
     assert not (tmp_path / ".erase-intent.json").exists() and not (tmp_path / ".erase-work").exists()
 
@@ -47,7 +47,7 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a", "beta": "b"}, 20)
     before = store_bytes(tmp_path)
     result = erase(tmp_path, server="b", dry_run=True)
-    assert result.removed == {"calls": 20, "annotations": 1} and result.dry_run
+    assert result.removed == {"calls": 20, "annotations": 1, "catalogs": 0} and result.dry_run
     assert store_bytes(tmp_path) == before
     assert read_audit(tmp_path) == []
     assert not (tmp_path / ".erase-work").exists()
@@ -59,7 +59,7 @@ def test_erase_by_server_takes_annotations_of_its_calls_and_counts_the_unmatched
     append_records(tmp_path, [note("alpha", 99), *calls("shared", "a", 1), *calls("shared", "b", 1),
                               note("shared", 1)])
     result = erase(tmp_path, server="b")
-    assert result.removed == {"calls": 6, "annotations": 1}
+    assert result.removed == {"calls": 6, "annotations": 1, "catalogs": 0}
     assert result.unmatched_annotations == 2
     left = census(tmp_path)
     assert ("annotation", token("alpha"), 1) in left and ("annotation", token("beta"), 1) not in left
@@ -76,13 +76,14 @@ def test_erase_by_event_id_matches_the_annotation_of_that_call(tmp_path: Path) -
     append_records(tmp_path, [call, AnnotationRecord(ts="2026-08-02T00:00:00.000Z", session="other",
                                                      kind="workaround", note=CANARY, event_id=event)])
     result = erase(tmp_path, server="b")
-    assert result.removed == {"calls": 1, "annotations": 1} and result.unmatched_annotations == 0
+    assert result.removed == {"calls": 1, "annotations": 1, "catalogs": 0}
+    assert result.unmatched_annotations == 0
 
 
 def test_before_limits_the_erase_to_earlier_days(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a"}, 10, days=("2026-08-01", "2026-08-02", "2026-08-03"))
     result = erase(tmp_path, session="alpha", before="2026-08-02")
-    assert result.removed == {"calls": 10, "annotations": 0}
+    assert result.removed == {"calls": 10, "annotations": 0, "catalogs": 0}
     assert result.files == ("calls-2026-08-01.jsonl",)
 
 

@@ -46,7 +46,7 @@ def test_retention_removes_only_journals_older_than_the_days(tmp_path: Path) -> 
     result = apply_retention(tmp_path, days=30, today=TODAY)
     assert result.cutoff == "2026-08-01"
     assert result.files == ("annotations-2026-07-02.jsonl", "calls-2026-07-01.jsonl")
-    assert result.records == {"calls": 10, "annotations": 1, "trend_points": 0}
+    assert result.records == {"calls": 10, "annotations": 1, "trend_points": 0, "catalogs": 0}
     names = sorted(p.name for p in (tmp_path / "store").glob("*.jsonl"))
     assert names == ["annotations-2026-08-02.jsonl", "calls-2026-08-01.jsonl", "calls-2026-08-30.jsonl",
                      "calls-unknown.jsonl"]

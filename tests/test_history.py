@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.errors import ProfileError
-from mcpeval_nb.home import history_path
 from mcpeval_nb.privacy.records import MeasurementProfile, TrendPoint
 from mcpeval_nb.probe.history import (
     NO_HISTORY,
@@ -22,6 +21,7 @@ from mcpeval_nb.probe.history import (
     trend_delta,
     trends_text,
 )
+from mcpeval_nb.root.layout import history_path
 
 SHA_A = "0524c76b" + "a" * 56
 SHA_B = "99fe0011" + "b" * 56

@@ -27,10 +27,10 @@ from mcpeval_nb import (
     read_records,
     resolve_root,
 )
-from mcpeval_nb.home import annotations_path, calls_path, history_path, salt_path, store_dir
 from mcpeval_nb.journal import encode_line, iter_lines, snapshot_size
 from mcpeval_nb.journal.read import _read_raw_records
 from mcpeval_nb.limits import MAX_RECORD_BYTES
+from mcpeval_nb.root.layout import annotations_path, calls_path, history_path, salt_path, store_dir
 
 TS = "2026-08-04T12:00:00.250Z"
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb import CallRecord, JournalError, append_record, read_records
-from mcpeval_nb.home import calls_path
 from mcpeval_nb.journal import encode_line
+from mcpeval_nb.root.layout import calls_path
 from tests.fs_support import small_tmpfs
 
 TS = "2026-08-04T12:00:00.250Z"
@@ -121,7 +121,7 @@ def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) 
 def test_a_fifo_or_symlink_where_the_salt_belongs_is_refused_without_blocking(root: Path,
                                                                               tmp_path: Path) -> None:
     from mcpeval_nb import SaltError, load_salt
-    from mcpeval_nb.home import salt_path
+    from mcpeval_nb.root.layout import salt_path
 
     root.mkdir(parents=True, exist_ok=True)
     os.mkfifo(salt_path(root))

@@ -25,8 +25,7 @@ RANKS: dict[str, float] = {
     "junit": 0,
     "schemacheck": 0,
     "privacy": 1,
-    "home": 2,
-    "staging": 2,
+    "root": 1.5,
     "journal": 2,
     "tables": 3,
     "analysis": 3,
@@ -36,6 +35,7 @@ RANKS: dict[str, float] = {
     "review": 4,
     "findings": 4,
     "gates": 4,
+    "catalog": 4,
     "triage": 4,
     "governance": 4,
     "sizes": 4,
@@ -103,6 +103,18 @@ def test_the_version_comes_from_the_distribution_metadata() -> None:
     from importlib import metadata
 
     assert mcpeval_nb.__version__ == metadata.version("mcpeval-nb")
+
+
+def test_the_version_is_read_once() -> None:
+    # Every version the package reports is _version.__version__: no other module asks the metadata.
+    readers = [f"{path.relative_to(PACKAGE)}:{node.lineno}" for path in sorted(PACKAGE.rglob("*.py"))
+               if path.name != "_version.py" for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.ImportFrom) and node.module in ("importlib", "importlib.metadata")
+               and any(alias.name in ("metadata", "version") for alias in node.names)]
+    assert readers == []
+    from mcpeval_nb.probe.readiness.model import measurement_profile
+
+    assert measurement_profile(attested_read_only=False).evaluator_version == mcpeval_nb.__version__
 
 
 #: Types that carry raw protocol content: importable from their own package, never from `mcpeval_nb`.

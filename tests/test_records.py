@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mcpeval_nb.clock import day_of, now_ts, valid_rfc3339
 from mcpeval_nb.errors import ProfileError
 from mcpeval_nb.jsonfmt import loads
 from mcpeval_nb.privacy import (
@@ -17,12 +18,9 @@ from mcpeval_nb.privacy import (
     Identity,
     MeasurementProfile,
     TrendPoint,
-    day_of,
     error_info,
-    now_ts,
     sanitize_shape,
     shape,
-    valid_rfc3339,
 )
 
 SESSION = "session:bd717b467075e051242456dd00511c90a39afc62b1da71a80714c0fb3986cb4d"

@@ -14,7 +14,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from mcpeval_nb import CallRecord, append_records, open_store
-from mcpeval_nb.tables.incremental import CHECKPOINT, TRENDS_FILE
+from mcpeval_nb.root.layout import DATASET_CHECKPOINT as CHECKPOINT
+from mcpeval_nb.root.layout import DATASET_TRENDS as TRENDS_FILE
 
 SESSION = "session:" + "ab" * 32
 

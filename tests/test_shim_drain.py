@@ -18,8 +18,9 @@ import pytest
 from mcpeval_nb.capture.correlate import Correlator
 from mcpeval_nb.capture.recorder import Frame, Recorder
 from mcpeval_nb.capture.recorder_fork import ForkedRecorder
-from mcpeval_nb.home import calls_path, load_salt
-from mcpeval_nb.privacy.timestamps import now_ts
+from mcpeval_nb.clock import now_ts
+from mcpeval_nb.root import load_salt
+from mcpeval_nb.root.layout import calls_path
 from tests.shim_helpers import CANARY, call, journal, run, shim_argv, wait_for, wait_progressing
 from tests.shim_http_upstream import upstream
 

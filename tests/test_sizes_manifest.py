@@ -195,7 +195,8 @@ def test_call_manifest_refusals_never_quote_manifest_content(path: list[Any], va
 @pytest.mark.parametrize(("text", "message"), [
     ("calls:\n  - tool: x\n    arguments: {a: " + "[" * 5000 + "]" * 5000 + "}\n",
      "manifest is nested too deeply (at most 128 levels)"),
-    ("calls:\n  - tool: x\n    arguments: {n: " + "9" * 5000 + "}\n", "manifest holds a number too long to read"),
+    ("calls:\n  - tool: x\n    arguments: {n: " + "9" * 5000 + "}\n",
+     "manifest holds a number too long to read"),
 ])
 @pytest.mark.parametrize("command", ["sizes", "capture-phases"])
 def test_deep_yaml_and_huge_numbers_are_usage_errors_naming_the_file(

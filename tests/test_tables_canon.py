@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpeval_nb import CallRecord
+from mcpeval_nb.clock import ts_millis
 from mcpeval_nb.journal.append import encode_line
 from mcpeval_nb.privacy.records import Identity
 from mcpeval_nb.tables import canon, open_store
-from mcpeval_nb.tables.rows import ts_millis
 from tests.test_tables_equivalence import check_file, plain
 
 SESSION = "session:" + "0123456789abcdef" * 4

@@ -41,7 +41,7 @@ def test_generate_prints_recorded_keys_escaped(root: Path, tmp_path: Path,
     code, out, err = cli(capsys, "generate", "--root", str(root), "--finding", finding, "--output",
                          str(tmp_path / "m.json"), "--confirm-read-only")
     assert code == 0, err
-    assert "fill: a\\x0db\\x0ac\\u202ed\\x9b (str<" in out  # the store keeps CR, LF, bidi, C1
+    assert "\\x0db\\x0ac\\u202ed\\x9b (str<" in out  # CR, LF, bidi and C1 of the key, escaped
     assert not CONTROL.search(out.replace("\n", "")) and not CONTROL.search(err)
 
 

@@ -16,9 +16,9 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.testing import canary_store, synthetic_store
-from mcpeval_nb.triage.bulk import Bulk
-from mcpeval_nb.triage.encode import CALL_ROWS
-from mcpeval_nb.triage.schema import INDEX_FILE
+from mcpeval_nb.triage.index.bulk import Bulk
+from mcpeval_nb.triage.index.database import INDEX_FILE
+from mcpeval_nb.triage.index.encode import CALL_ROWS
 
 from .triage_support import canonical
 

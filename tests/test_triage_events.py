@@ -15,9 +15,9 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.privacy.records import Identity
-from mcpeval_nb.triage.events import EventOrder, event_keys
-from mcpeval_nb.triage.schema import INDEX_FILE
-from mcpeval_nb.triage.windows import BEFORE, compute_windows, rank_order
+from mcpeval_nb.triage.index.database import INDEX_FILE
+from mcpeval_nb.triage.index.events import EventOrder, event_keys
+from mcpeval_nb.triage.index.windows import BEFORE, compute_windows, rank_order
 
 from .triage_support import canonical
 

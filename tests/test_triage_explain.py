@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.triage.api import list_findings
-from mcpeval_nb.triage.report import Finding
+from mcpeval_nb.triage.findings import list_findings
+from mcpeval_nb.triage.rows import Finding
 
 from .triage_support import Expected, _ts, build
 

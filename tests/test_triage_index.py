@@ -18,7 +18,7 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.testing import server_command, synthetic_store
-from mcpeval_nb.triage.schema import INDEX_FILE
+from mcpeval_nb.triage.index.database import INDEX_FILE
 
 from .triage_support import append_more, canonical
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.triage.api import list_findings
+from mcpeval_nb.triage.findings import list_findings
 from mcpeval_nb.triage.scoring import finding_id
 
 from .triage_support import SERVER, Expected, build

@@ -176,13 +176,16 @@ def test_severity_ranks_and_caps() -> None:
 
 
 def test_class_precedence() -> None:
-    from mcpeval_nb.triage.promote import Group, _klass
+    from mcpeval_nb.triage.groups import Group
+    from mcpeval_nb.triage.promote import finding_class
 
     g = Group("s", "t", "x", ids=[1, 2], retryable={1})
-    assert _klass(g, ["-1", "-2"], {1: {"false-success"}}, True) == "unstable-error-code"
-    assert _klass(g, ["-1"], {1: {"blocked-optimal-path"}, 2: {"false-success"}}, True) == "false-success"
-    assert _klass(g, ["-1"], {2: {"blocked-optimal-path"}}, True) == "blocked-optimal-path"
-    assert _klass(g, ["-1"], {}, True) == "recovers-on-retry"
-    assert _klass(g, ["-1"], {}, False) == "retry-did-not-recover"
-    assert _klass(Group("s", "t", "x", ids=[1], retryable={1, 0}), ["-1"], {}, True) == "recurring-error"
-    assert _klass(Group("s", "t", "x", ids=[1], retryable={None}), [], {}, True) == "recurring-error"
+    assert finding_class(g, ["-1", "-2"], {1: {"false-success"}}, True) == "unstable-error-code"
+    annotated = {1: {"blocked-optimal-path"}, 2: {"false-success"}}
+    assert finding_class(g, ["-1"], annotated, True) == "false-success"
+    assert finding_class(g, ["-1"], {2: {"blocked-optimal-path"}}, True) == "blocked-optimal-path"
+    assert finding_class(g, ["-1"], {}, True) == "recovers-on-retry"
+    assert finding_class(g, ["-1"], {}, False) == "retry-did-not-recover"
+    mixed = Group("s", "t", "x", ids=[1], retryable={1, 0})
+    assert finding_class(mixed, ["-1"], {}, True) == "recurring-error"
+    assert finding_class(Group("s", "t", "x", ids=[1], retryable={None}), [], {}, True) == "recurring-error"

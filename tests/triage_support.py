@@ -245,7 +245,7 @@ def canonical(path: Path) -> dict[str, Any]:
         ).fetchone()
         sources = sorted(db.execute("SELECT path, offset, next_line FROM index_sources"))
         skipped = db.execute("SELECT COUNT(*) FROM index_skipped").fetchone()
-        from mcpeval_nb.triage.links import parse_tail
+        from mcpeval_nb.triage.index.links import parse_tail
 
         groups = {
             (session, server): [(calls[i], s, f) for i, s, f in parse_tail(tail)]

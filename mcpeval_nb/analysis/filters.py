@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..clock import day_start
 from ..errors import UsageError
 
 __all__ = ["FILTER_COLUMNS", "call_label", "filter_calls"]
@@ -49,7 +50,7 @@ def _and(mask: Any, cond: Any) -> Any:
 
 
 def _day_start(day: dt.date, ts: Any) -> pa.Scalar:
-    return pa.scalar(dt.datetime.combine(day, dt.time(), dt.UTC), ts.type)
+    return pa.scalar(day_start(day), ts.type)
 
 
 def filter_calls(calls: pa.Table, *, server: str | None = None, tool: str | None = None,

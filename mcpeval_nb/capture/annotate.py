@@ -9,18 +9,17 @@ an unsigned 64-bit integer (never a float), and a value shaped like a stored tok
 
 from __future__ import annotations
 
-import os
 import unicodedata
-from pathlib import Path
 
+from ..clock import now_ts
 from ..errors import UsageError
-from ..home import entry_exists, resolve_root, store_dir
 from ..journal.append import append_record
 from ..limits import MAX_NOTE_CHARS
 from ..privacy.grammar import opaque_session, valid_session_token
 from ..privacy.read_rules import UUID_RE
 from ..privacy.records import ANNOTATION_KINDS, AnnotationRecord, is_u64
-from ..privacy.timestamps import now_ts
+from ..root import Root, RootLike, entry_exists
+from ..root.layout import store_dir
 from .targets import CallTarget, recorded
 
 __all__ = ["annotate", "validate_annotation"]
@@ -71,7 +70,7 @@ def _safe(kind: str) -> str:
 
 
 def annotate(session: str, seq: int | None, kind: str, note: str, *,
-             root: str | os.PathLike[str] | None = None, event_id: str | None = None) -> AnnotationRecord:
+             root: RootLike = None, event_id: str | None = None) -> AnnotationRecord:
     """Validate and append an annotation to ``annotations-<day>.jsonl``.
 
     Args:
@@ -91,7 +90,7 @@ def annotate(session: str, seq: int | None, kind: str, note: str, *,
         JournalError: the store could not be read or written.
     """
     validate_annotation(kind, note, seq, event_id, session)
-    base = Path(resolve_root(root))
+    base = Root.of(root).path
     if not entry_exists(base):
         raise UsageError(f"capture root {base} does not exist; nothing written (an annotation targets a "
                          "recorded call)")

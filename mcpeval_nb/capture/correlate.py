@@ -7,15 +7,17 @@ One correlator serves one shim process; ``scope`` separates HTTP requests in shi
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from typing import Any
 
+from .. import clock
+from ..clock import now_ts
 from ..jsonfmt import JSONFormatError, format_number, loads
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.grammar import opaque_session, valid_method, valid_tool
 from ..privacy.records import CallRecord
 from ..privacy.shape import EnumIndex, shape
-from ..privacy.timestamps import now_ts
+from .catalog import CatalogWatcher, cursor_key
 from .oversized import Glimpse, answer_id
 from .pending import Pending, PendingTable
 
@@ -79,10 +81,6 @@ EVICTED = "capture-pending-evicted"
 EXCHANGE_ENDED = "capture-exchange-ended"
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class Correlator:
     """Turns the frames of one capture into call records, strictly in arrival order.
 
@@ -96,16 +94,21 @@ class Correlator:
         session: the raw session value (``MCPEVAL_SESSION`` or a uuid); only its opaque token is kept.
         salt: the capture root's salt, for error template ids.
         pending: the table of requests awaiting answers (default: the bounds of ``limits``).
+        catalog: observe ``tools/list`` answers and build catalog records (``self.catalog``; the
+            recorder drains them).
+        known_names: names of tools other servers listed (for ``cross-tool-reference``; read once).
     """
 
-    def __init__(self, *, server: str, session: str, salt: bytes,
-                 pending: PendingTable | None = None) -> None:
+    def __init__(self, *, server: str, session: str, salt: bytes, pending: PendingTable | None = None,
+                 catalog: bool = True, known_names: Callable[[], frozenset[str]] = frozenset) -> None:
         self.server = server
         self.session = opaque_session(session)
         self._salt = salt
         self.seq = 0
         self.enums = EnumIndex()
         self.pending = pending if pending is not None else PendingTable()
+        self.catalog = CatalogWatcher(server=server, session=self.session, salt=salt,
+                                      known_names=known_names) if catalog else None
 
     def _record(self, method: str, outcome: str, **extra: Any) -> CallRecord:
         self.seq += 1
@@ -167,8 +170,10 @@ class Correlator:
         args = None
         if isinstance(params, dict) and "arguments" in params:
             args = Pending.encode_args(shape(params["arguments"], tool or "", self.enums))
-        entry = Pending(msg["method"], tool, args, now_ms if now_ms is not None else _now_ms(), overhead_us,
-                        scope)
+        cursor = cursor_key(params.get("cursor")) if msg["method"] == "tools/list" and isinstance(
+            params, dict) else None
+        sent = now_ms if now_ms is not None else clock.now_ms()
+        entry = Pending(msg["method"], tool, args, sent, overhead_us, scope, cursor=cursor)
         previous, evicted = self.pending.put(id_key(scope, msg["id"]), entry)
         records = [] if previous is None else [self._displaced(previous, ID_COLLISION)]
         return records + [self._displaced(p, EVICTED) for p in evicted]
@@ -189,7 +194,7 @@ class Correlator:
         pending = None if msg_id is None else self.pending.pop(id_key(scope, msg_id))
         if pending is None:
             return self.unparsed(direction, overhead_us=overhead_us)
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         return self._record(pending.method, "unknown", tool=pending.tool, args=pending.args,
                             latency_ms=max(0, now - pending.sent_ms), error={"code": OVERSIZED_ANSWER},
                             shim_self_us=pending.overhead_us + overhead_us)
@@ -212,7 +217,7 @@ class Correlator:
             return None
         if pending.collided:  # the answer may be the other request's: record the call, not the answer
             return self._displaced(pending, ID_COLLISION, overhead_us)
-        now = now_ms if now_ms is not None else _now_ms()
+        now = now_ms if now_ms is not None else clock.now_ms()
         return self._response(msg, pending, max(0, now - pending.sent_ms), pending.overhead_us + overhead_us)
 
     def _displaced(self, p: Pending, code: str, overhead_us: int = 0) -> CallRecord:
@@ -231,5 +236,8 @@ class Correlator:
                 outcome, error = "error", tool_error_info(result, self._salt)
             elif not isinstance(result["isError"], bool):
                 outcome = "unknown"
-        return self._record(p.method, outcome, tool=p.tool, args=p.args, latency_ms=latency,
-                            error=error, shim_self_us=overhead)
+        record = self._record(p.method, outcome, tool=p.tool, args=p.args, latency_ms=latency,
+                              error=error, shim_self_us=overhead)
+        if p.method == "tools/list" and self.catalog is not None:
+            self.catalog.page(p.cursor, record.seq, msg)
+        return record

@@ -36,6 +36,8 @@ class Pending:
         scope: the correlation scope (``""`` on stdio).
         collided: a second request with the same id arrived while this one was pending: its answer
             cannot be told from the other's.
+        cursor: a ``tools/list`` request's pagination cursor as ``capture.catalog.cursor_key`` keeps it
+            (its SHA-256), or None.
     """
 
     method: str
@@ -45,6 +47,7 @@ class Pending:
     overhead_us: int
     scope: str = ""
     collided: bool = False
+    cursor: bytes | None = None
 
     @property
     def size(self) -> int:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import now_ms
 from ..limits import LOCK_TIMEOUT_S
 from .correlate import Correlator
 from .oversized import Glimpse
@@ -38,11 +39,6 @@ def frames_summary(frames: Counter[str]) -> str:
     """``12 frames were not recorded (10 from the server, 2 from the client)``."""
     parts = ", ".join(f"{n} {_SIDES.get(d, d)}" for d, n in sorted(frames.items(), key=lambda kv: -kv[1]))
     return f"{counted(sum(frames.values()), 'frame')} not recorded ({parts})"
-
-
-def now_ms() -> int:
-    """Milliseconds since the Unix epoch (the correlator's clock)."""
-    return time.time_ns() // 1_000_000
 
 
 @dataclass

@@ -52,6 +52,8 @@ def _prewarm(correlator: Correlator) -> None:
     listing = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
     warm.on_outbound(listing)
     warm.on_inbound(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}')
+    if warm.catalog is not None:  # the catalog record's whole build path
+        warm.catalog.drain()
     warm.on_outbound(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":'
                      b'{"u":"https://www.example.com/","i":"0be9b59c-af70-47b0-9169-d9de92330600","n":1.5}}}')
     warm.on_inbound(b'{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"gone 42"}}')

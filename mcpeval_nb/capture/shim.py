@@ -24,15 +24,16 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from ..clock import now_ms
 from ..errors import TransportError, UsageError
-from ..home import load_salt, resolve_root
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..root import Root, RootLike
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .oversized import Glimpse
-from .recorder import Frame, Recorder, now_ms
+from .recorder import Frame, Recorder
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
 
@@ -55,17 +56,19 @@ class ShimOptions:
             and ``MCPEVAL_SESSION``).
         strict_frames: refuse a frame over 4 MiB and close both sides (the reference behaviour)
             instead of forwarding it unchanged.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
     command: Sequence[str]
-    root: Path | str | None = None
+    root: RootLike = None
     session: str | None = None
     stdin_fd: int = 0
     stdout_fd: int = 1
     grace_s: float = 2.0
     env: dict[str, str] | None = field(default=None, repr=False)
     strict_frames: bool = False
+    catalog: bool = True
 
 
 class _Session:
@@ -265,11 +268,12 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError(SERVER_LABEL_MESSAGE)
     if not options.command:
         raise UsageError("shim needs the server command after --")
-    root = resolve_root(options.root)
-    salt = load_salt(root)
+    home = Root.of(options.root)
+    root, salt = home.path, home.salt()
     announce_root(root, "shim")
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
-    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
+    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt,
+                            catalog=options.catalog, known_names=lambda: recorded_names(root))
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
     # never hold this process's interpreter lock while a frame waits to be forwarded.
     recorder: Recorder = ForkedRecorder(root=root, correlator=correlator) if hasattr(os, "fork") else \

@@ -22,12 +22,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import UsageError
-from ..home import load_salt, resolve_root
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..root import Root, RootLike
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.loopback import (
     bound_address,
@@ -37,6 +36,7 @@ from ..transport.loopback import (
     run_until_signalled,
 )
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
@@ -65,19 +65,21 @@ class HTTPShimOptions:
         workers: worker threads; queue: connections waiting for a worker before 503.
         streams: event streams relayed at once, apart from the workers (past it: 503).
         timeout_s: the request-read deadline and the upstream connect/read timeout.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
     listen: str
     upstream: str
     allow_remote_http: bool = False
-    root: Path | str | None = None
+    root: RootLike = None
     session: str | None = None
     authorization: str | None = field(default=None, repr=False)
     workers: int = HTTP_WORKERS
     queue: int = HTTP_ACCEPT_QUEUE
     streams: int = MAX_HTTP_STREAMS
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
+    catalog: bool = True
 
 
 def _authorization(value: str | None) -> str | None:
@@ -105,10 +107,14 @@ class HTTPShim:
                                                  allow_remote_http=options.allow_remote_http)
         self._auth = _authorization(options.authorization)
         self.options = options
-        root = resolve_root(options.root)
+        home = Root.of(options.root)
+        root = home.path
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=load_salt(root))
+                                salt=home.salt(), catalog=options.catalog,
+                                known_names=lambda: recorded_names(root))
+        if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
+            correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
         announce_root(root, "shim-http")
         self.recorder = Recorder(root=root, correlator=correlator)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ..home import list_dir
 from ..journal.snapshot import Cursor, locked_size, open_journal
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.records import CallRecord
+from ..root import list_dir
 from ..tables.load import read_chunks
 
 __all__ = ["CallTarget", "recorded"]

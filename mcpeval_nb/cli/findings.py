@@ -41,6 +41,7 @@ def _progress() -> object:
 @opt.errors
 def index_cmd(root: str | None, full: bool, errors: str) -> int:
     """Build or refresh <root>/index.db from the store (incremental when it can be)."""
+    opt.finish_interrupted_erase(root)
     result = mcpeval_nb.build_index(root, full=full, errors=errors,
                                     progress=_progress())  # type: ignore[arg-type]
     if result.full and result.reason not in ("missing", "requested"):
@@ -85,13 +86,10 @@ def promote_cmd(root: str | None, threshold: float | None, since: str | None, un
 @_UNTIL
 def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | None, until: str | None) -> int:
     """The promoted findings, best first (SPEC 12.5)."""
-    text = mcpeval_nb.render_findings(root, format=fmt, state=state, since=since, until=until)
-    if not text:
-        click.echo("no promoted findings; run mcpeval promote --threshold 0 to see every issue", err=True)
-        if fmt == "json":
-            click.echo("[]")
-        return 0
-    click.echo(text, nl=False)
+    view = mcpeval_nb.findings_view(root, state=state, since=since, until=until)
+    if not view.findings:
+        click.echo(view.EMPTY_NOTICE, err=True)
+    click.echo(mcpeval_nb.render(view, fmt), nl=False)
     return 0
 
 
@@ -109,6 +107,7 @@ def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | Non
     "--allow-mutation", is_flag=True, help="Authorise a mutating case that names a declared sandbox."
 )
 @opt.allow_remote_http
+@opt.protocol
 @opt.root
 @opt.url
 @opt.command_argument
@@ -118,6 +117,7 @@ def verify_cmd(
     manifest: str,
     allow_mutation: bool,
     allow_remote_http: bool,
+    protocol: str,
     root: str | None,
     url: str | None,
     command: tuple[str, ...],
@@ -132,6 +132,7 @@ def verify_cmd(
         target=target,
         allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http,
+        protocol=protocol,
     )
     first, *rest = result.lines()
     click.echo(first)

@@ -25,6 +25,7 @@ __all__ = ["COMMANDS", "audit_cmd", "config_cmd", "erase_cmd", "retention_cmd"]
 @opt.root
 def retention_cmd(days: int | None, dry_run: bool, include_probe_history: bool, root: str | None) -> int:
     """Remove call and annotation journals older than N days (UTC, by the day in the file name)."""
+    opt.finish_interrupted_erase(root)
     if days is None:
         days = mcpeval_nb.resolve_config(root).retention_days
     if days is None:
@@ -47,6 +48,7 @@ def retention_cmd(days: int | None, dry_run: bool, include_probe_history: bool, 
 def erase_cmd(session: str | None, server: str | None, before: str | None, dry_run: bool,
               root: str | None) -> int:
     """Remove every call and annotation record of one session or one server from every journal."""
+    opt.finish_interrupted_erase(root)
     result = mcpeval_nb.erase(root, session=session, server=server, before=before, dry_run=dry_run)
     for line in result.lines():
         click.echo(line)

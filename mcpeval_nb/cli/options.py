@@ -23,8 +23,10 @@ __all__ = [
     "confirm_read_only",
     "errors",
     "example",
+    "finish_interrupted_erase",
     "output_format",
     "price_per_mtok",
+    "protocol",
     "report_skipped",
     "root",
     "server",
@@ -43,26 +45,19 @@ def _doc(decorator: F, text: str) -> F:
 
 LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
 
-def _finish_interrupted(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """Every command that takes ``--root`` first finishes an erase a SIGKILL interrupted (one stat when
-    there is none; docs/governance.md).  A failure is one warning line: erase and retention repeat the
-    check themselves and fail with it."""
-    import os
+def finish_interrupted_erase(root: str | None) -> None:
+    """The first step of every writer that reads the journals back (``erase``, ``retention``, ``index``,
+    ``share``): finish an erase a SIGKILL interrupted, and say so on stderr (docs/governance.md).  Never
+    run while arguments are parsed: a read-only command changes nothing under the root.
 
-    try:
-        base = mcpeval_nb.resolve_root(value)
-    except mcpeval_nb.MCPEvalError:
-        return value  # the command itself reports an unusable root
-    if os.path.lexists(base / ".erase-intent.json") or os.path.lexists(base / ".erase-work"):
-        try:
-            if mcpeval_nb.recover(base):
-                click.echo("mcpeval-nb: finished an interrupted erase first", err=True)
-        except mcpeval_nb.MCPEvalError as exc:
-            click.echo(f"mcpeval-nb: warning: {mcpeval_nb.describe(exc)}", err=True)
-    return value
+    Raises:
+        GovernanceError: the interrupted erase cannot be finished (the command fails with it).
+    """
+    if mcpeval_nb.recover(root):
+        click.echo("mcpeval-nb: finished an interrupted erase first", err=True)
 
 
-root = _doc(click.option("--root", type=click.Path(), default=None, callback=_finish_interrupted,
+root = _doc(click.option("--root", type=click.Path(), default=None,
                          help="Capture root (default $MCPEVAL_HOME)."),
             "``--root DIR``: the capture root (default ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).")
 url = _doc(click.option("--url", default=None, help="Streamable HTTP endpoint (instead of a stdio command)."),
@@ -80,6 +75,16 @@ allow_open_world = _doc(click.option("--allow-open-world", is_flag=True,
 skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
                               help="A tool the battery must not call."),
                  "``--skip-tool NAME`` (repeatable): a tool the readiness battery must not call.")
+no_catalog = _doc(click.option("--no-catalog", is_flag=True,
+                               help="Do not record catalog records of tools/list listings."),
+                  "``--no-catalog``: record calls only, no catalog records (docs/catalog.md).")
+protocol = _doc(click.option("--protocol", type=click.Choice(["auto", "legacy", "2026-07-28"]),
+                             default="auto", show_default=True,
+                             help="Protocol era: auto (server/discover, falling back to the initialize "
+                                  "handshake), legacy (initialize only) or 2026-07-28 (stateless only)."),
+                "``--protocol auto|legacy|2026-07-28``: the protocol era (docs/protocol.md).")
+
+
 def _positive_price(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise click.BadParameter("must be a positive number of USD", ctx=ctx, param=param)

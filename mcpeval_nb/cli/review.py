@@ -55,6 +55,7 @@ def doctor_cmd(check_redaction: bool, root: str | None) -> int:
 def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: bool, force: bool,
               root: str | None) -> int:
     """Export a checked, normalised envelope of the store, published atomically."""
+    opt.finish_interrupted_erase(root)
     options = mcpeval_nb.ShareOptions(include_probe_history=include_probe_history,
                                       include_annotation_notes=include_annotation_notes, force=force)
     if include_annotation_notes:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..textsafe import escape
+from mcpeval_nb import escape_controls as escape
 
 __all__ = ["escape", "escaped_streams"]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..analysis import error_templates
 from ..errors import DocumentError
+from ..root.layout import store_dir
 from ..tables import open_store
 
 __all__ = ["baseline_templates"]
@@ -44,7 +45,7 @@ def baseline_templates(path: Path) -> frozenset[str]:
     """
     if not path.is_dir():
         raise DocumentError(f"--baseline {path} is not a directory")
-    if (path / "store").is_dir():
+    if store_dir(path).is_dir():
         return frozenset(error_templates(open_store(path).calls).column("template_id").to_pylist())
     if next(path.rglob("*.parquet"), None) is not None:
         return _parquet(path)

@@ -5,7 +5,8 @@ A budgets file is strict JSON, version 1 (``mcpeval-nb schema budgets`` prints i
     {"version": 1,
      "budgets": [{"server": "docs", "tool": "search", "p95_ms": 500, "p99_ms": 2000,
                   "max_error_rate": 0.05, "min_calls": 20}],
-     "no_new_templates": false}
+     "no_new_templates": false,
+     "catalog": {"fail_on": "any", "server": "*"}}
 
 ``server`` and ``tool`` may be ``"*"`` (and default to it); every limit is optional.  A bad file is
 refused with the JSON path of the first problem in document order (``budgets.json: /budgets/0/p95_ms
@@ -23,8 +24,8 @@ from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text
 
-__all__ = ["ANY", "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets",
-           "parse_budgets"]
+__all__ = ["ANY", "BudgetEntry", "Budgets", "CatalogRule", "budgets_schema", "budgets_schema_text",
+           "load_budgets", "parse_budgets"]
 
 #: The selector that matches every server or every tool.
 ANY = "*"
@@ -63,11 +64,25 @@ class BudgetEntry:
 
 
 @dataclass(frozen=True)
+class CatalogRule:
+    """The optional ``catalog`` section: judge recorded catalogs against their pins (``catalog check``).
+
+    Attributes:
+        fail_on: ``drift``, ``flags`` or ``any``.
+        server: a label, or ``*`` for every recorded or pinned server.
+    """
+
+    fail_on: str = "any"
+    server: str = ANY
+
+
+@dataclass(frozen=True)
 class Budgets:
-    """A parsed budgets file: the entries in file order and the template rule."""
+    """A parsed budgets file: the entries in file order, the template rule and the catalog rule."""
 
     budgets: tuple[BudgetEntry, ...]
     no_new_templates: bool = False
+    catalog: CatalogRule | None = None
 
     def for_call(self, server: str, tool: str) -> BudgetEntry | None:
         """The most specific entry matching ``(server, tool)``, or None when none does."""
@@ -103,6 +118,8 @@ def _message(v: Violation) -> str:
         return f"{where} must be {dumps(v.validator_value, sort_keys=True)}"
     if v.validator == "pattern":
         return f"{where} must be a label (1-128 of letters, digits, '.', '_', '-', ':') or \"*\""
+    if v.validator == "enum":
+        return f"{where} must be one of {', '.join(str(x) for x in v.validator_value)}"
     if v.validator == "minimum":
         return f"{where} must be at least {dumps(v.validator_value, sort_keys=True)}"
     if v.validator == "maximum":
@@ -155,7 +172,10 @@ def parse_budgets(data: bytes | str | Mapping[str, Any], *, source: str = "budge
         if first != b.index:
             raise DocumentError(f"{source}: /budgets/{b.index} has the same server and tool as "
                                 f"/budgets/{first}")
-    return Budgets(budgets=entries, no_new_templates=bool(doc.get("no_new_templates", False)))
+    raw = doc.get("catalog")
+    rule = None if raw is None else CatalogRule(fail_on=raw.get("fail_on", "any"),
+                                                server=raw.get("server", ANY))
+    return Budgets(budgets=entries, no_new_templates=bool(doc.get("no_new_templates", False)), catalog=rule)
 
 
 def load_budgets(path: str | Path) -> Budgets:

@@ -6,7 +6,8 @@ applies: ``p95_ms``/``p99_ms`` against ``latency_summary``'s percentiles (linear
 same numbers ``summary`` and the notebooks show), ``max_error_rate`` on the Wilson 95% interval of the
 error count (``wilson_interval``: fail only when its lower bound is over the budget, warn when only
 its upper bound is), and fewer calls than ``min_calls`` is not judged.  ``no_new_templates`` compares
-``error_templates`` of that traffic with a baseline's (``baseline.py``).
+``error_templates`` of that traffic with a baseline's (``baseline.py``).  The optional ``catalog`` rule
+adds one check per recorded or pinned server: ``catalog check`` against ``catalog-pins.json``.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import error_templates, filter_calls, latency_summary, outcome_rates, wilson_interval
+from ..clock import parse_day
 from ..errors import UsageError
+from ..root import RootLike
 from ..tables import open_store
 from .baseline import baseline_templates
-from .budgets import ANY, BudgetEntry, Budgets, load_budgets
+from .budgets import ANY, BudgetEntry, Budgets, CatalogRule, load_budgets
 from .report import GateCheck, GateReport, NewTemplate
 
 __all__ = ["LIMITS", "gate"]
@@ -32,17 +35,6 @@ __all__ = ["LIMITS", "gate"]
 #: The limits a budgets entry can set, in report order.
 LIMITS = ("p95_ms", "p99_ms", "max_error_rate")
 _PAIR = ("server", "tool")
-
-
-def _day(since: str | dt.date | None) -> dt.date | None:
-    if since is None or isinstance(since, dt.date):
-        return since
-    try:
-        if len(since) == 10:
-            return dt.date.fromisoformat(since)
-    except ValueError:
-        pass
-    raise UsageError("--since must be a day, YYYY-MM-DD")
 
 
 def _real(calls: pa.Table, day: dt.date | None) -> pa.Table:
@@ -97,7 +89,21 @@ def _template_check(real: pa.Table, known: frozenset[str]) -> GateCheck:
                      limit=0, observed=float(len(new)), calls=real.num_rows, new_templates=new)
 
 
-def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLike[str], *,
+def _catalog_checks(store: Any, rule: CatalogRule) -> list[GateCheck]:
+    """One check per recorded or pinned server: ``catalog check`` with the rule's ``fail_on``."""
+    from ..catalog import check_catalogs
+
+    check = check_catalogs(store, server=None if rule.server == ANY else rule.server, fail_on=rule.fail_on)
+    found = check.findings()
+    return [GateCheck(server=s.server, tool=ANY, limit_name="catalog",
+                      status="fail" if check.failing(s) else "pass", limit=0,
+                      observed=float(sum(r["server"] == s.server for r in found)), calls=0,
+                      details=tuple(f"{r['rule'].removeprefix('catalog-')} {r['what']} {r['tool'] or '-'}"
+                                    for r in found if r["server"] == s.server))
+            for s in check.status.servers]
+
+
+def gate(root: RootLike, budgets: Budgets | str | os.PathLike[str], *,
          since: str | dt.date | None = None,
          baseline: str | os.PathLike[str] | None = None) -> GateReport:
     """Judge the capture root's real traffic against budgets.
@@ -118,7 +124,7 @@ def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLi
         JournalError: the store could not be read (exit 3).
     """
     spec = budgets if isinstance(budgets, Budgets) else load_budgets(Path(budgets))
-    day = _day(since)
+    day = parse_day(since, what="--since")
     if spec.no_new_templates and baseline is None:
         raise UsageError("the budgets set no_new_templates: pass --baseline DIR")
     known = baseline_templates(Path(baseline)) if baseline is not None else None
@@ -128,6 +134,8 @@ def gate(root: str | os.PathLike[str] | None, budgets: Budgets | str | os.PathLi
     checks = _limit_checks(calls, spec)
     if spec.no_new_templates and known is not None:
         checks.append(_template_check(real, known))
+    if spec.catalog is not None:
+        checks += _catalog_checks(store, spec.catalog)
     return GateReport(tuple(checks), calls=calls.num_rows, since=None if day is None else day.isoformat(),
                       baseline=None if baseline is None else str(baseline),
                       skipped_lines=store.skipped_lines())

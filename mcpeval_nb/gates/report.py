@@ -9,16 +9,15 @@ interval straddles the budget: too few calls to tell) or ``not-judged`` (fewer c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from ..jsonfmt import dumps
 from ..junit import JUnitCase, JUnitSuite, render_junit
+from ..probe.render import Format, FormatSet, json_text, lines_text, render
 from ..tables.load import SkippedLine
 
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
 GATE_SCHEMA = "mcpeval-nb.gate-report/v1"
-GATE_FORMATS = ("text", "markdown", "json", "junit")
 #: Reason label -> remediation hint, for checks that did not pass.
 GATE_REASONS = {
     "gate-p95-exceeded": "The 95th latency percentile of real traffic is over its budget: profile the "
@@ -33,11 +32,15 @@ GATE_REASONS = {
     "gate-too-few-calls": "Fewer calls than min_calls: the tool is not judged until it has more traffic.",
     "gate-new-error-template": "Error templates that the baseline never saw: a new failure mode; review "
                                "them with `mcpeval-nb summary` before accepting the baseline.",
+    "gate-catalog-unapproved": "The server's tool catalog changed since it was pinned, has no pin, or "
+                               "carries a signal flag its pin does not hold: review it with `mcpeval-nb "
+                               "catalog`, then `mcpeval-nb catalog pin` to approve it.",
 }
 _STATUS_REASON = {("p95_ms", "fail"): "gate-p95-exceeded", ("p99_ms", "fail"): "gate-p99-exceeded",
                   ("max_error_rate", "fail"): "gate-error-rate-exceeded",
                   ("max_error_rate", "warn"): "gate-error-rate-uncertain",
-                  ("no_new_templates", "fail"): "gate-new-error-template"}
+                  ("no_new_templates", "fail"): "gate-new-error-template",
+                  ("catalog", "fail"): "gate-catalog-unapproved"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,7 @@ class GateCheck:
         calls: calls judged. low / high: the error rate's Wilson 95% interval.
         budget: the index of the budgets entry that set the limit (None for the template rule).
         new_templates: the templates the baseline did not have (template rule only).
+        details: the catalog rule's findings (``drift renamed remove_item``, ``flag hidden-text on t``).
     """
 
     server: str
@@ -74,6 +78,7 @@ class GateCheck:
     high: float | None = None
     budget: int | None = None
     new_templates: tuple[NewTemplate, ...] = ()
+    details: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str | None:
@@ -91,6 +96,8 @@ class GateCheck:
         """``calls=40 observed=480 limit=500`` and, for error rates, ``low=... high=...``."""
         if self.limit_name == "no_new_templates":
             return f"new={len(self.new_templates)} limit=0"
+        if self.limit_name == "catalog":
+            return f"findings={len(self.details)} limit=0"
         observed = "-" if self.observed is None else _num(self.observed)
         text = f"calls={self.calls} observed={observed} limit={_num(self.limit)}"
         if self.low is not None and self.high is not None:
@@ -99,7 +106,8 @@ class GateCheck:
 
     def to_json(self) -> dict[str, Any]:
         """Sorted keys as the document prints them."""
-        return {"budget": self.budget, "calls": self.calls, "high": self.high, "hint": self.hint,
+        return {"budget": self.budget, "calls": self.calls, "details": list(self.details), "high": self.high,
+                "hint": self.hint,
                 "limit": self.limit, "limit_name": self.limit_name, "low": self.low,
                 "new_templates": [{"count": t.count, "template_id": t.template_id, "tools": list(t.tools)}
                                   for t in self.new_templates],
@@ -114,6 +122,13 @@ def _num(value: float) -> str:
 @dataclass(frozen=True)
 class GateReport:
     """Every check, in (server, tool, limit) order, then the template rule; and what was judged."""
+
+    #: The gate report's format table.
+    FORMATS: ClassVar[FormatSet[GateReport]] = FormatSet(
+        (Format("text", lambda r, _: r.render_text()), Format("markdown", lambda r, _: r.render_markdown()),
+         Format("json", lambda r, _: json_text(r.to_json())),
+         Format("junit", lambda r, _: render_junit(r.junit_suites(), name="mcpeval-nb gate"))),
+        unknown="unknown gate format; use text, markdown, json or junit")
 
     checks: tuple[GateCheck, ...]
     calls: int
@@ -149,14 +164,12 @@ class GateReport:
                                                  for s in ("pass", "fail", "warn", "not-judged")}}
 
     def render(self, fmt: str = "text") -> str:
-        """``text``, ``markdown``, ``json`` or ``junit``; every format ends with a newline."""
-        if fmt == "json":
-            return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
-        if fmt == "junit":
-            return render_junit(self.junit_suites(), name="mcpeval-nb gate")
-        if fmt == "markdown":
-            return self.render_markdown()
-        return self.render_text()
+        """``text``, ``markdown``, ``json`` or ``junit``; every format ends with a newline.
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        return render(self, fmt)
 
     def _scope(self) -> str:
         return f"{self.calls} calls" + (f" since {self.since}" if self.since else "")
@@ -168,11 +181,12 @@ class GateReport:
             lines.append(f"{c.server} {c.tool} {c.limit_name} {c.status} {c.numbers()}")
             lines += [f"  new template {t.template_id} count={t.count} tools={','.join(t.tools) or '-'}"
                       for t in c.new_templates]
+            lines += [f"  {detail}" for detail in c.details]
             if c.hint is not None:
                 lines.append(f"  hint: {c.hint}")
         lines.append(f"gate {'passed' if self.passed else 'failed'} {self.summary_words()} "
                      f"({self._scope()})")
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def render_markdown(self) -> str:
         """The text output's content in its order: a table of checks, new templates, hints, summary."""
@@ -199,7 +213,7 @@ class GateReport:
         for c in self.checks:
             name, classname = f"{c.server} {c.tool} {c.limit_name}", f"mcpeval.gate.{c.server}"
             body = "\n".join(x for x in (c.hint, c.numbers(), *(
-                f"new template {t.template_id} count={t.count}" for t in c.new_templates)) if x)
+                f"new template {t.template_id} count={t.count}" for t in c.new_templates), *c.details) if x)
             if c.status in ("pass", "warn"):  # a warning passes: its interval cannot tell yet
                 note = None if c.status == "pass" else f"warning {c.reason}: {c.hint}\n{c.numbers()}"
                 cases.append(JUnitCase(name, classname, output=note))
@@ -211,3 +225,7 @@ class GateReport:
         props = (("calls", str(self.calls)), ("since", self.since or "-"),
                  ("warned", str(self.count("warn"))))
         return [JUnitSuite("gate", tuple(cases), props)]
+
+
+#: What ``GateReport.render`` writes, in ``--format`` order.
+GATE_FORMATS = GateReport.FORMATS.names

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import limits
-from ..home import config_path, history_path, resolve_root, salt_path, store_dir
+from ..root import Root, RootLike
+from ..root.layout import config_path, history_path, salt_path, store_dir
 from .audit import audit_path
 from .retention import configured_retention
 
@@ -86,6 +87,7 @@ def _journals(root: Path) -> dict[str, dict[str, int]]:
     def kind(prefix: str) -> list[Path]:
         return [store / n for n in names if n.startswith(prefix) and n.endswith(".jsonl")]
     return {"calls": _sizes(kind("calls-")), "annotations": _sizes(kind("annotations-")),
+            "catalogs": _sizes(kind("catalogs-")),
             "probe_history": _sizes([history_path(root)]), "audit": _sizes([audit_path(root)])}
 
 
@@ -94,7 +96,7 @@ def _limits() -> dict[str, float]:
             if name.isupper() and isinstance(value, int | float) and not isinstance(value, bool)}
 
 
-def resolve_config(root: str | os.PathLike[str] | None = None) -> ConfigReport:
+def resolve_config(root: RootLike = None) -> ConfigReport:
     """Resolve the configuration as every command does, without creating anything.
 
     Args:
@@ -106,11 +108,11 @@ def resolve_config(root: str | os.PathLike[str] | None = None) -> ConfigReport:
     """
     from ..triage.scoring import resolve_threshold
 
-    source = "flag" if root is not None else ("MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
-    base = resolve_root(root)
+    home = Root.of(root)
+    base = home.path
     days, days_source = configured_retention(base)
     threshold, threshold_source = resolve_threshold(base)
-    return ConfigReport(root=base, root_source=source, salt=salt_path(base),
+    return ConfigReport(root=base, root_source=home.source, salt=salt_path(base),
                         salt_exists=salt_path(base).exists(), config_file=config_path(base),
                         journals=_journals(base), retention_days=days, retention_source=days_source,
                         promotion_threshold=threshold, threshold_source=threshold_source,

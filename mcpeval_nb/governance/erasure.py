@@ -1,10 +1,11 @@
-"""Erase one session or one server from every call and annotation journal (docs/governance.md).
+"""Erase one session or one server from every call, annotation and catalog journal (docs/governance.md).
 
 ``erase`` plans first (annotation targets, with ``--server``), then rewrites journal by journal,
 annotations first (so an erase finished by the next command can still match annotations to the calls
 they name), each with ``rewrite.rewrite``: in place, under the journal's exclusive lock, crash-safe.
 The intent file carries the selection (a token or a label, never a raw session value) so that
-``recover`` (run by the next command) finishes the journal in flight and then the ones not yet done.
+``recover`` (the first step of the next writer: erase, retention, index, share) finishes the journal in
+flight and then the ones not yet done.  Reads never run it: a read-only command changes nothing.
 Trend points are never touched: they hold no session.  ``index.db`` and the Parquet checkpoint notice
 the rewritten prefix by its digest and rebuild.
 """
@@ -17,21 +18,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
-from ..home import drop_engine_dataset, resolve_root
 from ..limits import LOCK_TIMEOUT_S
+from ..root import Root, RootLike, drop_engine_dataset
+from ..root.layout import erase_intent_path, erase_work_path, store_dir
 from . import audit
-from .intent import INTENT_NAME, WORK_DIR, Intent, clean_work, governance_lock
-from .rewrite import Filter, finish, kill_point, rewrite
+from .intent import Intent, clean_work, governance_lock
+from .rewrite import Checkpoint, Filter, finish, no_checkpoint, rewrite
 from .select import (
     ANNOTATIONS,
+    CATALOGS,
     AnnotationPlan,
     Selection,
     Tally,
     annotation_filter,
     call_filter,
+    catalog_filter,
     check_store,
     journal_day,
     plan_annotations,
+    record_kind,
     store_journals,
 )
 
@@ -66,8 +71,11 @@ class EraseResult:
             f"server {self.selection.server}"
         when = f" before {self.selection.before}" if self.selection.before else ""
         verb = "would remove" if self.dry_run else "removed"
-        lines = [f"{verb} {self.removed.get('calls', 0)} call(s) and {self.removed.get('annotations', 0)} "
-                 f"annotation(s) of {who}{when} from {len(self.files)} journal(s)"]
+        catalogs = self.removed.get("catalogs", 0)
+        listings = f", {catalogs} catalog record(s)" if catalogs else ""
+        lines = [f"{verb} {self.removed.get('calls', 0)} call(s){listings} and "
+                 f"{self.removed.get('annotations', 0)} annotation(s) of {who}{when} from {len(self.files)} "
+                 "journal(s)"]
         lines += [f"  {rel}" for rel in self.files]
         if self.unmatched_annotations:
             lines.append(f"{self.unmatched_annotations} annotation(s) could not be matched to a call and "
@@ -79,52 +87,50 @@ class EraseResult:
         return lines
 
 
-def _kind(rel: str) -> str:
-    return "annotations" if rel.startswith(ANNOTATIONS) else "calls"
-
-
 def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
     if rel.startswith(ANNOTATIONS):
         return annotation_filter(selection, plan, tally)
+    if rel.startswith(CATALOGS):
+        return catalog_filter(selection, journal_day(rel), tally)
     return call_filter(selection, journal_day(rel), tally)
 
 
 def _wanted(rel: str, selection: Selection) -> bool:
-    # With --before, only calls journals of earlier days can hold selected calls; annotation journals
-    # are all read (an annotation of a selected call may be written on a later day).
+    # With --before, only call and catalog journals of earlier days can hold selected records; annotation
+    # journals are all read (an annotation of a selected call may be written on a later day).
     return rel.startswith(ANNOTATIONS) or selection.day_ok(journal_day(rel))
 
 
 def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool,
-         timeout: float) -> EraseResult:
+         timeout: float, checkpoint: Checkpoint = no_checkpoint) -> EraseResult:
     plan = plan_annotations(root, selection, journals)
     tally = Tally()
     intent = Intent(op="erase", selection=selection.to_json(), files=tuple(journals))
-    removed = {"calls": 0, "annotations": 0}
+    removed = {"calls": 0, "annotations": 0, "catalogs": 0}
     changed: list[str] = []
     done: list[str] = []
     for rel in journals:
         try:
             dropped, intent = rewrite(root, rel, _filter(rel, selection, plan, tally), intent,
-                                      dry_run=dry_run, timeout=timeout)
+                                      dry_run=dry_run, timeout=timeout, checkpoint=checkpoint)
         except (JournalError, OSError) as exc:
             reason = str(exc) if isinstance(exc, JournalError) else exc.strerror or type(exc).__name__
             raise EraseIncomplete(rel, reason, tuple(done)) from None
         if dropped:
-            removed[_kind(rel)] += dropped
+            removed[record_kind(rel)] += dropped
             changed.append(rel)
         if not dry_run:
-            intent = intent.finished(rel, dropped, _kind(rel))
+            intent = intent.finished(rel, dropped, record_kind(rel))
             intent.save(root)
             clean_work(root)
-            kill_point("between-files")
+            checkpoint("between-files")
         done.append(rel)
     return EraseResult(selection, removed, tuple(changed), plan.unmatched, tally.unreadable, dry_run)
 
 
-def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = None,
+def erase(root: RootLike = None, *, session: str | None = None,
           server: str | None = None, before: str | dt.date | None = None, dry_run: bool = False,
-          timeout: float = LOCK_TIMEOUT_S) -> EraseResult:
+          timeout: float = LOCK_TIMEOUT_S, _checkpoint: Checkpoint = no_checkpoint) -> EraseResult:
     """Remove every call and annotation record of one session or one server from every journal.
 
     Args:
@@ -134,6 +140,7 @@ def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = N
         before: only records of days before this one (``YYYY-MM-DD``).
         dry_run: count what would be removed; nothing is written.
         timeout: seconds to wait for each journal's exclusive lock.
+        _checkpoint: private, for tests only: told each step reached (``rewrite.Checkpoint``).
 
     Returns:
         Counts per journal kind, the journals changed, unmatched annotations.  An audit record is
@@ -145,11 +152,11 @@ def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = N
         EraseIncomplete: a journal could not be rewritten; names the journals already done.
         GovernanceError: another erase or retention is running, or an interrupted one cannot finish.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     try:
         selection = Selection.of(session=session, server=server, before=before)
         check_store(base)
-        return _erase(base, selection, dry_run=dry_run, timeout=timeout)
+        return _erase(base, selection, dry_run=dry_run, timeout=timeout, checkpoint=_checkpoint)
     except EraseIncomplete:
         raise  # recorded as failed, naming the journals done
     except MCPEvalError as exc:
@@ -157,12 +164,13 @@ def erase(root: str | os.PathLike[str] | None = None, *, session: str | None = N
         raise
 
 
-def _erase(base: Path, selection: Selection, *, dry_run: bool, timeout: float) -> EraseResult:
+def _erase(base: Path, selection: Selection, *, dry_run: bool, timeout: float,
+           checkpoint: Checkpoint) -> EraseResult:
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         journals = [rel for rel in store_journals(base, "erase") if _wanted(rel, selection)]
         try:
-            result = _run(base, selection, journals, dry_run=dry_run, timeout=timeout)
+            result = _run(base, selection, journals, dry_run=dry_run, timeout=timeout, checkpoint=checkpoint)
         except EraseIncomplete as exc:
             audit.record(base, action="erase", outcome="failed", reason="io-error",
                          labels=_labels(selection), counts={"journals_done": len(exc.done)},
@@ -193,14 +201,15 @@ def recover_locked(root: Path, timeout: float) -> bool:
         return False
     if intent.current is not None:
         padded = finish(root, intent.current, timeout=timeout)
-        intent = intent.finished(intent.current.path, intent.current.dropped, _kind(intent.current.path))
+        current = intent.current
+        intent = intent.finished(current.path, current.dropped, record_kind(current.path))
         intent.save(root)
         if padded:
             _compact(root, intent.done[-1], intent, timeout)
     if intent.op == "erase":
         selection = Selection.from_json(intent.selection)
         rest = [rel for rel in intent.files
-                if rel not in intent.done and os.path.lexists(root / "store" / rel)]
+                if rel not in intent.done and os.path.lexists(store_dir(root) / rel)]
         _run(root, selection, rest, dry_run=False, timeout=timeout)
     Intent.clear(root)
     audit.record(root, action=intent.op, labels={"phase": "recovered"},
@@ -217,12 +226,14 @@ def _compact(root: Path, rel: str, intent: Intent, timeout: float) -> None:
     intent.with_current(None).save(root)
 
 
-def recover(root: str | os.PathLike[str] | None = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
+def recover(root: RootLike = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
     """Finish an erase (or a retention rewrite) that was interrupted, if there is one.
 
-    Every command that takes ``--root`` calls this first.  The journal that was being rewritten is
-    rolled forward from its filtered copy, keeping records appended after the interruption; an erase
-    then goes on with the journals it had not reached.
+    The first step of every writer that reads the journals back (``erase``, ``apply_retention``,
+    ``build_index``, ``export_share``; the CLI's ``erase``, ``retention``, ``index`` and ``share``), never
+    of a read.  The journal that was being rewritten is rolled forward from its filtered copy, keeping
+    records appended after the interruption; an erase then goes on with the journals it had not reached.
+    With nothing to finish it looks at two names and writes nothing.
 
     Returns:
         True when there was something to finish.
@@ -230,8 +241,8 @@ def recover(root: str | os.PathLike[str] | None = None, *, timeout: float = LOCK
     Raises:
         GovernanceError: the journal is in a state the erase cannot explain (left as it is).
     """
-    base = resolve_root(root)
-    if not os.path.lexists(base / INTENT_NAME) and not os.path.lexists(base / WORK_DIR):
+    base = Root.of(root).path
+    if not os.path.lexists(erase_intent_path(base)) and not os.path.lexists(erase_work_path(base)):
         return False
     with governance_lock(base, timeout=timeout):
         return recover_locked(base, timeout)

@@ -21,15 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GovernanceError
-from ..home import read_json_file
 from ..limits import LOCK_TIMEOUT_S
+from ..root import read_json_file
+from ..root.layout import (
+    erase_intent_path,
+    erase_work_path,
+    governance_lock_path,
+)
 
-__all__ = ["INTENT_NAME", "LOCK_NAME", "WORK_DIR", "Current", "Intent", "clean_work", "fsync_dir",
+__all__ = ["Current", "Intent", "clean_work", "fsync_dir",
            "governance_lock", "work_dir"]
 
-INTENT_NAME = ".erase-intent.json"
-LOCK_NAME = ".governance.lock"
-WORK_DIR = ".erase-work"
 
 
 @dataclass(frozen=True)
@@ -103,8 +105,8 @@ class Intent:
 
     def save(self, root: Path) -> None:
         """Write atomically: a temporary file, fsync, rename over, fsync the directory."""
-        target = root / INTENT_NAME
-        tmp = root / f"{INTENT_NAME}.{uuid.uuid4().hex}.tmp"
+        target = erase_intent_path(root)
+        tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
         data = (json.dumps(self.to_json(), sort_keys=True) + "\n").encode()
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -123,7 +125,7 @@ class Intent:
     @staticmethod
     def load(root: Path) -> Intent | None:
         """The intent left by an interrupted operation, or None."""
-        path = root / INTENT_NAME
+        path = erase_intent_path(root)
         data = read_json_file(path, error=GovernanceError,
                               invalid="is not a valid erase intent; nothing was changed")
         return None if data is None else Intent.from_json(data, path)
@@ -132,16 +134,16 @@ class Intent:
     def clear(root: Path) -> None:
         """Remove the intent (the operation is complete) and the work directory."""
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(root / INTENT_NAME)
+            os.unlink(erase_intent_path(root))
         fsync_dir(root)
         clean_work(root)
         with contextlib.suppress(OSError):
-            os.rmdir(root / WORK_DIR)
+            os.rmdir(erase_work_path(root))
 
 
 def clean_work(root: Path) -> None:
     """Remove the filtered copies (call only when no saved intent has a ``current`` naming one)."""
-    work = root / WORK_DIR
+    work = erase_work_path(root)
     with contextlib.suppress(OSError):
         for name in os.listdir(work):
             os.unlink(work / name)
@@ -159,7 +161,7 @@ def fsync_dir(path: Path) -> None:
 
 def work_dir(root: Path) -> Path:
     """``<root>/.erase-work``: filtered copies, owner-only, outside the store."""
-    path = root / WORK_DIR
+    path = erase_work_path(root)
     path.mkdir(mode=0o700, exist_ok=True)
     return path
 
@@ -173,11 +175,12 @@ def governance_lock(root: Path, *, timeout: float = LOCK_TIMEOUT_S) -> Iterator[
     """
     import filelock
 
-    lock = filelock.FileLock(str(root / LOCK_NAME), timeout=timeout)
+    path = governance_lock_path(root)
+    lock = filelock.FileLock(str(path), timeout=timeout)
     try:
         lock.acquire()
     except filelock.Timeout:
-        raise GovernanceError(f"another erase or retention holds {root / LOCK_NAME}; try again") from None
+        raise GovernanceError(f"another erase or retention holds {path}; try again") from None
     try:
         yield
     finally:

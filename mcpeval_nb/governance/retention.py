@@ -1,4 +1,4 @@
-"""Retention by days: remove call and annotation journals older than N days (docs/governance.md).
+"""Retention by days: remove call, annotation and catalog journals older than N days (docs/governance.md).
 
 A journal's day is the one in its file name (UTC); ``calls-unknown.jsonl`` has none and is kept.  A
 journal is removed whole, under its exclusive lock; with ``include_probe_history`` the trend points of
@@ -10,29 +10,31 @@ trimmed.  Without ``days`` (argument or ``config.json`` ``retention_days``) noth
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import MCPEvalError, UsageError
-from ..home import config_path, config_value, drop_engine_dataset, history_path, resolve_root
+from ..clock import CLOCK
+from ..errors import MCPEvalError
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
+from ..root import Root, RootLike, check_days, drop_engine_dataset
+from ..root.config import MAX_RETENTION_DAYS
+from ..root.layout import CONFIG, TRENDS, history_path, store_dir
 from . import audit
 from .erasure import recover_locked
 from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
-from .select import ANNOTATIONS, journal_day, parse_record, store_journals
+from .select import journal_day, parse_record, record_kind, store_journals
 
 __all__ = ["MAX_RETENTION_DAYS", "RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer",
            "apply_retention", "configured_retention", "journal_date"]
 
 #: ``serve`` applies a configured retention once at start and then at this interval.
 RETENTION_INTERVAL_S = 3600.0
-_HISTORY = "probes/history.jsonl"
+_HISTORY = TRENDS.rel()
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class RetentionResult:
         days: the retention in days.
         cutoff: journals of days before this one (``YYYY-MM-DD``) are removed.
         files: store-relative paths of the journals removed.
-        records: records removed per kind (``calls``, ``annotations``, ``trend_points``).
+        records: records removed per kind (``calls``, ``annotations``, ``trend_points``, ``catalogs``).
         dry_run: nothing was deleted.
         audit_written: the audit record was written.
     """
@@ -59,25 +61,17 @@ class RetentionResult:
         """The command's output: files and counts, never content."""
         verb = "would remove" if self.dry_run else "removed"
         r = self.records
+        listings = f", {r['catalogs']} catalog record(s)" if r.get("catalogs") else ""
         lines = [f"{verb} {len(self.files)} journal(s) older than {self.days} day(s) (before "
                  f"{self.cutoff}): {r.get('calls', 0)} call(s), {r.get('annotations', 0)} annotation(s), "
-                 f"{r.get('trend_points', 0)} trend point(s)"]
+                 f"{r.get('trend_points', 0)} trend point(s){listings}"]
         lines += [f"  {rel}" for rel in self.files]
         if not self.audit_written:
             lines.append("audit: 1 record could not be written")
         return lines
 
 
-#: The longest retention a cutoff can be computed for everywhere (a century).
-MAX_RETENTION_DAYS = 36500
 _DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-def _check_days(days: object, source: str) -> int:
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS:
-        raise UsageError(f"retention days must be a whole number from 1 to {MAX_RETENTION_DAYS} "
-                         f"(from {source})")
-    return days
 
 
 def journal_date(day: str) -> dt.date | None:
@@ -92,17 +86,14 @@ def journal_date(day: str) -> dt.date | None:
         return None
 
 
-def configured_retention(root: str | os.PathLike[str] | None = None) -> tuple[int | None, str]:
+def configured_retention(root: RootLike = None) -> tuple[int | None, str]:
     """``config.json``'s ``retention_days`` and where it came from (``config.json`` or ``unset``).
 
     Raises:
         UsageError: the file is unreadable or the value is not a whole number >= 1.
     """
-    base = resolve_root(root)
-    value = config_value(base, "retention_days")
-    if value is None:
-        return None, "unset"
-    return _check_days(value, str(config_path(base))), "config.json"
+    days = Root.of(root).config.retention_days
+    return (None, "unset") if days is None else (days, CONFIG)
 
 
 def _count_records(path: Path) -> int:
@@ -116,7 +107,7 @@ def _history_filter(cutoff: str) -> Filter:
     return Filter(candidate=lambda chunk: True, keep=keep)
 
 
-def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dry_run: bool = False,
+def apply_retention(root: RootLike = None, *, days: int, dry_run: bool = False,
                     include_probe_history: bool = False, today: dt.date | None = None,
                     timeout: float = LOCK_TIMEOUT_S) -> RetentionResult:
     """Remove call and annotation journals whose day is more than ``days`` days before today (UTC).
@@ -137,9 +128,9 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
         JournalError: a journal cannot be read or removed.
         GovernanceError: an erase or another retention is running.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     try:
-        return _apply(base, _check_days(days, "days"), dry_run, include_probe_history, today, timeout)
+        return _apply(base, check_days(days, "days"), dry_run, include_probe_history, today, timeout)
     except MCPEvalError as exc:
         audit.record(base, action="retention", outcome=audit.outcome_of(exc), reason=audit.reason_of(exc))
         raise
@@ -147,10 +138,10 @@ def apply_retention(root: str | os.PathLike[str] | None = None, *, days: int, dr
 
 def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
            timeout: float) -> RetentionResult:
-    cutoff = ((today or dt.datetime.now(dt.UTC).date()) - dt.timedelta(days=days)).isoformat()
-    records = {"calls": 0, "annotations": 0, "trend_points": 0}
+    cutoff = ((today or CLOCK.today()) - dt.timedelta(days=days)).isoformat()
+    records = {"calls": 0, "annotations": 0, "trend_points": 0, "catalogs": 0}
     removed: list[str] = []
-    if not (base / "store").is_dir():
+    if not store_dir(base).is_dir():
         return RetentionResult(days, cutoff, (), records, dry_run)
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
@@ -158,8 +149,8 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             date = journal_date(journal_day(rel))
             if date is None or date.isoformat() >= cutoff:
                 continue
-            path = base / "store" / rel
-            records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)
+            path = store_dir(base) / rel
+            records[record_kind(rel)] += _count_records(path)
             if not dry_run:
                 remove_file(path, timeout=timeout)
             removed.append(rel)
@@ -192,9 +183,8 @@ class RetentionTimer:
         interval: seconds between passes.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None, days: int | None, *,
-                 interval: float = RETENTION_INTERVAL_S) -> None:
-        self.root = resolve_root(root)
+    def __init__(self, root: RootLike, days: int | None, *, interval: float = RETENTION_INTERVAL_S) -> None:
+        self.root = Root.of(root).path
         self.days = days
         self.interval = interval
         self.passes = 0

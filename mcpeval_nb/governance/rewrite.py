@@ -20,8 +20,9 @@ done (the copy's digest at ``start`` and the truncation).  The next command roll
 copy, keeping whatever was appended after the kill.  Readers running during step 3 may see a torn
 snapshot and fail naming a line: retry them.
 
-``MCPEVAL_NB_ERASE_KILL_AT`` (test-only) names a point where the process SIGKILLs itself:
-``after-copy``, ``after-pad``, ``after-write``, ``after-swap`` (the truncation), ``between-files``.
+A rewrite reports each step it reaches to its ``checkpoint`` (``after-copy``, ``after-pad``,
+``after-write``, ``after-swap``: the truncation; the erase adds ``between-files``).  Production code passes
+none; the crash tests pass one that SIGKILLs the process at a named step.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import signal
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,18 +39,19 @@ from ..errors import GovernanceError, JournalError
 from ..journal.locks import flocked
 from ..journal.snapshot import Cursor, iter_chunks, locked_size, open_journal
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S
+from ..root.layout import erase_intent_path, store_dir
 from .intent import Current, Intent, work_dir
 
-__all__ = ["KILL_ENV", "Filter", "finish", "kill_point", "remove_file", "rewrite"]
+__all__ = ["Checkpoint", "Filter", "finish", "no_checkpoint", "remove_file", "rewrite"]
 
-KILL_ENV = "MCPEVAL_NB_ERASE_KILL_AT"
 _BLOCK = 1 << 20
+#: Called with the name of each step a rewrite (or an erase) reaches; only tests pass one, to stop the
+#: process at a known step.
+Checkpoint = Callable[[str], None]
 
 
-def kill_point(name: str) -> None:
-    """SIGKILL this process at ``name`` when ``$MCPEVAL_NB_ERASE_KILL_AT`` says so (tests only)."""
-    if os.environ.get(KILL_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+def no_checkpoint(_name: str) -> None:
+    """The production checkpoint: nothing is watching."""
 
 
 @dataclass
@@ -175,7 +176,7 @@ def _scan(fd: int, path: Path, end: int, cursor: Cursor, copy: _Copy, rule: Filt
 
 
 def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool = False,
-            timeout: float = LOCK_TIMEOUT_S) -> tuple[int, Intent]:
+            timeout: float = LOCK_TIMEOUT_S, checkpoint: Checkpoint = no_checkpoint) -> tuple[int, Intent]:
     """Drop the lines ``rule`` refuses from ``<root>/store/<rel>``, in place (module docstring).
 
     Args:
@@ -185,6 +186,7 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
         intent: the operation's intent, saved with ``current`` set during the in-place steps.
         dry_run: count only; nothing is written.
         timeout: seconds to wait for the journal's exclusive lock.
+        checkpoint: told each step reached (tests only).
 
     Returns:
         The lines dropped, and the intent to continue with (unchanged when nothing was dropped).
@@ -194,7 +196,7 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
             or recorded in the intent for the next command to finish).
         LockTimeout: the journal's exclusive lock was not acquired in time; nothing was changed.
     """
-    path = root / "store" / rel
+    path = store_dir(root) / rel
     fd = open_journal(path, writable=True)
     copy = _Copy(root, dry_run=dry_run)
     try:
@@ -212,8 +214,8 @@ def rewrite(root: Path, rel: str, rule: Filter, intent: Intent, *, dry_run: bool
                               copy_digest=copy.new.hexdigest(), dropped=copy.dropped)
             intent = intent.with_current(current)
             intent.save(root)
-            kill_point("after-copy")
-            _apply(fd, path, root, current)
+            checkpoint("after-copy")
+            _apply(fd, path, root, current, checkpoint)
         return copy.dropped, intent
     except OSError as exc:
         raise JournalError(f"cannot rewrite journal {path}: {exc.strerror}") from None
@@ -254,15 +256,15 @@ def _write_copy(fd: int, root: Path, current: Current) -> None:
     os.fdatasync(fd)
 
 
-def _apply(fd: int, path: Path, root: Path, current: Current) -> None:
+def _apply(fd: int, path: Path, root: Path, current: Current, checkpoint: Checkpoint) -> None:
     """Steps 3: pad, write the copy, truncate (the caller holds the exclusive lock)."""
     _pad(fd, current)
-    kill_point("after-pad")
+    checkpoint("after-pad")
     _write_copy(fd, root, current)
-    kill_point("after-write")
+    checkpoint("after-write")
     os.ftruncate(fd, current.new_end)
     os.fsync(fd)
-    kill_point("after-swap")
+    checkpoint("after-swap")
 
 
 def _digest(fd: int, start: int, end: int) -> str:
@@ -298,7 +300,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
         GovernanceError: the journal is in no state the rewrite could have left (changed by something
             else); it is left as it is, with the intent, for a person to look at.
     """
-    path = root / "store" / current.path
+    path = store_dir(root) / current.path
     copy_ok = _file_digest(root / current.copy) == current.copy_digest
     fd = open_journal(path, writable=True)
     try:
@@ -325,7 +327,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
     finally:
         os.close(fd)
     raise GovernanceError(f"{path} changed in a way an interrupted erase cannot explain; left as it is "
-                          f"with {root / '.erase-intent.json'}")
+                          f"with {erase_intent_path(root)}")
 
 
 def remove_file(path: Path, *, timeout: float = LOCK_TIMEOUT_S) -> None:

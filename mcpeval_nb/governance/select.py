@@ -1,5 +1,6 @@
 """What an erase removes: a session or a server (optionally before a day), and the annotations that
-go with it.
+go with it.  Catalog records (``catalogs-<day>.jsonl``) carry a session and a server too and are
+selected exactly as call records are.
 
 A call record is selected when its session token (read-side sanitised, SPEC 2.2) is the selected
 token, or its server label is the selected label; with ``before``, only in journals of days before it
@@ -21,17 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..clock import is_day, parse_day
 from ..errors import JournalError, UsageError
 from ..journal.read import iter_lines
 from ..journal.walk import walk_store
 from ..privacy import opaque_session, valid_server
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord
 from .rewrite import Filter
 
-__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "journal_day",
-           "plan_annotations", "store_journals"]
+__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "catalog_filter", "journal_day",
+           "plan_annotations", "record_kind", "store_journals"]
 
-CALLS, ANNOTATIONS = "calls-", "annotations-"
+CALLS, ANNOTATIONS, CATALOGS = "calls-", "annotations-", "catalogs-"
+#: The daily journals an erase or a retention pass reads, by file-name prefix.
+DAILY = (CALLS, ANNOTATIONS, CATALOGS)
 
 
 @dataclass(frozen=True)
@@ -72,10 +77,10 @@ class Selection:
 
     def day_ok(self, day: str) -> bool:
         """Whether records of ``day`` are inside the selection's days."""
-        return self.before is None or (_is_day(day) and day < self.before)
+        return self.before is None or (is_day(day) and day < self.before)
 
-    def selects_call(self, record: CallRecord, day: str) -> bool:
-        """Whether a (sanitised) call record of a journal of ``day`` is selected."""
+    def selects_call(self, record: CallRecord | CatalogRecord, day: str) -> bool:
+        """Whether a (sanitised) call or catalog record of a journal of ``day`` is selected."""
         if not self.day_ok(day):
             return False
         return record.session == self.session if self.session is not None else record.server == self.server
@@ -88,32 +93,28 @@ class Selection:
         return str(self.server).encode()
 
 
-def _is_day(text: str) -> bool:
-    try:
-        dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
-
-
 def _day(value: str | dt.date | None) -> str | None:
-    if value is None:
-        return None
-    text = value.isoformat() if isinstance(value, dt.date) else value
-    if not _is_day(text):
-        raise UsageError("--before must be a day, YYYY-MM-DD")
-    return text
+    day = parse_day(value, what="--before")
+    return None if day is None else day.isoformat()
+
+
+def record_kind(rel: str) -> str:
+    """The records a daily journal holds, as erase and retention count them: ``calls``, ``annotations``
+    or ``catalogs``."""
+    name = rel.rsplit("/", 1)[-1]
+    return "annotations" if name.startswith(ANNOTATIONS) else "catalogs" if name.startswith(CATALOGS) \
+        else "calls"
 
 
 def journal_day(rel: str) -> str:
     """The day in a journal's file name (``calls-<day>.jsonl``), ``unknown`` included."""
     name = rel.rsplit("/", 1)[-1]
-    prefix = CALLS if name.startswith(CALLS) else ANNOTATIONS
+    prefix = next((p for p in DAILY if name.startswith(p)), ANNOTATIONS)
     return name[len(prefix):-len(".jsonl")]
 
 
 def store_journals(root: Path, what: str) -> list[str]:
-    """The store's top-level call and annotation journals (store-relative), annotations first.
+    """The store's top-level call, annotation and catalog journals (store-relative), annotations first.
 
     Raises:
         JournalError: the store or an entry is a symlink or cannot be read.
@@ -124,7 +125,7 @@ def store_journals(root: Path, what: str) -> list[str]:
         return found
     for entry, fd in walk_store(store, what=what, skip_probes=True):
         os.close(fd)
-        if "/" not in entry.relpath and entry.relpath.startswith((CALLS, ANNOTATIONS)):
+        if "/" not in entry.relpath and entry.relpath.startswith(DAILY):
             found.append(entry.relpath)
     return sorted(found, key=lambda rel: (not rel.startswith(ANNOTATIONS), rel))
 
@@ -171,6 +172,14 @@ def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
     """The filter of one calls journal of ``day``."""
     keep = _keeper(CallRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
     if selection.server == "invalid":  # an invalid label is any label outside the grammar: read every line
+        return Filter(candidate=_always, keep=keep)
+    return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
+
+
+def catalog_filter(selection: Selection, day: str, tally: Tally) -> Filter:
+    """The filter of one catalogs journal of ``day`` (records selected as call records are)."""
+    keep = _keeper(CatalogRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
+    if selection.server == "invalid":
         return Filter(candidate=_always, keep=keep)
     return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
 

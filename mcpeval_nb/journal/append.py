@@ -16,14 +16,16 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import JournalError, RecordTooLarge
-from ..home import annotations_path, calls_path, history_path
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint, check_unsigned
+from ..root import Root, RootLike
+from ..root.layout import annotations_path, calls_path, catalogs_path, history_path
 from .locks import flocked
 
 __all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
 
-Record = CallRecord | AnnotationRecord | TrendPoint
+Record = CallRecord | AnnotationRecord | TrendPoint | CatalogRecord
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
@@ -53,6 +55,8 @@ def journal_path(root: Path, record: Record) -> Path:
         return calls_path(root, record.day)
     if isinstance(record, AnnotationRecord):
         return annotations_path(root, record.day)
+    if isinstance(record, CatalogRecord):
+        return catalogs_path(root, record.day)
     return history_path(root)
 
 
@@ -97,7 +101,7 @@ def _write_locked(path: Path, data: bytes, timeout: float) -> None:
         os.close(fd)
 
 
-def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
+def append_record(root: RootLike, record: Record, *, timeout: float = LOCK_TIMEOUT_S) -> Path:
     """Append one record to its journal under ``root`` (sanitised on the way).
 
     Args:
@@ -116,12 +120,12 @@ def append_record(root: Path | str, record: Record, *, timeout: float = LOCK_TIM
     """
     clean = record.sanitized()
     line = _encode_clean(clean)
-    path = journal_path(Path(root), clean)
+    path = journal_path(Root.of(root, check=False).path, clean)
     _write_locked(path, line, timeout)
     return path
 
 
-def append_records(root: Path | str, records: Iterable[Record], *, timeout: float = LOCK_TIMEOUT_S,
+def append_records(root: RootLike, records: Iterable[Record], *, timeout: float = LOCK_TIMEOUT_S,
                    chunk_bytes: int = CHUNK_BYTES) -> int:
     """Append many records, grouped per journal, a chunk of whole lines per locked write.
 
@@ -131,11 +135,12 @@ def append_records(root: Path | str, records: Iterable[Record], *, timeout: floa
     Returns:
         The number of records written.
     """
+    base = Root.of(root, check=False).path
     groups: dict[Path, list[bytes]] = {}
     count = 0
     for record in records:
         clean = record.sanitized()
-        groups.setdefault(journal_path(Path(root), clean), []).append(_encode_clean(clean))
+        groups.setdefault(journal_path(base, clean), []).append(_encode_clean(clean))
         count += 1
     for path, lines in groups.items():
         chunk: list[bytes] = []

@@ -20,15 +20,27 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..clock import now_ts
+from ..errors import (
+    GovernanceError,
+    JournalError,
+    LockTimeout,
+    ShareOutputError,
+    ShareRefused,
+    UsageError,
+    describe,
+)
 from ..jsonfmt import loads
 from ..privacy import valid_identifier, valid_server
+from ..root import Root, RootLike
+from ..root.layout import AUDIT, audit_path
 from .append import append_line
+from .read import iter_lines
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,18 +48,14 @@ if TYPE_CHECKING:
 __all__ = ["ACTIONS", "AUDIT_NAME", "EXPORT_ACTIONS", "OUTCOMES", "AuditEntry", "audit_lines", "audit_log",
            "audit_path", "audited", "outcome_of", "read_audit", "reason_of", "record"]
 
-AUDIT_NAME = "audit.jsonl"
+#: ``root.layout.AUDIT``, the log's name under the root.
+AUDIT_NAME = AUDIT
 #: The commands (and their library functions) that write data out of the store, each audited.
 EXPORT_ACTIONS = ("share", "export-parquet", "export-otlp", "export-issues", "generate")
-ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn", "export-parquet",
-           "export-otlp", "export-issues", "generate")
+ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn", "catalog_pin",
+           "export-parquet", "export-otlp", "export-issues", "generate")
 OUTCOMES = ("done", "refused", "failed")
 _MAX_PATHS = 256
-
-
-def audit_path(root: Path) -> Path:
-    """``<root>/audit.jsonl``."""
-    return root / AUDIT_NAME
 
 
 def _label(value: object) -> str:
@@ -75,17 +83,12 @@ def _user() -> tuple[str, int]:
         return "unknown", uid
 
 
-def _ts() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-
-
 def _encode(root: Path, action: str, outcome: str, reason: str | None, labels: Mapping[str, object],
             counts: Mapping[str, object], paths: Iterable[str | os.PathLike[str]]) -> str:
     import json
 
     user, uid = _user()
-    entry: dict[str, Any] = {"ts": _ts(), "action": _label(action), "outcome": _label(outcome)}
+    entry: dict[str, Any] = {"ts": now_ts(), "action": _label(action), "outcome": _label(outcome)}
     if reason is not None:
         entry["reason"] = _label(reason)
     entry.update({
@@ -97,14 +100,15 @@ def _encode(root: Path, action: str, outcome: str, reason: str | None, labels: M
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
 
 
-def record(root: Path | str, *, action: str, outcome: str = "done", reason: str | None = None,
+def record(root: RootLike, *, action: str, outcome: str = "done", reason: str | None = None,
            labels: Mapping[str, object] | None = None, counts: Mapping[str, object] | None = None,
            paths: Iterable[str | os.PathLike[str]] = ()) -> bool:
     """Append one audit record; never raises.
 
     Args:
         root: the capture root.
-        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``.
+        action: ``share``, ``erase``, ``retention``, ``verify``, ``record_annotation``, ``spawn``,
+            ``catalog_pin``.
         outcome: ``done``, ``refused`` or ``failed``.
         reason: a reason label for a refusal or failure.
         labels: identifiers only (a session token, a server label, a finding id, a verdict).
@@ -115,7 +119,10 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
         True when written; False after printing one warning line on stderr, or (silently) when the
         root does not exist: an action refused before there is a capture root creates none.
     """
-    base = Path(root)
+    try:
+        base = Root.of(root).path
+    except JournalError:
+        return False  # an unusable root is the action's own error to report
     if not base.is_dir():
         return False
     try:
@@ -123,8 +130,6 @@ def record(root: Path | str, *, action: str, outcome: str = "done", reason: str 
         append_line(audit_path(base), line)
         return True
     except Exception as exc:  # the audit log never fails the action it describes
-        from ..errors import describe
-
         with contextlib.suppress(Exception):  # stderr itself may be gone; the return value still tells
             sys.stderr.write(f"mcpeval-nb: warning: audit record not written to {audit_path(base)}: "
                              f"{describe(exc)}\n")
@@ -141,7 +146,7 @@ class AuditEntry:
 
 
 @contextlib.contextmanager
-def audited(root: Path | str, action: str, **labels: object) -> Iterator[AuditEntry]:
+def audited(root: RootLike, action: str, **labels: object) -> Iterator[AuditEntry]:
     """Record ``action`` when the block ends: ``done`` with what it filled in, or ``refused`` /
     ``failed`` with the error's reason label when it raises (the error goes on; a cancel is a failure).
 
@@ -166,23 +171,12 @@ def audited(root: Path | str, action: str, **labels: object) -> Iterator[AuditEn
 def outcome_of(exc: BaseException) -> str:
     """``refused`` for an action turned down before it changed anything (bad arguments, an unusable
     output, a redaction refusal, another erase running), ``failed`` for one that could not complete."""
-    from ..errors import GovernanceError, ShareOutputError, ShareRefused, UsageError
-
     refused = UsageError | GovernanceError | ShareOutputError | ShareRefused
     return "refused" if isinstance(exc, refused) else "failed"
 
 
 def reason_of(exc: BaseException) -> str:
     """The reason label of a refused or failed action: the error's class, never its message."""
-    from ..errors import (
-        GovernanceError,
-        JournalError,
-        LockTimeout,
-        ShareOutputError,
-        ShareRefused,
-        UsageError,
-    )
-
     for kind, label in ((UsageError, "usage-error"), (ShareOutputError, "unusable-output"),
                         (ShareRefused, "redaction-flagged"), (LockTimeout, "lock-timeout"),
                         (GovernanceError, "busy-or-interrupted"), (JournalError, "journal-error")):
@@ -191,16 +185,13 @@ def reason_of(exc: BaseException) -> str:
     return "error"
 
 
-def read_audit(root: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+def read_audit(root: RootLike = None) -> list[dict[str, Any]]:
     """Every complete audit record, oldest first (an unreadable line is skipped).
 
     Raises:
         JournalError: the log exists but cannot be opened or read.
     """
-    from ..home import resolve_root
-    from ..journal.read import iter_lines
-
-    path = audit_path(resolve_root(root))
+    path = audit_path(Root.of(root).path)
     if not path.exists():
         return []
     entries: list[dict[str, Any]] = []
@@ -217,7 +208,7 @@ def read_audit(root: str | os.PathLike[str] | None = None) -> list[dict[str, Any
 _COLUMNS = ("ts", "action", "outcome", "reason", "user", "uid", "labels", "counts", "paths")
 
 
-def audit_log(root: str | os.PathLike[str] | None = None) -> pa.Table:
+def audit_log(root: RootLike = None) -> pa.Table:
     """The audit log as an Arrow table (one row per record, oldest first).
 
     Columns: ``ts``, ``action``, ``outcome``, ``reason`` (strings; reason null when done), ``user``,

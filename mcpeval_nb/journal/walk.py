@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import JournalError
+from ..root.layout import ANNOTATIONS, kind_of_name
 
 __all__ = ["StoreFile", "open_store_dir", "walk_store"]
 
@@ -36,7 +37,7 @@ class StoreFile:
     @property
     def is_annotations(self) -> bool:
         """True for ``annotations-*`` files, whose ``note`` field is exempt and counted."""
-        return self.relpath.rsplit("/", 1)[-1].startswith("annotations-")
+        return kind_of_name(self.relpath.rsplit("/", 1)[-1]) is ANNOTATIONS
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from .records import (
     TrendPoint,
 )
 from .shape import EnumIndex, is_canonical_token, sanitize_shape, shape, string_bucket
-from .timestamps import day_of, now_ts, valid_rfc3339
 from .urls import classify_url
 
 __all__ = [
@@ -40,10 +39,8 @@ __all__ = [
     "MeasurementProfile",
     "TrendPoint",
     "classify_url",
-    "day_of",
     "error_info",
     "is_canonical_token",
-    "now_ts",
     "opaque_session",
     "privacy_safe_code",
     "safe_string_bucket",
@@ -56,7 +53,6 @@ __all__ = [
     "tool_error_info",
     "valid_identifier",
     "valid_method",
-    "valid_rfc3339",
     "valid_server",
     "valid_session_token",
     "valid_template_id",

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..clock import valid_rfc3339
 from ..limits import MAX_NOTE_CHARS
 from .errorinfo import sanitize_error
 from .grammar import opaque_session, valid_method, valid_server, valid_tool
 from .shape import sanitize_shape
-from .timestamps import valid_rfc3339
 
 __all__ = [
     "ANNOTATION_KINDS",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, ClassVar
 
+from ..clock import day_of
 from ..errors import ProfileError, UsageError
 from ..jsonfmt import dumps
 from .errorinfo import sanitize_error
@@ -26,7 +27,6 @@ from .read_rules import (
     apply_rules,
     sort_keys,
 )
-from .timestamps import day_of
 
 __all__ = [
     "ANNOTATION_KINDS",
@@ -55,7 +55,7 @@ def check_unsigned(record: Any) -> None:
     Raises:
         UsageError: naming the record type and the field, never the value.
     """
-    for name in record.UNSIGNED:
+    for name in getattr(record, "UNSIGNED", ()):
         value = getattr(record, name)
         if value is not None and not is_u64(value):
             raise UsageError(f"{type(record).__name__} field `{name}` must be an unsigned 64-bit integer "

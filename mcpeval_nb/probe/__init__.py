@@ -14,9 +14,10 @@ from .manifest import (
     parse_manifest,
     select_cases,
 )
+from .plan import make_target
 from .reasons import REASON_LABELS, REASONS, TRANSPORT_REASONS, hint_for, is_reason, reason_hints
 from .report import ProbeReport, parse_report
-from .runner import make_target, run_probes
+from .runner import run_probes
 
 __all__ = [
     "DEFAULT_MANIFEST",

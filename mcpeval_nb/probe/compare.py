@@ -14,16 +14,18 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import UsageError
-from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server
 from ..transport.messages import Target
+from .cases import ProbeCase
 from .context import ProbeOptions
-from .manifest import Manifest, load_manifest, select_cases
+from .manifest import Manifest
+from .plan import Work, select
 from .readiness.battery import BatteryOptions, score_server
 from .readiness.labels import AREAS
+from .render import Format, FormatSet, aligned, json_text, lines_text, render
 from .report import ProbeReport
 from .runner import run_probes
 
@@ -36,6 +38,12 @@ COMPARE_SCHEMA = "mcpeval-nb.compare/v1"
 @dataclass(frozen=True)
 class Comparison:
     """One report per labelled target, in the order given."""
+
+    #: The comparison's format table.
+    FORMATS: ClassVar[FormatSet[Comparison]] = FormatSet(
+        (Format("text", lambda c, _: c.render_text()), Format("markdown", lambda c, _: c.render_markdown()),
+         Format("json", lambda c, _: c.dumps())),
+        unknown="unknown compare format; use text, markdown or json")
 
     reports: tuple[tuple[str, ProbeReport], ...]
 
@@ -73,7 +81,7 @@ class Comparison:
 
     def dumps(self) -> str:
         """The comparison as pretty, key-sorted JSON with a trailing newline."""
-        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_json())
 
     def render(self, fmt: str = "text") -> str:
         """``text`` (aligned table), ``markdown`` or ``json``.
@@ -81,20 +89,11 @@ class Comparison:
         Raises:
             UsageError: an unknown format.
         """
-        if fmt == "json":
-            return self.dumps()
-        if fmt == "markdown":
-            return self.render_markdown()
-        if fmt != "text":
-            raise UsageError("unknown compare format; use text, markdown or json")
-        return self.render_text()
+        return render(self, fmt)
 
     def render_text(self) -> str:
         """A space-aligned table."""
-        rows = self.rows()
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        return "".join(" ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() + "\n"
-                       for row in rows)
+        return lines_text(aligned(self.rows()))
 
     def render_markdown(self) -> str:
         """A markdown table."""
@@ -104,12 +103,13 @@ class Comparison:
         return "\n".join(lines) + "\n"
 
 
-def _probe(target: Target, label: str, manifest: Manifest, battery: BatteryOptions, gate_only: bool,
+def _probe(target: Target, label: str, manifest: Work[ProbeCase], battery: BatteryOptions, gate_only: bool,
            allow_mutation: bool) -> ProbeReport:
     options = ProbeOptions(server=label, allow_mutation=allow_mutation, journal=False, history=False,
                            battery=None if gate_only else "standard",
                            confirm_read_only=battery.confirm_read_only,
-                           allow_open_world=battery.allow_open_world, skip_tools=battery.skip_tools)
+                           allow_open_world=battery.allow_open_world, skip_tools=battery.skip_tools,
+                           protocol=battery.protocol)
     return run_probes(target, manifest=manifest, options=options)
 
 
@@ -144,7 +144,6 @@ def compare_servers(targets: Sequence[tuple[str, Target]], *, options: BatteryOp
     if manifest is None:
         return Comparison(tuple((label, score_server(target, server=label, options=quiet))
                                 for label, target in targets))
-    loaded = manifest if isinstance(manifest, Manifest) else load_manifest(manifest)
-    select_cases(loaded, allow_mutation=allow_mutation)  # the mutation gate, once, before any target
-    return Comparison(tuple((label, _probe(target, label, loaded, quiet, gate_only, allow_mutation))
+    chosen = select(manifest, allow_mutation=allow_mutation)  # the mutation gate, once, before any target
+    return Comparison(tuple((label, _probe(target, label, chosen, quiet, gate_only, allow_mutation))
                             for label, target in targets), gate_only=gate_only)

@@ -1,33 +1,39 @@
 """What a probe run shares with its cases and with the readiness battery: options, budget, journal.
 
-``RunContext`` is what the cases and the battery (``readiness.battery.run_battery``) run in: it opens
-fresh connections to the same target under the run's shared budget, holds the gate catalog, and checks
-cancellation.  The battery never
-journals; cases journal every tool call as a synthetic record (SPEC 2.7) through ``SyntheticJournal``.
+``RunContext`` is what the cases and the battery (``readiness.battery.run_battery``) run in; it is
+opened once per run by ``plan.open_run`` from a validated ``RunPlan``.  It opens fresh connections to the
+same target in the plan's protocol era under the run's shared budget and cancel scope, holds the gate
+catalog, and checks cancellation; ``Link`` is the current connection of a run that goes case by case (or
+call by call).  The battery never journals; cases journal every tool call as a synthetic record
+(SPEC 2.7) through ``SyntheticJournal``.
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import Cancelled
+from ..clock import now_ts
+from ..errors import Cancelled, TransportError
 from ..journal.append import append_record
 from ..limits import MAX_EVAL_REQUESTS, MAX_EVAL_SECONDS
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import CallRecord
-from ..privacy.timestamps import now_ts
-from ..transport.budget import Budget
+from ..root import RootLike
+from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.cancel import watch
+from ..transport.era import Negotiated
 from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
+from .eras import DEFAULT_ERA, ERAS
 
 __all__ = [
     "BATTERIES",
+    "Link",
     "ProbeOptions",
     "ProgressEvent",
     "RunContext",
@@ -87,6 +93,8 @@ class ProbeOptions:
         allow_open_world: let the battery call tools annotated ``openWorldHint: true``.
         skip_tools: tool names the battery must skip.
         max_requests / max_seconds: the shared evaluation budget (SPEC 8.4: 4096 and 300 s).
+        protocol: the protocol era (``--protocol``): ``auto`` (negotiate), ``legacy`` or ``2026-07-28``;
+            the plan's era (``plan.plan_run``).
     """
 
     server: str
@@ -94,10 +102,11 @@ class ProbeOptions:
     case_id: str | None = None
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     battery: Literal["standard"] | None = "standard"
+    protocol: str = DEFAULT_ERA
     history: bool = True
     confirm_read_only: bool = False
     allow_open_world: bool = False
@@ -150,11 +159,13 @@ class SyntheticJournal:
 
 @dataclass
 class RunContext:
-    """The state of one probe run shared by its cases and the battery.
+    """The state of one open run, shared by its cases and the battery (``plan.open_run`` opens it).
 
     Attributes:
         target: the server target. options: the run's options. budget: the shared budget.
-        timeout: per-request timeout in seconds (manifest ``timeout_ms``), or None for the default.
+        timeout: per-request timeout in seconds (the plan's limits), or None for the transport default.
+        era: the protocol era choice every connection of the run is opened with (``eras.ERAS``).
+        negotiated: the era and version the run's first connection found (kept for every later one).
         catalog: the gate catalog (tools listed at the first connection), or None when it failed.
         server_capabilities: the capabilities the server declared at the first handshake.
         journal: the synthetic journal, or None when journaling is off.
@@ -166,6 +177,8 @@ class RunContext:
     options: ProbeOptions
     budget: Budget
     timeout: float | None
+    era: str = DEFAULT_ERA
+    negotiated: Negotiated | None = None
     catalog: Catalog | None = None
     server_capabilities: dict[str, Any] = field(default_factory=dict)
     journal: SyntheticJournal | None = None
@@ -177,13 +190,18 @@ class RunContext:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()
 
+    def reason(self, exc: TransportError) -> str:
+        """The reason label a transport failure is reported with (the budget's once it is spent)."""
+        return BUDGET_EXCEEDED if self.budget.exhausted else exc.reason
+
     def connect(self, *, capabilities: dict[str, Any] | None = None, initialize: bool = True,
                 timeout: float | None = None) -> McpSession:
-        """Open a fresh connection to the target under the shared budget, initialized by default.
+        """Open a fresh connection to the target in the run's era, under the shared budget.
 
         Args:
-            capabilities: client capabilities offered in ``initialize`` ({} by default).
-            initialize: run the handshake (``protocolVersion 2025-06-18``) before returning.
+            capabilities: client capabilities offered in the handshake ({} by default).
+            initialize: greet the server in the run's era (negotiated on the run's first connection)
+                before returning; False opens the channel only (the negotiation kind greets it itself).
             timeout: per-request timeout (default: the run's).
 
         Returns:
@@ -191,15 +209,82 @@ class RunContext:
 
         Raises:
             TransportError: the connection or handshake failed (the session is closed).
+            ProtocolMismatch: the server does not serve the era the run asked for.
         """
         self.check_cancel()
-        session = McpSession.connect(self.target, timeout=self.timeout if timeout is None else timeout,
-                                     budget=self.budget)
-        watch(self.cancel, session)  # a CancelScope closes it (and reaps a stdio child) when set
-        if initialize:
-            try:
-                session.initialize(capabilities=capabilities or {})
-            except BaseException:
-                session.close()
-                raise
+        era = ERAS[self.era]
+
+        def fresh() -> McpSession:
+            opened = era.connect(self.target, timeout=self.timeout if timeout is None else timeout,
+                                 budget=self.budget)
+            watch(self.cancel, opened)  # a CancelScope closes it (and reaps a stdio child) when set
+            return opened
+
+        if not initialize:
+            return fresh()
+        session = era.open(fresh, capabilities or {}, self.negotiated)
+        if self.negotiated is None:
+            self.negotiated = session.negotiated
         return session
+
+    def open_gate(self, check: Callable[[Catalog], None] | None = None) -> McpSession:
+        """Connect; on the run's first connection also list the tools (the gate catalog, the server's
+        capabilities) and pass the catalog to ``check`` (the catalog half of the run's gate).
+
+        Raises:
+            TransportError: the connection, handshake or listing failed. UsageError: ``check`` refused
+                the catalog. The session is closed in both cases.
+        """
+        session = self.connect()
+        try:
+            if self.catalog is None:
+                self.catalog = session.list_tools()
+                self.server_capabilities = dict(session.server_capabilities)
+                if check is not None:
+                    check(self.catalog)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+
+class Link:
+    """The current connection of a run that makes its cases or calls one after another.
+
+    It connects on demand (the first time through ``RunContext.open_gate``), is closed after a transport
+    failure so that the next use reconnects, and once a connection cannot be made it stays lost: every
+    later use gets that reason (``lost``) without another attempt.
+
+    Args:
+        ctx: the open run. check: the catalog half of the run's gate (see ``open_gate``).
+    """
+
+    def __init__(self, ctx: RunContext, check: Callable[[Catalog], None] | None = None) -> None:
+        self.ctx, self.check = ctx, check
+        self.session: McpSession | None = None
+        self.lost: str | None = None
+        self.error: TransportError | None = None
+
+    def open(self) -> McpSession | None:
+        """The open session, connecting when there is none; None once the run lost its server.
+
+        Raises:
+            UsageError: the gate refused the catalog. Cancelled: the run was cancelled.
+        """
+        if self.lost is None and self.session is None:
+            try:
+                self.session = self.ctx.open_gate(self.check)
+            except TransportError as exc:
+                self.lost, self.error = self.ctx.reason(exc), exc
+        return None if self.lost is not None else self.session
+
+    def fail(self, exc: TransportError) -> str:
+        """Close the session a transport failure left unusable; the reason to report."""
+        self.close()
+        return self.ctx.reason(exc)
+
+    def close(self) -> None:
+        """Close the current session, if any (the next ``open`` reconnects)."""
+        if self.session is not None:
+            self.session.close()
+            self.session = None

@@ -9,17 +9,15 @@ tokens, that is the session cost the text and markdown reports print (never the 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from ..errors import UsageError
+from .render import RenderOptions
+from .report_view import ReportView
 
-if TYPE_CHECKING:
-    from .report import ProbeReport
-
-__all__ = ["session_cost_line", "session_tokens"]
+__all__ = ["check_price", "cost_suffix", "session_cost_line", "session_tokens"]
 
 
-def session_tokens(report: ProbeReport) -> tuple[int, str] | None:
+def session_tokens(report: ReportView) -> tuple[int, str] | None:
     """The report's estimate of the tokens a session spends on the catalog, and where it came from:
     the readiness ``context`` area's ``catalog_tokens``, else a ``token-cost`` case's ``total_tokens``."""
     r = report.readiness
@@ -35,14 +33,13 @@ def session_tokens(report: ProbeReport) -> tuple[int, str] | None:
     return None
 
 
-def session_cost_line(report: ProbeReport, price_per_mtok: float, fmt: str) -> str:
+def session_cost_line(report: ReportView, price_per_mtok: float, fmt: str) -> str:
     """The cost line of ``--price-per-mtok``: the catalog's tokens, priced, once per session.
 
     Raises:
         UsageError: the price is not a positive finite number.
     """
-    if not (math.isfinite(price_per_mtok) and price_per_mtok > 0):
-        raise UsageError("--price-per-mtok must be a positive number of USD")
+    check_price(RenderOptions(price_per_mtok=price_per_mtok))
     found = session_tokens(report)
     price = f"${price_per_mtok:g}/Mtok"
     if found is None:
@@ -53,3 +50,22 @@ def session_cost_line(report: ProbeReport, price_per_mtok: float, fmt: str) -> s
     if fmt == "text":
         return f"{report.server} session cost {cost} at {price} tokens={tokens} source={where}"
     return f"**Session cost:** {cost} per session at {price} ({tokens} tokens; source: {where})"
+
+
+def check_price(options: RenderOptions) -> None:
+    """Refuse a price that is not a positive finite number (before a report writes in any format).
+
+    Raises:
+        UsageError: ``--price-per-mtok must be a positive number of USD``.
+    """
+    price = options.price_per_mtok
+    if price is not None and not (math.isfinite(price) and price > 0):
+        raise UsageError("--price-per-mtok must be a positive number of USD")
+
+
+def cost_suffix(report: ReportView, options: RenderOptions, fmt: str) -> str:
+    """What a report's ``text`` or ``markdown`` ends with under ``--price-per-mtok`` (nothing without it)."""
+    if options.price_per_mtok is None:
+        return ""
+    line = session_cost_line(report, options.price_per_mtok, fmt)
+    return f"{line}\n" if fmt == "text" else f"\n{line}\n"

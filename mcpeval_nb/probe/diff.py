@@ -5,19 +5,28 @@ disappeared), ``fixed`` (failed -> passed), ``changed`` (the failure reason chan
 ``unchanged``.  Readiness is compared only under the same standard with known, equal measurement
 profiles; otherwise it is ``not comparable`` with the reason, and never gates.  A lower comparable score
 is a regression.  Only labels and numbers appear in the document.
+
+As JUnit (``diff --format junit``, rendered by ``junit``): one suite ``<server> diff`` with one test case
+per case id (classed ``mcpeval.<server>.<probe kind>``): a regression is a ``failure`` typed
+``regressed`` (with the current reason's hint), a changed case is a ``failure`` only under
+``--fail-on-change`` (else it passes), fixed and unchanged cases pass.  One ``readiness`` case: a
+comparable drop is a failure, a rise a failure only under ``--fail-on-change``, readiness that is not
+comparable is ``skipped`` with the reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import UsageError
-from ..jsonfmt import dumps
+from ..junit import JUnitCase, JUnitSuite, render_junit
 from .cases import CaseResult
+from .reasons import hint_for
+from .render import Format, FormatSet, RenderOptions, json_text, lines_text, render
 from .report import ProbeReport
 
-__all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_reports"]
+__all__ = ["DIFF_SCHEMA", "VERDICTS", "CaseDiff", "ProbeDiff", "diff_junit_suites", "diff_reports"]
 
 DIFF_SCHEMA = "mcpeval.probe-diff/v2"
 VERDICTS = ("regressed", "fixed", "changed", "unchanged")
@@ -62,6 +71,12 @@ class CaseDiff:
 class ProbeDiff:
     """The diff of two reports; ``to_json`` is the ``mcpeval.probe-diff/v2`` document."""
 
+    #: The diff's format table.
+    FORMATS: ClassVar[FormatSet[ProbeDiff]] = FormatSet(
+        (Format("text", lambda d, _: d.render_text()), Format("json", lambda d, _: d.dumps()),
+         Format("markdown", lambda d, _: d.render_markdown()), Format("junit", lambda d, o: _junit(d, o))),
+        unknown="unknown diff format; use text, json, markdown or junit")
+
     server: str
     cases: tuple[CaseDiff, ...]
     readiness: dict[str, Any]
@@ -93,7 +108,7 @@ class ProbeDiff:
 
     def dumps(self) -> str:
         """Pretty, key-sorted JSON with a trailing newline."""
-        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_json())
 
     def render(self, fmt: str = "text", *, fail_on_change: bool = False) -> str:
         """Render as ``text``, ``json``, ``markdown`` or ``junit`` (``fail_on_change``: changed cases
@@ -102,18 +117,7 @@ class ProbeDiff:
         Raises:
             UsageError: an unknown format.
         """
-        if fmt == "json":
-            return self.dumps()
-        if fmt == "markdown":
-            return self.render_markdown()
-        if fmt == "junit":
-            from ..junit import render_junit
-            from .diff_junit import diff_junit_suites
-            return render_junit(diff_junit_suites(self, fail_on_change=fail_on_change),
-                                name=f"mcpeval-nb diff {self.server}")
-        if fmt != "text":
-            raise UsageError("unknown diff format; use text, json, markdown or junit")
-        return self.render_text()
+        return render(self, fmt, fail_on_change=fail_on_change)
 
     def moved(self) -> list[tuple[CaseDiff, str, str]]:
         """Each case that did not stay unchanged, with its base and current states as words."""
@@ -139,7 +143,7 @@ class ProbeDiff:
         s = self.summary
         lines.append(f"{self.server} diff regressed={s['regressed']} fixed={s['fixed']} "
                      f"changed={s['changed']} unchanged={s['unchanged']}")
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def render_markdown(self) -> str:
         """The text output's content in its order: a table of the cases that moved, readiness, summary."""
@@ -201,3 +205,45 @@ def diff_reports(base: ProbeReport, current: ProbeReport) -> ProbeDiff:
     cases = [CaseDiff(b.id, b.probe, b, current_by_id.get(b.id)) for b in base.cases]
     cases += [CaseDiff(c.id, c.probe, None, c) for c in current.cases if c.id not in base_ids]
     return ProbeDiff(base.server, tuple(cases), _compare_readiness(base, current))
+
+
+def _junit_case(server: str, c: CaseDiff, fail_on_change: bool) -> JUnitCase:
+    classname = f"mcpeval.{server}.{c.probe}"
+    verdict = c.verdict
+    if verdict in ("fixed", "unchanged") or (verdict == "changed" and not fail_on_change):
+        return JUnitCase(c.id, classname)
+    base = "absent" if c.base is None else (c.base.reason or "pass")
+    now = "absent" if c.current is None else (c.current.reason or "pass")
+    reason = None if c.current is None else c.current.reason
+    hint = f"{hint_for(reason)}\n" if reason is not None else ""
+    return JUnitCase(c.id, classname, "failure", message=f"{verdict}: {base} -> {now}", type=verdict,
+                     text=f"{hint}{base} -> {now}")
+
+
+def _junit_readiness(diff: ProbeDiff, fail_on_change: bool) -> JUnitCase | None:
+    words = diff.readiness_words()
+    if words is None:
+        return None
+    classname = f"mcpeval.readiness.{diff.server}"
+    verdict = diff.readiness.get("verdict")
+    if not diff.readiness["comparable"]:
+        return JUnitCase("readiness", classname, "skipped", message=f"readiness {words}")
+    if verdict == "regressed" or (verdict == "changed" and fail_on_change):
+        return JUnitCase("readiness", classname, "failure", message=f"readiness {words}", type=str(verdict),
+                         text=f"readiness {words}")
+    return JUnitCase("readiness", classname)
+
+
+def diff_junit_suites(diff: ProbeDiff, *, fail_on_change: bool = False) -> list[JUnitSuite]:
+    """One suite ``<server> diff``: the cases in diff order, then readiness."""
+    cases = [_junit_case(diff.server, c, fail_on_change) for c in diff.cases]
+    readiness = _junit_readiness(diff, fail_on_change)
+    cases += [readiness] if readiness is not None else []
+    s = diff.summary
+    props = (("server", diff.server), *((v, str(s[v])) for v in s))
+    return [JUnitSuite(f"{diff.server} diff", tuple(cases), props)]
+
+
+def _junit(diff: ProbeDiff, options: RenderOptions) -> str:
+    return render_junit(diff_junit_suites(diff, fail_on_change=options.fail_on_change),
+                        name=f"mcpeval-nb diff {diff.server}")

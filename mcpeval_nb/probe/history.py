@@ -13,11 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import now_ts
 from ..errors import InvalidRecord, ProfileError, RecordTooLarge, TrendHistoryCorrupt
-from ..home import entry_exists, history_path, resolve_root
 from ..journal import append_record, read_records
 from ..privacy.records import MeasurementProfile, TrendPoint
-from ..privacy.timestamps import now_ts
+from ..root import Root, RootLike, entry_exists
+from ..root.layout import history_path
 from .report import ProbeReport
 
 __all__ = [
@@ -41,7 +42,7 @@ class _Loaded:
     point: TrendPoint
 
 
-def record_trend(point: TrendPoint, *, root: Path | str | None = None) -> Path:
+def record_trend(point: TrendPoint, *, root: RootLike = None) -> Path:
     """Append one trend point to ``<root>/store/probes/history.jsonl`` (created on demand).
 
     Args:
@@ -57,7 +58,7 @@ def record_trend(point: TrendPoint, *, root: Path | str | None = None) -> Path:
     """
     if point.measurement_profile is not None:
         point.measurement_profile.validate()
-    return append_record(resolve_root(root), point)
+    return append_record(Root.of(root).path, point)
 
 
 def new_point(*, server: str, passed: bool, cases_total: int, cases_passed: int, score: int,
@@ -69,7 +70,7 @@ def new_point(*, server: str, passed: bool, cases_total: int, cases_passed: int,
                       standard=standard, measurement_profile=profile)
 
 
-def record_report_trend(report: ProbeReport, *, root: Path | str | None = None) -> Path | None:
+def record_report_trend(report: ProbeReport, *, root: RootLike = None) -> Path | None:
     """Append the trend point of a full-battery run (SPEC 7.1); runs without readiness record nothing.
 
     Args:
@@ -92,14 +93,14 @@ def record_report_trend(report: ProbeReport, *, root: Path | str | None = None) 
     return record_trend(point, root=root)
 
 
-def load_trends(*, root: Path | str | None = None) -> list[TrendPoint] | None:
+def load_trends(*, root: RootLike = None) -> list[TrendPoint] | None:
     """Every trend point in file order, or None when there is no history file.
 
     Raises:
         TrendHistoryCorrupt: a complete line is invalid, oversized, or has an invalid profile.
         LockTimeout, JournalError: the file could not be read.
     """
-    path = history_path(resolve_root(root))
+    path = history_path(Root.of(root).path)
     if not entry_exists(path):  # an unreadable store is an error, never "no history"
         return None
     try:
@@ -168,7 +169,7 @@ def render_trends(groups: dict[str, list[TrendPoint]]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def trends_text(*, root: Path | str | None = None, last: int = 10) -> str:
+def trends_text(*, root: RootLike = None, last: int = 10) -> str:
     """What ``mcpeval-nb trends [--last N]`` prints (the no-history message when there is no file).
 
     Raises:

@@ -31,6 +31,7 @@ from .rules import SCHEMA_KEYS, case_rule_error, structural_message, top_rule_er
 __all__ = [
     "DEFAULT_MANIFEST",
     "Manifest",
+    "coerce_manifest",
     "load_manifest",
     "manifest_schema",
     "manifest_schema_text",
@@ -163,6 +164,19 @@ def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> Manifest:
     except OSError as exc:
         raise ManifestError(f"cannot read manifest {path}: {exc.strerror}") from None
     return parse_manifest(raw, source=str(path))
+
+
+def coerce_manifest(manifest: Manifest | str | Path | bytes | Mapping[str, Any]) -> Manifest:
+    """A validated manifest from what ``run_probes`` accepts: itself, a file path, bytes or a parsed object.
+
+    Raises:
+        ManifestError: the file cannot be read or the manifest is invalid (exit 2).
+    """
+    if isinstance(manifest, Manifest):
+        return manifest
+    if isinstance(manifest, str | Path):
+        return load_manifest(manifest)
+    return parse_manifest(manifest)
 
 
 def select_cases(manifest: Manifest, *, probe: str | None = None, case_id: str | None = None,

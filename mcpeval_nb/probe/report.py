@@ -10,19 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from .._version import __version__
-from ..errors import DocumentError, UsageError
-from ..jsonfmt import JSONFormatError, dumps, loads
+from ..errors import DocumentError
+from ..jsonfmt import JSONFormatError, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
+from ..transport.era import MODERN_VERSION, Negotiated
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
-from .cost import session_cost_line
+from .corpus import Corpus, placement_lines
+from .cost import check_price, cost_suffix
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
 from .readiness.parse import parse_readiness
 from .readiness.text import readiness_lines
 from .reasons import BOUND_NAMES, TRANSPORT_REASONS, is_reason
+from .render import Format, FormatSet, RenderOptions, json_text, lines_text, render
+from .report_junit import junit_format
+from .sarif import sarif_format
 
 __all__ = [
     "GENERATOR_NAME",
@@ -36,8 +41,28 @@ __all__ = [
 REPORT_SCHEMA_V1 = "mcpeval.probe-report/v1"
 REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
-#: What ``ProbeReport.render`` writes.
-REPORT_FORMATS = ("text", "json", "markdown", "sarif", "junit")
+
+
+def _placement(report: ProbeReport, options: RenderOptions, sep: str) -> str:
+    lines = placement_lines(options.corpus, report.readiness)
+    return "".join(line + sep for line in lines)
+
+
+def _text(report: ProbeReport, options: RenderOptions) -> str:
+    return (report.render_text(brief=options.brief) + _placement(report, options, "\n")
+            + cost_suffix(report, options, "text"))
+
+
+def _markdown(report: ProbeReport, options: RenderOptions) -> str:
+    placed = _placement(report, options, "\n\n")
+    body = report.render_markdown(brief=options.brief)
+    if placed:
+        body += "\n" + placed.rstrip("\n") + "\n"
+    return body + cost_suffix(report, options, "markdown")
+
+
+def _json(report: ProbeReport, _options: RenderOptions) -> str:
+    return report.dumps()
 
 
 @dataclass(frozen=True)
@@ -53,7 +78,16 @@ class ProbeReport:
         generator: ``{"name", "version"}`` of the producing tool.
         cancelled: the run was cancelled; ``not_run`` lists the case ids that never started.
         legacy_score: a v1 document's display-only readiness score.
+        protocol: the era and version the run spoke (``transport.era.Negotiated``), or None when no
+            connection was made.  The document carries it (``protocol``) only for the 2026-07-28 era:
+            a legacy run's document is byte-identical to what it was before the modern era existed.
     """
+
+    #: The report's format table: the price of the session cost line is checked before any format writes.
+    FORMATS: ClassVar[FormatSet[ProbeReport]] = FormatSet(
+        (Format("text", _text), Format("json", _json), Format("markdown", _markdown),
+         Format("sarif", sarif_format), Format("junit", junit_format)),
+        unknown="unknown report format; use one of text, json, markdown, sarif, junit", check=check_price)
 
     server: str
     cases: tuple[CaseResult, ...]
@@ -65,6 +99,12 @@ class ProbeReport:
     cancelled: bool = False
     not_run: tuple[str, ...] = ()
     legacy_score: Any = None
+    protocol: Negotiated | None = None
+
+    @property
+    def modern(self) -> bool:
+        """The run spoke the 2026-07-28 era."""
+        return self.protocol is not None and self.protocol.modern
 
     @property
     def passed(self) -> bool:
@@ -89,20 +129,23 @@ class ProbeReport:
         return 3 if self.errored else (0 if self.passed else 1)
 
     def to_json(self) -> dict[str, Any]:
-        """The probe-report/v2 object."""
-        return {
+        """The probe-report/v2 object (``protocol`` only for a 2026-07-28 run)."""
+        out = {
             "cases": [c.to_json() for c in self.cases], "gate": self.gate,
             "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
             "passed": self.passed, "readiness": None if self.readiness is None else self.readiness.to_json(),
             "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
         }
+        if self.protocol is not None and self.protocol.modern:
+            out["protocol"] = self.protocol.to_json()
+        return out
 
     def dumps(self) -> str:
         """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
-        return dumps(self.to_json(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_json())
 
     def render(self, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
-               price_per_mtok: float | None = None) -> str:
+               price_per_mtok: float | None = None, corpus: Corpus | None = None) -> str:
         """Render in one of ``REPORT_FORMATS``.
 
         Args:
@@ -110,6 +153,8 @@ class ProbeReport:
             brief: text without hint lines or the per-area readiness breakdown.
             manifest: the manifest file the cases came from (SARIF locates each case's line).
             price_per_mtok: USD per million tokens: text and markdown add the session cost line.
+            corpus: a readiness corpus (``probe.corpus.load_corpus``): text and markdown add the SPEC 15
+                placement lines when its standard is the readiness's.
 
         Returns:
             The document; text, markdown and JSON end with a newline.
@@ -118,20 +163,7 @@ class ProbeReport:
             UsageError: an unknown format or a price that is not a positive finite number.
             DocumentError: the manifest cannot be read (SARIF).
         """
-        if fmt not in REPORT_FORMATS:
-            raise UsageError(f"unknown report format; use one of {', '.join(REPORT_FORMATS)}")
-        cost = session_cost_line(self, price_per_mtok, fmt) if price_per_mtok is not None else None
-        if fmt == "json":
-            return self.dumps()
-        if fmt == "sarif":
-            from .sarif import report_sarif_text
-            return report_sarif_text(self, manifest=manifest)
-        if fmt == "junit":
-            from .report_junit import report_junit
-            return report_junit(self)
-        if fmt == "markdown":
-            return self.render_markdown(brief=brief) + ("" if cost is None else f"\n{cost}\n")
-        return self.render_text(brief=brief) + ("" if cost is None else f"{cost}\n")
+        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok, corpus=corpus)
 
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
@@ -147,8 +179,10 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
+        if self.modern:
+            lines.append(f"{self.server} protocol {MODERN_VERSION} (stateless)")
         lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text", brief=brief)
-        return "".join(line + "\n" for line in lines)
+        return lines_text(lines)
 
     def render_markdown(self, *, brief: bool = False) -> str:
         """A markdown summary in the text output's order: cases, hints, the gate and readiness."""
@@ -168,8 +202,14 @@ class ProbeReport:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
+        if self.modern:
+            out.append(f"**Protocol:** {MODERN_VERSION} (stateless)")
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
+
+
+#: What ``ProbeReport.render`` writes, in ``--format`` order.
+REPORT_FORMATS = ProbeReport.FORMATS.names
 
 
 def _generator() -> dict[str, str]:
@@ -273,4 +313,15 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
         raise _bad(source, "readiness_error")
     readiness = None if raw is None else parse_readiness(raw, where=f"{source}: readiness")
     return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
-                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)
+                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen,
+                       protocol=_protocol(doc.get("protocol"), source))
+
+
+def _protocol(raw: Any, source: str) -> Negotiated | None:
+    """A document's ``protocol`` member: absent (a legacy run), or the modern era and its version."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, dict) and set(raw) == {"era", "version"} and raw["era"] == "modern"
+            and raw["version"] == MODERN_VERSION):
+        raise _bad(source, "protocol")
+    return Negotiated("modern", MODERN_VERSION)

@@ -19,9 +19,10 @@ from __future__ import annotations
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from .cases import CaseResult
 from .readiness.model import Readiness
-from .report import ProbeReport
+from .render import RenderOptions
+from .report_view import ReportView
 
-__all__ = ["case_suite", "readiness_suite", "report_junit", "report_junit_suites"]
+__all__ = ["case_suite", "junit_format", "readiness_suite", "report_junit", "report_junit_suites"]
 
 
 def _case(server: str, case: CaseResult) -> JUnitCase:
@@ -34,7 +35,7 @@ def _case(server: str, case: CaseResult) -> JUnitCase:
     return JUnitCase(case.id, classname, status, message=case.reason, type=case.reason, text=text)
 
 
-def case_suite(report: ProbeReport) -> JUnitSuite:
+def case_suite(report: ReportView) -> JUnitSuite:
     """The manifest cases of ``report`` (cases a cancelled run never started are skipped)."""
     cases = [_case(report.server, c) for c in report.cases]
     cases += [JUnitCase(cid, f"mcpeval.{report.server}", "skipped", message="not run: the run was cancelled")
@@ -59,7 +60,7 @@ def _readiness_cases(server: str, r: Readiness) -> list[JUnitCase]:
     return found
 
 
-def readiness_suite(report: ProbeReport) -> JUnitSuite | None:
+def readiness_suite(report: ReportView) -> JUnitSuite | None:
     """The readiness of ``report`` as a suite, or None when the report has neither readiness nor an error."""
     server, r = report.server, report.readiness
     classname = f"mcpeval.readiness.{server}"
@@ -77,13 +78,18 @@ def readiness_suite(report: ProbeReport) -> JUnitSuite | None:
     return JUnitSuite(f"{server} readiness", tuple(_readiness_cases(server, r)), props)
 
 
-def report_junit_suites(report: ProbeReport) -> list[JUnitSuite]:
+def report_junit_suites(report: ReportView) -> list[JUnitSuite]:
     """The suites of ``report``: its cases when a manifest ran, then its readiness when there is one."""
     suites = [case_suite(report)] if report.gate is not None or report.not_run else []
     readiness = readiness_suite(report)
     return suites + ([readiness] if readiness is not None else [])
 
 
-def report_junit(report: ProbeReport) -> str:
+def report_junit(report: ReportView) -> str:
     """``report`` as a JUnit XML document (``testsuites`` named ``mcpeval-nb <server>``)."""
     return render_junit(report_junit_suites(report), name=f"mcpeval-nb {report.server}")
+
+
+def junit_format(report: ReportView, _options: RenderOptions) -> str:
+    """The ``junit`` row of a report's format table."""
+    return report_junit(report)

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DocumentError
-from ..jsonfmt import dumps
 from .reasons import hint_for
-from .report import ProbeReport
+from .render import RenderOptions, json_text
+from .report_view import ReportView
 
-__all__ = ["SARIF_SCHEMA", "case_lines", "report_sarif", "report_sarif_text"]
+__all__ = ["SARIF_SCHEMA", "case_lines", "report_sarif", "report_sarif_text", "sarif_format"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _ID_RE = re.compile(rb'"id"\s*:\s*"([^"\\]*)"')
@@ -39,7 +39,7 @@ def _location(manifest: str | None, line: int | None) -> list[dict[str, Any]]:
     return [{"physicalLocation": {"artifactLocation": {"uri": Path(manifest).as_posix()}, **region}}]
 
 
-def report_sarif(report: ProbeReport, *, manifest: str | Path | None = None) -> dict[str, Any]:
+def report_sarif(report: ReportView, *, manifest: str | Path | None = None) -> dict[str, Any]:
     """The SARIF log object for ``report``.
 
     Args:
@@ -85,6 +85,11 @@ def report_sarif(report: ProbeReport, *, manifest: str | Path | None = None) -> 
                       "properties": {"server": report.server, "passed": report.passed}}]}
 
 
-def report_sarif_text(report: ProbeReport, *, manifest: str | Path | None = None) -> str:
+def report_sarif_text(report: ReportView, *, manifest: str | Path | None = None) -> str:
     """``report_sarif`` as pretty, key-sorted JSON with a trailing newline."""
-    return dumps(report_sarif(report, manifest=manifest), sort_keys=True, indent=2) + "\n"
+    return json_text(report_sarif(report, manifest=manifest))
+
+
+def sarif_format(report: ReportView, options: RenderOptions) -> str:
+    """The ``sarif`` row of a report's format table (``options.manifest`` locates the cases)."""
+    return report_sarif_text(report, manifest=options.manifest)

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError
-from ..home import entry_exists, resolve_root, salt_path, store_dir
 from ..journal.snapshot import Chunk, iter_chunks, locked_size
 from ..journal.walk import StoreFile, walk_store
 from ..limits import DOCTOR_READ_BYTES
+from ..root import Root, RootLike, entry_exists
+from ..root.layout import SALT, salt_path, store_dir
 from .detectors import LineVerdict, candidate_lines, has_note, line_detectors
 from .dupkeys import DUPLICATE_KEY, duplicate_key_lines
 from .resanitise import journal_kind
@@ -131,7 +132,7 @@ class RedactionReport:
     flagged: tuple[FlaggedLine, ...]
     notes_requiring_review: int
     bytes_scanned: int
-    salt: Path = field(default=Path(".salt"))
+    salt: Path = field(default=Path(SALT))
 
     @property
     def files_scanned(self) -> int:
@@ -225,7 +226,7 @@ def _total_bytes(store: Path) -> int:
     return total
 
 
-def check_redaction(root: str | os.PathLike[str] | None = None, *,
+def check_redaction(root: RootLike = None, *,
                     progress: Progress | None = None) -> RedactionReport:
     """Run the redaction check over ``<root>/store`` (SPEC 10; recursive, probe history included).
 
@@ -243,7 +244,7 @@ def check_redaction(root: str | os.PathLike[str] | None = None, *,
         RecordTooLarge: a line over 4 MiB (path and line named).
         LockTimeout: a writer held a journal past the lock deadline.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     store = store_dir(base)
     files: list[Path] = []
     tally = _Tally()

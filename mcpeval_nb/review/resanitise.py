@@ -6,7 +6,8 @@ read rules (``privacy.read_rules``) when they load a record, so they never show 
 envelope leaves the machine, so it must not carry it either.  Each record of a known journal kind
 (``calls-*``, ``annotations-*``, ``probes/history.jsonl``) passes through the very rule objects the
 loader applies, field by field, and what the rules do not cover is made content-free (a result-size
-point of ``probes/sizes.jsonl`` passes through ``SizePoint.sanitized``, its reader's rules):
+point of ``probes/sizes.jsonl`` passes through ``SizePoint.sanitized``, a catalog record of
+``catalogs-*`` through ``CatalogRecord.sanitized``: their readers' rules):
 
 * a field with a read rule gets the rule's value (an optional field whose value fails its grammar is
   dropped, as the loader drops it); a wrongly typed text field gets the rule's fallback;
@@ -23,7 +24,6 @@ and remembered across chunks), and only a chunk that fails the proof is rewritte
 
 from __future__ import annotations
 
-import datetime as _dt
 import operator
 import re
 from collections.abc import Callable
@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from ..clock import is_day
 from ..errors import ProfileError
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.grammar import valid_identifier
@@ -45,6 +46,7 @@ from ..privacy.read_rules import (
 )
 from ..privacy.records import MeasurementProfile
 from ..privacy.shape import sanitize_shape
+from ..root import layout
 
 __all__ = ["content_free", "fixed_calls", "journal_kind", "resanitise_record", "resanitise_values"]
 
@@ -55,12 +57,8 @@ _CACHE_LIMIT = 1 << 16
 
 def journal_kind(relpath: str) -> str:
     """The rule set of a store file by its path relative to the store ("" for other files)."""
-    name = relpath.rsplit("/", 1)[-1]
-    if "/" not in relpath and name.startswith("calls-"):
-        return "calls"
-    if "/" not in relpath and name.startswith("annotations-"):
-        return "annotations"
-    return {"probes/history.jsonl": "trends", "probes/sizes.jsonl": "sizes"}.get(relpath, "")
+    kind = layout.journal_kind(relpath)
+    return "" if kind is None else kind.name
 
 
 def _u64(value: Any) -> bool:
@@ -183,6 +181,24 @@ def _sizes_point(value: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+def _catalog_record(value: dict[str, Any]) -> dict[str, Any]:
+    """A catalog record as ``CatalogRecord.sanitized`` stores it (docs/catalog.md); a record that is not
+    one stays one the reader refuses, content-free."""
+    from ..privacy.catalog import CatalogRecord
+
+    try:
+        record = CatalogRecord.from_dict(value).sanitized()
+    except ValueError:
+        stripped: dict[str, Any] = content_free(value)
+        return stripped
+    stored: dict[str, Any] = orjson.loads(record.encode())
+    return stored
+
+
+#: Kinds whose records pass through their record type's own ``sanitized`` (not a rule table here).
+_RECORD_KINDS = {"sizes": _sizes_point, "catalogs": _catalog_record}
+
+
 def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The record as the read rules store it, or None when it is already stored that way.
 
@@ -190,8 +206,8 @@ def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None
         value: a parsed record (not modified).
         kind: ``journal_kind`` of its file ("" leaves every record as it is).
     """
-    if kind == "sizes":
-        stored = _sizes_point(value)
+    if kind in _RECORD_KINDS:
+        stored = _RECORD_KINDS[kind](value)
         return None if _same(stored, value) else stored
     table = _TABLE.get(kind)
     if table is None:
@@ -213,7 +229,7 @@ def resanitise_values(values: list[dict[str, Any]], kind: str) -> list[int]:
         values: one chunk's parsed records.
         kind: ``journal_kind`` of their file.
     """
-    if (kind not in _TABLE and kind != "sizes") or (kind == "calls" and fixed_calls(values)):
+    if (kind not in _TABLE and kind not in _RECORD_KINDS) or (kind == "calls" and fixed_calls(values)):
         return []
     changed = []
     for index, value in enumerate(values):
@@ -276,9 +292,7 @@ def _ts_fixed(values: list[dict[str, Any]]) -> bool:
         return False
     days: set[str] = set(map(_DAY, stamps))  # every stamp is a string (checked above)
     for day in days - _fixed["day"]:
-        try:
-            _dt.date(int(day[:4]), int(day[5:7]), int(day[8:10]))
-        except ValueError:
+        if not is_day(day):
             return False
         _remember("day", day)
     return True

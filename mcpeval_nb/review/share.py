@@ -24,13 +24,14 @@ from pathlib import Path
 
 from ..errors import ReviewError, ShareOutputError, ShareRefused
 from ..governance import audit
-from ..home import entry_exists, resolve_root, store_dir
+from ..governance.erasure import recover
 from ..journal.snapshot import locked_size, spans
 from ..journal.walk import StoreFile
 from ..limits import MAX_RECORD_BYTES, SHARE_READ_BYTES, SHARE_SPAN_BYTES
-from ..staging import Staging, discard, publish, remove_stale_staging
+from ..root import Root, RootLike, entry_exists
+from ..root.layout import store_dir
+from ..root.outputs import SHARE, Staging, discard, publish, remove_stale_staging
 from .doctor import FlaggedLine, snapshot_chunks, store_files
-from .publish import check_output, resolve_output
 from .resanitise import journal_kind
 from .sharepool import HelperPool, copy_part, helper_count, part_path, settle_in_order
 from .sharework import ProcessedChunk, SpanDone, SpanJob, process_chunk
@@ -313,7 +314,7 @@ def _fill_files(store: Path, stage_store: Path, sweep: _Sweep, helpers: _Helpers
 
 def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptions, total: int,
                 progress: Progress | None, checkpoint: Checkpoint) -> _Sweep:
-    stage_store = stage / "store"
+    stage_store = store_dir(stage)
     workers = helper_count(options.workers, total)
     if workers:
         try:
@@ -338,7 +339,7 @@ def _fill_stage(stage: Path, store: Path, canon_store: Path, options: ShareOptio
 
 def _fill_with_helpers(stage: Path, store: Path, sweep: _Sweep, total: int, progress: Progress | None,
                        workers: int) -> _Sweep:
-    stage_store = stage / "store"
+    stage_store = store_dir(stage)
     stage_store.mkdir(mode=0o700)
     parts = stage / "parts"
     parts.mkdir(mode=0o700)
@@ -357,7 +358,7 @@ def _fsync_tree(stage_store: Path) -> None:
         _fsync_dir(Path(dirpath))
 
 
-def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
+def export_share(root: RootLike = None, *, dest: str | os.PathLike[str],
                  options: ShareOptions = ShareOptions(), progress: Progress | None = None,
                  _checkpoint: Checkpoint = _no_checkpoint) -> ShareResult:
     """Export a checked share envelope of ``<root>/store`` to ``dest`` (SPEC 11).
@@ -366,7 +367,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
     (docs/governance.md); a failed audit write never fails the export (``ShareResult.audit_written``).
     The rest is ``_export_share``'s contract, below.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     flags = {"annotation_notes": "included" if options.include_annotation_notes else "excluded",
              "probe_history": "included" if options.include_probe_history else "excluded",
              "force": "yes" if options.force else "no"}
@@ -388,7 +389,7 @@ def export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.P
     return replace(result, audit_written=written)
 
 
-def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.PathLike[str],
+def _export_share(root: RootLike = None, *, dest: str | os.PathLike[str],
                   options: ShareOptions = ShareOptions(), progress: Progress | None = None,
                   _checkpoint: Checkpoint = _no_checkpoint) -> ShareResult:
     """Export a checked share envelope of ``<root>/store`` to ``dest`` (SPEC 11).
@@ -411,6 +412,7 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
             no journals, invalid UTF-8 or JSON, a non-object record, an incomplete trailing record, or
             a failed publish; the previous envelope is unchanged and staging is removed.
         RecordTooLarge: a line over 4 MiB.
+        GovernanceError: an interrupted erase could not be finished first (nothing was written).
 
     Large stores are normalised by helper processes started from a fork server.  Where helpers cannot
     run (a script calling this at import time without an ``if __name__ == "__main__":`` guard, which
@@ -418,11 +420,12 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
     process; an explicit ``workers=N`` fails with a ``ReviewError`` instead.  Nothing is published by
     the failed attempt either way.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
+    recover(base)  # an interrupted erase is finished first: never share what it was removing
     store = store_dir(base)
     if not entry_exists(store):
         raise ReviewError("nothing to share: store does not exist")
-    out = resolve_output(dest, root=base, force=options.force)
+    out = SHARE.resolve(dest, root=base, force=options.force)
     names, total = _inventory(store, options)  # refuses symlinks before anything is written
     if not names:
         raise ReviewError("the store contains no records to share")
@@ -440,7 +443,7 @@ def _export_share(root: str | os.PathLike[str] | None = None, *, dest: str | os.
                     share_md(len(sweep.files), notes, sweep.rewritten).encode("utf-8"))
         _fsync_dir(staging.path)
         _checkpoint("before-publish")
-        check_output(out, force=options.force)
+        SHARE.check(out, force=options.force)
         replaced = publish(staging.path, out, what="the share envelope", error=ReviewError)
         _fsync_dir(out.parent)
         _checkpoint("after-publish")

@@ -21,7 +21,7 @@ from ..analysis.latency import latency_schema, latency_summary
 from ..analysis.outcomes import outcome_rates, outcome_schema
 from ..analysis.readiness import HISTORY_SCHEMA, readiness_history
 from ..analysis.templates import DAILY_SCHEMA, TEMPLATES_SCHEMA, error_templates, template_daily
-from ..tables.incremental import TRENDS_FILE
+from ..root.layout import DATASET_TRENDS
 from ..tables.schemas import CALLS_SCHEMA, TRENDS_SCHEMA
 from ..tables.store import Store
 from .dataset import resolve_dataset
@@ -141,8 +141,8 @@ class DaskEngine:
 
         fs, path = fsspec.core.url_to_fs(self.url, **self.storage_options)
         trends = TRENDS_SCHEMA.empty_table()
-        if fs.exists(f"{path}/{TRENDS_FILE}"):
-            with fs.open(f"{path}/{TRENDS_FILE}", "rb") as fh:
+        if fs.exists(f"{path}/{DATASET_TRENDS}"):
+            with fs.open(f"{path}/{DATASET_TRENDS}", "rb") as fh:
                 trends = feather.read_table(fh).cast(TRENDS_SCHEMA)
         frame = self._dd.from_pandas(trends.to_pandas(), npartitions=2)
         tasks = [self._dask.delayed(readiness_history)(part, last=last)

@@ -12,15 +12,12 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import UsageError
-from ..home import ENGINE_DATASET, store_dir
-from ..tables.incremental import CHECKPOINT, TRENDS_FILE
+from ..root.layout import DATASET_CHECKPOINT, DATASET_TRENDS, engine_dataset_path, store_dir
 from ..tables.schemas import TRENDS_SCHEMA
 from ..tables.store import Store, open_store
 
-__all__ = ["ROOT_DATASET", "Source", "dataset_files", "resolve_dataset", "stored_trends"]
+__all__ = ["Source", "dataset_files", "resolve_dataset", "stored_trends"]
 
-#: Where a capture root's calls are exported for the engines (``home.ENGINE_DATASET``).
-ROOT_DATASET = ENGINE_DATASET
 Source = Store | str | os.PathLike[str]
 
 
@@ -38,11 +35,11 @@ def resolve_dataset(source: Source) -> Path:
         JournalError, RecordTooLarge, InvalidRecord: what the export raises.
     """
     if isinstance(source, Store):
-        return Path(os.fspath(source.to_parquet(source.root / ROOT_DATASET)))
+        return Path(os.fspath(source.to_parquet(engine_dataset_path(source.root))))
     path = Path(source)
     if not path.is_dir():
         raise UsageError(f"no Parquet dataset or capture root at {path}")
-    if (path / CHECKPOINT).exists() or not store_dir(path).is_dir():
+    if (path / DATASET_CHECKPOINT).exists() or not store_dir(path).is_dir():
         return path
     return resolve_dataset(open_store(path))
 
@@ -59,7 +56,7 @@ def dataset_files(dataset: Path) -> list[str]:
 
 def stored_trends(dataset: Path) -> pa.Table:
     """The trend points stored beside the calls (``_mcpeval_trends.arrow``), or an empty trends table."""
-    path = dataset / TRENDS_FILE
+    path = dataset / DATASET_TRENDS
     if not path.is_file():
         return TRENDS_SCHEMA.empty_table()
     import pyarrow.feather as feather

@@ -24,6 +24,7 @@ from ..analysis.latency import PERCENTILES, bucket_ms, latency_schema
 from ..analysis.outcomes import OUTCOMES, outcome_schema, rates_table
 from ..analysis.readiness import HISTORY_SCHEMA
 from ..analysis.templates import DAILY_SCHEMA, TEMPLATES_SCHEMA
+from ..clock import day_start
 from ..errors import UsageError
 from ..tables.parquet import PARQUET_SCHEMA
 from .dataset import Source, dataset_files, resolve_dataset, stored_trends
@@ -130,7 +131,7 @@ class DuckDBEngine:
                 params.append(str(value))
             elif name in ("day_from", "day_to"):
                 day = value + dt.timedelta(days=1) if name == "day_to" else value
-                start = dt.datetime.combine(day, dt.time(), dt.UTC)
+                start = day_start(day)
                 clauses.append(f"epoch_ms(ts) {'>=' if name == 'day_from' else '<'} ?")
                 params.append(int(start.timestamp() * 1000))
             else:

@@ -26,9 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._version import __version__
-from ..errors import TransportError, UsageError
-from ..home import resolve_root
+from ..clock import day_start, parse_day
+from ..errors import TransportError
 from ..journal.audit import audited
+from ..root import Root, RootLike
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
 from .extras import require
@@ -71,12 +72,12 @@ def _traces_url(endpoint: str, *, allow_remote_http: bool) -> str:
     return checked.url if checked.path not in ("", "/") else f"{checked.scheme}://{checked.authority}/v1/traces"
 
 
-def _rows(root: Path | str | None, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
+def _rows(root: RootLike, since: dt.date | None, errors: str) -> Iterator[dict[str, Any]]:
     store = open_store(root, errors=errors)
     for batch in store.iter_batches("calls"):
         table = pa.Table.from_batches([batch]).select(list(_COLUMNS))
         if since is not None:
-            start = pa.scalar(dt.datetime.combine(since, dt.time(), dt.UTC), table.schema.field("ts").type)
+            start = pa.scalar(day_start(since), table.schema.field("ts").type)
             table = table.filter(pc.fill_null(pc.greater_equal(table.column("ts"), start), True))
         yield from table.to_pylist()
 
@@ -114,7 +115,7 @@ class _Spans:
                                      instrumentation_scope=self.scope)
 
 
-def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date | str | None = None,
+def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | None = None,
                 allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "report") -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
 
@@ -134,7 +135,7 @@ def export_otlp(root: Path | str | None = None, *, endpoint: str, since: dt.date
         MissingExtra: OpenTelemetry is not installed (extra ``otel``).
         TransportError: the collector refused or could not be reached.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     with audited(base, "export-otlp", endpoint=_endpoint_label(endpoint)) as entry:
         result = _export(base, endpoint=endpoint, since=since, allow_remote_http=allow_remote_http,
                          timeout=timeout, errors=errors)
@@ -156,11 +157,7 @@ def _endpoint_label(endpoint: str) -> str:
 def _export(root: Path, *, endpoint: str, since: dt.date | str | None, allow_remote_http: bool,
             timeout: float, errors: str) -> OTLPExport:
     url = _traces_url(endpoint, allow_remote_http=allow_remote_http)
-    if isinstance(since, str):
-        try:
-            since = dt.date.fromisoformat(since)
-        except ValueError:
-            raise UsageError("since must be a UTC day, YYYY-MM-DD") from None
+    since = parse_day(since, what="since")
     spans = _Spans()
     exporter_mod = require("opentelemetry.exporter.otlp.proto.http.trace_exporter", extra="otel",
                            what="OTLP export")

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..governance.retention import configured_retention
-from ..home import resolve_root, salt_path
+from ..root import Root, RootLike
+from ..root.layout import salt_path
 from ..transport.policy import check_listen_address
-from .tools import SPAWN_TOOLS
+from .table import SPAWN_TOOLS, TOOLS
 
-__all__ = ["LOOPBACK_MESSAGE", "READ_TOOLS", "ServeConfig", "ServeOptions", "serve_config"]
+__all__ = ["LOOPBACK_MESSAGE", "ServeConfig", "ServeOptions", "serve_config"]
 
 LOOPBACK_MESSAGE = "findings servers must use a loopback address"
-#: The tools every serve lists (SPEC order; the spawn tools go before record_annotation).
-READ_TOOLS = ("list_findings", "get_finding", "get_readiness_trends", "record_annotation")
+#: How ``--print-config`` names where the root came from (``Root.source``).
+_SOURCES = {"flag": "--root", "MCPEVAL_HOME": "$MCPEVAL_HOME", "default": "default"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +32,7 @@ class ServeOptions:
 
     listen: str
     allow_spawn: bool = False
-    root: Path | str | None = None
+    root: RootLike = None
     timeout_s: float = 5.0
 
 
@@ -82,9 +82,8 @@ def serve_config(options: ServeOptions) -> ServeConfig:
         JournalError: the capture root is unusable.
     """
     ip, port = check_listen_address(options.listen, what="serve", loopback_message=LOOPBACK_MESSAGE)
-    root = resolve_root(options.root)
-    source = "--root" if options.root is not None else (
-        "$MCPEVAL_HOME" if os.environ.get("MCPEVAL_HOME") else "default")
-    tools = (*READ_TOOLS[:3], *(SPAWN_TOOLS if options.allow_spawn else ()), READ_TOOLS[3])
+    home = Root.of(options.root)
+    root, source = home.path, _SOURCES[home.source]
+    tools = tuple(t.name for t in TOOLS if options.allow_spawn or not t.spawns)
     return ServeConfig(ip, port, root, source, salt_path(root), tools, options.allow_spawn,
                        configured_retention(root)[0])

@@ -1,7 +1,7 @@
-"""The input and output JSON Schemas of serve's tools (data only; ``tools.py`` pairs them with handlers).
+"""The JSON Schema pieces serve's tool table (``table.py``) builds its input and output schemas from.
 
 Input schemas are checked with ``schemacheck`` before a handler runs, so they use only its keywords.
-Output schemas describe the ``structuredContent`` a tool returns; the run tools return the
+A finding's output schema is derived from its row (``triage.rows``); the run tools return the
 ``mcpeval.probe-report/v2`` document and declare its published schema.
 """
 
@@ -11,89 +11,71 @@ from typing import Any
 
 from ..privacy.records import ANNOTATION_KINDS
 from ..probe.doc_schemas import report_schema
-from ..triage.lifecycle import STATES
+from ..triage.rows import FINDING_ID_SCHEMA, FINDING_JSON_SCHEMA, STATES
 
-__all__ = ["INPUTS", "OUTPUTS", "TARGET_KEYS"]
+__all__ = ["ANNOTATION", "CATALOG_STATUS", "FINDING", "FINDING_ID", "IDENTIFIER", "LABEL", "MANIFEST",
+           "POINT", "REPORT", "STATE", "TARGET", "nullable", "obj"]
 
-_LABEL = {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$",
-          "description": "Server label for the report, the journal and the trend history (default probed)."}
-_FINDING_ID = {"type": "string", "pattern": "^finding-[0-9a-f]{16}$"}
-_IDENTIFIER = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_.:-]{0,63}$"}
-_TARGET = {
+LABEL = {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$",
+         "description": "Server label for the report, the journal and the trend history (default probed)."}
+FINDING_ID = FINDING_ID_SCHEMA
+FINDING = FINDING_JSON_SCHEMA
+STATE = {"type": "string", "enum": list(STATES)}
+IDENTIFIER = {"type": "string", "pattern": "^[A-Za-z][A-Za-z0-9_.:-]{0,63}$"}
+#: The target arguments of the spawn tools (exactly one is checked by ``spawn_tools``).
+TARGET = {
     "command": {"type": "array", "items": {"type": "string"}, "minItems": 1,
                 "description": "A stdio server command (argv); give this or url."},
     "url": {"type": "string", "description": "A loopback Streamable HTTP endpoint; give this or command."},
 }
-TARGET_KEYS = ("command", "url")
-_MANIFEST = {"type": "object",
-             "description": "A probe manifest document (mcpeval-nb schema manifest); held in memory only."}
+MANIFEST = {"type": "object",
+            "description": "A probe manifest document (mcpeval-nb schema manifest); held in memory only."}
+#: ``record_annotation``'s arguments.
+ANNOTATION = {
+    "session": {"type": "string", "minLength": 1,
+                "description": "The raw session value or its stored session:<hex> token (hashed)."},
+    "seq": {"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
+            "description": "The call's sequence number (an integer: 1.0 is refused)."},
+    "kind": {"type": "string", "enum": list(ANNOTATION_KINDS)},
+    "note": {"type": "string", "maxLength": 240, "description": "At most 240 characters."},
+}
+REPORT = report_schema()
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def obj(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """An object schema with these properties and no others."""
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = list(required)
     return schema
 
 
-def _nullable(kind: str) -> dict[str, Any]:
+def nullable(kind: str) -> dict[str, Any]:
+    """A value of this JSON type, or null."""
     return {"type": [kind, "null"]}
 
 
-INPUTS: dict[str, dict[str, Any]] = {
-    "list_findings": _object({"state": {"type": "string", "enum": list(STATES),
-                                        "description": "Only findings in this lifecycle state."}}),
-    "get_finding": _object({"finding_id": _FINDING_ID}, ("finding_id",)),
-    "get_readiness_trends": _object({}),
-    "run_probe": _object({"manifest": _MANIFEST, **_TARGET, "server_label": _LABEL}, ("manifest",)),
-    "scaffold": _object({**_TARGET, "server_label": _LABEL, "confirm_read_only": {
-        "type": "boolean", "description": "Attest that unannotated tools are read-only."}}),
-    "score": _object({**_TARGET, "server_label": _LABEL}),
-    "verify_finding": _object({"finding_id": _FINDING_ID, "case": _IDENTIFIER, "manifest": _MANIFEST,
-                               **_TARGET}, ("finding_id", "case", "manifest")),
-    "record_annotation": _object({
-        "session": {"type": "string", "minLength": 1,
-                    "description": "The raw session value or its stored session:<hex> token (hashed)."},
-        "seq": {"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
-                "description": "The call's sequence number (an integer: 1.0 is refused)."},
-        "kind": {"type": "string", "enum": list(ANNOTATION_KINDS)},
-        "note": {"type": "string", "maxLength": 240, "description": "At most 240 characters."},
-    }, ("session", "seq", "kind", "note")),
-}
-
-_FINDING = _object({
-    "finding_id": _FINDING_ID, "state": {"type": "string", "enum": list(STATES)},
-    "probe_id": _nullable("string"), "consecutive_passes": {"type": "integer"},
-    "server": _nullable("string"), "tool": _nullable("string"), "err_code": {},
-    "err_template_id": _nullable("string"), "failures": {"type": "integer"}, "calls": {"type": "integer"},
-    "sessions": {"type": "integer"}, "last_seen": _nullable("string"), "cost": {"type": "number"},
-    "blast": {"type": "integer"}, "rate": {"type": "number"}, "confidence": {"type": "number"},
-    "recency": {"type": "number"}, "score": {"type": "number"}, "threshold": {"type": "number"},
-    "severity": {"type": "string"}, "repro": {}, "class": {"type": "string"}, "hint": {"type": "string"},
-    "err_codes": {"type": "array"}, "retryable": _nullable("boolean"),
-}, ("finding_id", "state", "server", "tool", "severity", "failures", "calls", "sessions", "class"))
-_POINT = _object({
+#: One readiness trend point of ``get_readiness_trends``.
+POINT = obj({
     "ts": {"type": "string"}, "passed": {"type": "boolean"}, "cases_total": {"type": "integer"},
-    "cases_passed": {"type": "integer"}, "score": {"type": "integer"}, "manifest_sha256": _nullable("string"),
-    "standard": _nullable("string"), "delta": _nullable("string"),
+    "cases_passed": {"type": "integer"}, "score": {"type": "integer"}, "manifest_sha256": nullable("string"),
+    "standard": nullable("string"), "delta": nullable("string"),
 }, ("ts", "passed", "cases_total", "cases_passed", "score", "manifest_sha256", "standard", "delta"))
 
-OUTPUTS: dict[str, dict[str, Any]] = {
-    "list_findings": _object({"findings": {"type": "array", "items": _FINDING}}, ("findings",)),
-    "get_finding": _object({"finding": _FINDING}, ("finding",)),
-    "get_readiness_trends": _object({"servers": {"type": "array", "items": _object(
-        {"server": {"type": "string"}, "points": {"type": "array", "items": _POINT}}, ("server", "points"))}},
-        ("servers",)),
-    "run_probe": report_schema(),
-    "scaffold": _object({"manifest": {"type": "object"}, "decisions": {"type": "array", "items": _object(
-        {"tool": {"type": "string"}, "decision": {"type": "string"}}, ("tool", "decision"))}},
-        ("manifest", "decisions")),
-    "score": report_schema(),
-    "verify_finding": _object({
-        "finding_id": _FINDING_ID, "case": _IDENTIFIER, "state": {"type": "string", "enum": list(STATES)},
-        "consecutive_passes": {"type": "integer"}, "passed": {"type": "boolean"},
-        "errored": {"type": "boolean"}, "reason": _nullable("string"),
-    }, ("finding_id", "case", "state", "consecutive_passes", "passed", "errored", "reason")),
-    "record_annotation": _object({"kind": {"type": "string"}, "session": {"type": "string"},
-                                  "seq": {"type": "integer"}}, ("kind", "session", "seq")),
-}
+
+_DIGEST = nullable("string")
+_WHEN = nullable("string")
+#: One server of ``get_catalog_status`` (``catalog.ServerStatus.to_json``).
+CATALOG_STATUS = obj({
+    "server": {"type": "string"}, "pinned": {"type": "boolean"}, "pinned_at": _WHEN,
+    "latest_listing": _WHEN, "tools": {"type": "integer"},
+    "changes": {"type": "array", "items": obj({
+        "tool": {"type": "string"}, "change": {"type": "string"}, "previous_tool": nullable("string"),
+        "first_seen": _WHEN, "sessions": {"type": "integer"}, "before": _DIGEST, "after": _DIGEST},
+        ("tool", "change", "previous_tool", "first_seen", "sessions", "before", "after"))},
+    "new_flags": {"type": "array", "items": obj({"tool": {"type": "string"}, "flag": {"type": "string"},
+                                                 "first_seen": _WHEN}, ("tool", "flag", "first_seen"))},
+    "dead_tools": {"type": "array", "items": obj(
+        {"tool": {"type": "string"}, "listed_sessions": {"type": "integer"},
+         "catalog_tokens": nullable("integer")}, ("tool", "listed_sessions", "catalog_tokens"))},
+}, ("server", "pinned", "pinned_at", "latest_listing", "tools", "changes", "new_flags", "dead_tools"))

@@ -19,15 +19,16 @@ from typing import Any
 from ..errors import UsageError
 from ..privacy.grammar import valid_tool
 from ..probe.context import ProbeOptions
+from ..probe.plan import make_target
 from ..probe.readiness.battery import BatteryOptions, score_server
 from ..probe.report import ProbeReport
-from ..probe.runner import make_target, run_probes
+from ..probe.runner import run_probes
 from ..probe.scaffold import scaffold_manifest
 from ..transport.cancel import CancelScope
 from ..transport.messages import Target
 from ..transport.policy import check_endpoint
 from ..triage.verify import verify_finding as verify
-from .tools import ToolContext, ToolFailure, ToolResult
+from .base import ToolContext, ToolFailure, ToolResult
 
 __all__ = ["BUSY_MESSAGE", "DEFAULT_LABEL", "SpawnSlot", "run_probe", "scaffold", "score", "verify_finding"]
 

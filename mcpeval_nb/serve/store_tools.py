@@ -14,10 +14,10 @@ from ..capture.annotate import annotate
 from ..errors import UsageError
 from ..privacy.records import ANNOTATION_KINDS, TrendPoint
 from ..probe.history import NO_HISTORY, load_trends, render_trends, select_recent
-from ..triage.api import list_findings as load_findings
-from ..triage.report import Finding
-from ..triage.schema import INDEX_FILE
-from .tools import ToolContext, ToolFailure, ToolResult
+from ..triage import findings
+from ..triage.index.database import INDEX_FILE
+from ..triage.rows import Finding
+from .base import ToolContext, ToolFailure, ToolResult
 
 __all__ = ["NO_FINDINGS", "TREND_POINTS", "get_finding", "get_readiness_trends", "list_findings",
            "record_annotation"]
@@ -42,14 +42,14 @@ def _indexed(ctx: ToolContext) -> bool:
 
 def list_findings(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """The promoted findings, best first, optionally of one lifecycle state."""
-    found = load_findings(ctx.root, state=args.get("state")) if _indexed(ctx) else []
+    found = findings.list_findings(ctx.root, state=args.get("state")) if _indexed(ctx) else []
     text = "\n\n".join(finding_line(f) for f in found) if found else NO_FINDINGS
     return ToolResult(text, {"findings": [f.to_json() for f in found]})
 
 
 def get_finding(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """One promoted finding: its line and its class's hint."""
-    promoted = load_findings(ctx.root) if _indexed(ctx) else []
+    promoted = findings.list_findings(ctx.root) if _indexed(ctx) else []
     found = next((f for f in promoted if f.finding_id == args["finding_id"]), None)
     if found is None:
         raise ToolFailure("no such finding")

@@ -3,7 +3,9 @@
 ``manifest`` reads call and capture manifests (YAML or JSON, schema-checked, 1 MiB), ``gate`` applies
 the probe runner's mutation gate to them, ``measure`` turns one result into numbers, ``run`` makes the
 calls (``probe_result_sizes``), ``report`` renders them, ``history`` keeps one point per run in
-``store/probes/sizes.jsonl``, ``table`` turns the history into an Arrow table for charts.
+``store/probes/sizes.jsonl``, ``table`` turns the history into an Arrow table for charts.  ``phases``
+captures a phase-swapped server phase by phase from a capture manifest (the same gate and run plan) and
+says what changed between its phases.
 """
 
 from __future__ import annotations

@@ -14,15 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import valid_rfc3339
 from ..errors import InvalidRecord, RecordTooLarge, TrendHistoryCorrupt
-from ..home import resolve_root, store_dir
 from ..journal.append import append_line
 from ..journal.read import iter_lines, parse_line
 from ..jsonfmt import dumps
 from ..privacy.grammar import valid_server, valid_template_id
-from ..privacy.timestamps import valid_rfc3339
 from ..probe.cases import listed
 from ..probe.reasons import TRANSPORT_REASONS
+from ..root import Root, RootLike
+from ..root.layout import sizes_path
 from .report import ResultSizes
 
 __all__ = ["SIZE_POINT_SCHEMA", "SizePoint", "load_size_history", "record_sizes", "sizes_path"]
@@ -30,11 +31,6 @@ __all__ = ["SIZE_POINT_SCHEMA", "SizePoint", "load_size_history", "record_sizes"
 SIZE_POINT_SCHEMA = "mcpeval-nb.sizes-point/v1"
 _REASONS = frozenset({"tool-error", "rpc-error"}) | TRANSPORT_REASONS
 _NUMBERS = ("index", "text_chars", "result_bytes", "tokens", "structured_bytes", "latency_ms")
-
-
-def sizes_path(root: Path) -> Path:
-    """``<root>/store/probes/sizes.jsonl``."""
-    return store_dir(root) / "probes" / "sizes.jsonl"
 
 
 def _u64(value: Any) -> int | None:
@@ -121,23 +117,23 @@ class SizePoint:
         ).sanitized()
 
 
-def record_sizes(sizes: ResultSizes, *, root: Path | str | None = None) -> Path:
+def record_sizes(sizes: ResultSizes, *, root: RootLike = None) -> Path:
     """Append the run's point to ``<root>/store/probes/sizes.jsonl`` (created on demand).
 
     Raises:
         RecordTooLarge, LockTimeout, JournalError: from the journal writer; nothing was written.
     """
-    return append_line(sizes_path(resolve_root(root)), SizePoint.of(sizes).encode())
+    return append_line(sizes_path(Root.of(root).path), SizePoint.of(sizes).encode())
 
 
-def load_size_history(*, root: Path | str | None = None) -> list[SizePoint]:
+def load_size_history(*, root: RootLike = None) -> list[SizePoint]:
     """Every point in file order ([] when there is no history yet).
 
     Raises:
         TrendHistoryCorrupt: a complete line is oversized or not a sizes point (named by file and line).
         LockTimeout, JournalError: the file could not be read.
     """
-    path = sizes_path(resolve_root(root))
+    path = sizes_path(Root.of(root).path)
     if not path.exists():
         return []
     points: list[SizePoint] = []

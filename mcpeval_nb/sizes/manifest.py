@@ -167,7 +167,8 @@ def _yaml(text: str, source: str) -> Any:
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ManifestError(f"{source}: manifest is not valid YAML or JSON{where}") from None
     except RecursionError:  # PyYAML composes nested nodes recursively
-        raise ManifestError(f"{source}: manifest is nested too deeply (at most {_MAX_DEPTH} levels)") from None
+        raise ManifestError(f"{source}: manifest is nested too deeply (at most {_MAX_DEPTH} levels)") \
+            from None
     except ValueError:  # an integer past the interpreter's digit limit (4300 digits)
         raise ManifestError(f"{source}: manifest holds a number too long to read") from None
 

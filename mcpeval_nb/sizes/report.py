@@ -8,10 +8,9 @@ errored (an error is a measurement), 3 only when the run could not reach the ser
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import UsageError
-from ..jsonfmt import dumps
+from ..probe.render import Format, FormatSet, aligned, json_text, render
 from .measure import CallSize
 
 __all__ = ["RESULT_SIZES_SCHEMA", "ResultSizes"]
@@ -54,6 +53,12 @@ class ResultSizes:
         reached: False when no connection to the server could be made (every row a transport error).
     """
 
+    #: The sizes run's format table.
+    FORMATS: ClassVar[FormatSet[ResultSizes]] = FormatSet(
+        (Format("text", lambda r, _: r.to_text()), Format("markdown", lambda r, _: r.to_markdown()),
+         Format("json", lambda r, _: r.to_json())),
+        unknown="format must be text, markdown or json")
+
     server: str
     manifest_sha256: str
     calls: tuple[CallSize, ...]
@@ -88,17 +93,15 @@ class ResultSizes:
 
     def to_json(self) -> str:
         """The document as pretty, key-sorted JSON with a trailing newline."""
-        return dumps(self.to_dict(), sort_keys=True, indent=2) + "\n"
+        return json_text(self.to_dict())
 
     def _rows(self) -> list[tuple[str, ...]]:
         return [_COLUMNS, *(_cells(r) for r in self.calls)]
 
     def to_text(self) -> str:
         """The table in aligned columns, then a totals line."""
-        rows = self._rows()
-        widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
         lines = [f"{_TITLE}: {self.server}"]
-        lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        lines += ["  " + line for line in aligned(self._rows(), sep="  ")]
         t = self.totals()
         lines.append(
             f"  total calls={t['calls']} errors={t['errors']} bytes={t['result_bytes']} "
@@ -132,7 +135,4 @@ class ResultSizes:
         Raises:
             UsageError: an unknown format.
         """
-        renderers = {"text": self.to_text, "markdown": self.to_markdown, "json": self.to_json}
-        if fmt not in renderers:
-            raise UsageError("format must be text, markdown or json")
-        return renderers[fmt]()
+        return render(self, fmt)

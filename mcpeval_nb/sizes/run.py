@@ -1,6 +1,7 @@
 """``probe_result_sizes``: make each listed call once, in order, and measure what it returned.
 
-Order: label, manifest, the manifest half of the mutation gate, target: all before a server starts.
+Order: label, manifest, the manifest half of the mutation gate, target (the run plan, ``plan_calls``): all
+before a server starts.
 Then one connection: initialize, ``tools/list``, the catalog half of the gate (every listed tool declared,
 no read-only call of a writer): still before any call.  Then the calls, each once, in manifest order;
 nothing is inferred.  An erroring call is an error row and never aborts the rest; a call that loses the
@@ -15,24 +16,24 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from ..errors import TransportError, UsageError
-from ..home import load_salt, resolve_root
-from ..privacy.grammar import valid_server
-from ..privacy.timestamps import now_ts
-from ..probe.context import ProbeOptions, RunContext, SyntheticJournal
-from ..probe.runner import make_target
-from ..transport.budget import BUDGET_EXCEEDED, Budget
+from ..clock import now_ts
+from ..errors import TransportError
+from ..probe.context import Link, ProbeOptions, RunContext
+from ..probe.eras import DEFAULT_ERA
+from ..probe.plan import RunPlan, Work, open_run, plan_run
+from ..root import Root, RootLike
 from ..transport.messages import Target, ToolOutcome
-from ..transport.session import McpSession
 from .gate import check_authority, check_listed
 from .history import record_sizes
 from .manifest import CallManifest, ListedCall, coerce_manifest
 from .measure import CallSize, measure_failure, measure_outcome
 from .report import ResultSizes
 
-__all__ = ["SizesOptions", "open_gated", "probe_result_sizes", "run_context"]
+__all__ = ["SizesOptions", "plan_calls", "probe_result_sizes"]
+
+W = TypeVar("W")
 
 #: ``progress(index, total, row)`` after each call (row holds labels and numbers only).
 SizesProgress = Callable[[int, int, CallSize], None]
@@ -51,26 +52,24 @@ class SizesOptions:
         history: append the run's sizes point (``probe_result_sizes`` only).
         env: variables laid over the inherited environment of a stdio server.
         timeout_s: per-call deadline (default: the transport's, 30 s stdio / 5 s HTTP).
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
     """
 
     server: str
     allow_mutation: bool = False
     allow_remote_http: bool = False
-    root: str | Path | None = None
+    root: RootLike = None
     journal: bool = True
     history: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     timeout_s: float | None = None
+    protocol: str = DEFAULT_ERA
 
 
-def _reason(ctx: RunContext, exc: TransportError) -> str:
-    return BUDGET_EXCEEDED if ctx.budget.exhausted else exc.reason
-
-
-def run_context(
-    target: Target | str | Sequence[str], options: SizesOptions, cancel: threading.Event | None
-) -> RunContext:
-    """The probe runner's context for a call run: target, shared budget, synthetic journal."""
+def plan_calls(target: Target | str | Sequence[str], options: SizesOptions,
+               work: Callable[[], Work[W]]) -> RunPlan[W]:
+    """The run plan of a run of listed calls (``sizes``, ``capture-phases``): ``probe.plan.plan_run`` with
+    the options of a call run (no battery, no trend point) and the manifest's ``work``."""
     probe = ProbeOptions(
         server=options.server,
         allow_mutation=options.allow_mutation,
@@ -80,39 +79,17 @@ def run_context(
         env=options.env,
         battery=None,
         history=False,
+        protocol=options.protocol,
     )
-    tgt = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
-    ctx = RunContext(target=tgt, options=probe, budget=Budget(), timeout=options.timeout_s, cancel=cancel)
-    if options.journal:
-        root = resolve_root(options.root)
-        ctx.journal = SyntheticJournal(
-            root, server=options.server, salt=load_salt(root), session=ctx.session_id
-        )
-    return ctx
-
-
-def open_gated(ctx: RunContext, calls: Sequence[ListedCall], *, where: str = "calls entry") -> McpSession:
-    """Connect, list the tools, and check every call against the catalog before any call is made.
-
-    Raises:
-        TransportError: the server could not be reached. UsageError: the catalog half of the gate.
-    """
-    session = ctx.connect()
-    try:
-        ctx.catalog = session.list_tools()
-        ctx.server_capabilities = dict(session.server_capabilities)
-        check_listed(calls, ctx.catalog, where=where)
-    except BaseException:
-        session.close()
-        raise
-    return session
+    return plan_run(target, options=probe, work=work, timeout_s=options.timeout_s)
 
 
 class _Calls:
     """The run's mutable part: the current connection, the salt and the rows so far."""
 
-    def __init__(self, ctx: RunContext, salt: bytes, session: McpSession | None, lost: str | None) -> None:
-        self.ctx, self.salt, self.session, self.lost = ctx, salt, session, lost
+    def __init__(self, ctx: RunContext, salt: bytes, calls: Sequence[ListedCall]) -> None:
+        self.ctx, self.salt = ctx, salt
+        self.link = Link(ctx, check=lambda catalog: check_listed(calls, catalog))
         self.rows: list[CallSize] = []
 
     def _journal(self, call: ListedCall, outcome: ToolOutcome) -> None:
@@ -120,21 +97,16 @@ class _Calls:
             self.ctx.journal.record(call.tool, dict(call.args), outcome)
 
     def one(self, call: ListedCall) -> CallSize:
-        if self.lost is None and self.session is None:
-            try:
-                self.session = self.ctx.connect()
-            except TransportError as exc:
-                self.lost = _reason(self.ctx, exc)
-        if self.lost is not None:
-            return measure_failure(call.index, call.tool, call.access, self.lost, "not connected", self.salt)
-        assert self.session is not None
+        session = self.link.open()
+        if session is None:
+            assert self.link.lost is not None
+            return measure_failure(call.index, call.tool, call.access, self.link.lost, "not connected",
+                                   self.salt)
         self.ctx.check_cancel()
         try:
-            outcome = self.session.call_tool(call.tool, dict(call.args))
+            outcome = session.call_tool(call.tool, dict(call.args))
         except TransportError as exc:
-            self.session.close()
-            self.session = None
-            reason = _reason(self.ctx, exc)
+            reason = self.link.fail(exc)
             self._journal(call, ToolOutcome("rpc-error", None, None, {"code": reason}, 0))
             return measure_failure(call.index, call.tool, call.access, reason, str(exc), self.salt)
         self._journal(call, outcome)
@@ -167,33 +139,28 @@ def probe_result_sizes(
             ``allow_mutation``, an unlisted tool or a read-only call of a writer (nothing was called).
         JournalError: the journal or the history could not be written.
     """
-    if not valid_server(options.server):
-        raise UsageError("server label is invalid")
-    loaded: CallManifest = coerce_manifest(call_manifest, CallManifest)
-    check_authority(loaded.calls, allow_mutation=options.allow_mutation)
-    ctx = run_context(target, options, cancel)
-    salt = load_salt(resolve_root(options.root))
-    session: McpSession | None = None
-    lost: str | None = None
+    def work() -> Work[ListedCall]:
+        loaded: CallManifest = coerce_manifest(call_manifest, CallManifest)
+        check_authority(loaded.calls, allow_mutation=options.allow_mutation)
+        return Work(items=loaded.calls, manifest_sha256=loaded.sha256)
+
+    plan = plan_calls(target, options, work)
+    ctx = open_run(plan, cancel=cancel)
+    run = _Calls(ctx, Root.of(options.root).salt(), plan.work.items)
     try:
-        session = open_gated(ctx, loaded.calls)
-    except TransportError as exc:
-        lost = _reason(ctx, exc)
-    run = _Calls(ctx, salt, session, lost)
-    try:
-        for call in loaded.calls:
+        reached = run.link.open() is not None  # the gate: connect, list the tools, check every call
+        for call in plan.work.items:
             run.rows.append(run.one(call))
             if progress is not None:
-                progress(call.index, len(loaded.calls), run.rows[-1])
+                progress(call.index, len(plan.work.items), run.rows[-1])
     finally:
-        if run.session is not None:
-            run.session.close()
+        run.link.close()
     sizes = ResultSizes(
         server=options.server,
-        manifest_sha256=loaded.sha256,
+        manifest_sha256=str(plan.work.manifest_sha256),
         calls=tuple(run.rows),
         ts=now_ts(),
-        reached=lost is None,
+        reached=reached,
     )
     if options.history:
         record_sizes(sizes, root=options.root)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from pathlib import Path
-
 import pyarrow as pa
 
+from ..clock import ts_millis
+from ..root import RootLike
 from ..schemacheck import packaged_text
 from .history import load_size_history
 
@@ -32,7 +31,7 @@ SIZES_SCHEMA = pa.schema(
 _NAMES = {"calls": "calls", "capture": "capture", "result-sizes": "result-sizes"}
 
 
-def result_size_history(*, root: Path | str | None = None, server: str | None = None) -> pa.Table:
+def result_size_history(*, root: RootLike = None, server: str | None = None) -> pa.Table:
     """Every call of every sizes run in ``store/probes/sizes.jsonl`` (``run`` numbers the runs from 1).
 
     Args:
@@ -49,7 +48,7 @@ def result_size_history(*, root: Path | str | None = None, server: str | None = 
     for run, point in enumerate(load_size_history(root=root), start=1):
         if server is not None and point.server != server:
             continue
-        ts = None if point.ts == "unknown" else datetime.fromisoformat(point.ts)
+        ts = ts_millis(point.ts)  # None for "unknown"
         rows += [
             {"ts": ts, "server": point.server, "run": run, **{k: c.get(k) for k in SIZES_SCHEMA.names[3:]}}
             for c in point.calls

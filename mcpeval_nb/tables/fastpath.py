@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ..clock import ts_millis
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.errorinfo import sanitize_error
 from ..privacy.read_rules import KINDS, OUTCOMES
@@ -27,7 +28,6 @@ from ..privacy.shape import sanitize_shape
 from . import canon
 from .canon import ByteData
 from .rebuild import rebuild_columns
-from .rows import ts_millis
 from .sanitise import remap
 from .schemas import CALLS_SCHEMA
 

@@ -6,7 +6,7 @@ journal it holds the file name, device, inode, size, modification time, the SHA-
 prefix and of its last 64 KiB, the rows and the Parquet files it fed.  Each journal writes its own files
 (``day=D/server=S/<journal stem>-<i>.parquet``), so a partition is the union of its journals' files.
 
-An export builds a complete new dataset in a staging directory beside ``dest`` (``mcpeval_nb.staging``)
+An export builds a complete new dataset in a staging directory beside ``dest`` (``mcpeval_nb.root.outputs``)
 and swaps it in atomically: files of unchanged journals are hard-linked (copied where links fail), so a
 re-export after a day of appends reads and writes only that day's journal.  A journal whose stat
 changed, whose last 64 KiB no longer hash the same (``verify="full"``: whose whole prefix), or whose
@@ -31,18 +31,15 @@ import pyarrow as pa
 from ..errors import JournalError, UsageError
 from ..journal.snapshot import snapshot_size
 from ..limits import CHUNK_BYTES
+from ..root.layout import DATASET_CHECKPOINT, DATASET_TRENDS
 from .load import Errors, LoadReport, digest_cursor, load_file
 from .parquet import ParquetExport, days, publish_dataset, write_batches
 from .progress import Progress
 from .schemas import SCHEMA_VERSION, TRENDS_SCHEMA
 from .store import full_digest, window_digest
 
-__all__ = ["CHECKPOINT", "LAYOUT", "TRENDS_FILE", "JournalMark", "export_incremental", "read_checkpoint"]
+__all__ = ["LAYOUT", "JournalMark", "export_incremental", "read_checkpoint"]
 
-#: The checkpoint file at the top of the dataset.
-CHECKPOINT = "_mcpeval_checkpoint.json"
-#: The trend points beside the calls (an Arrow IPC file, hidden from dataset discovery like the checkpoint).
-TRENDS_FILE = "_mcpeval_trends.arrow"
 #: Layout version of the dataset and checkpoint (a different one means a full export).
 LAYOUT = f"mcpeval-nb.parquet/1+calls/{SCHEMA_VERSION}"
 
@@ -74,7 +71,7 @@ def read_checkpoint(dest: Path, *, root: Path, errors: Errors) -> dict[str, Jour
         root, mode or layout): the next export is a full one.
     """
     try:
-        doc = json.loads((dest / CHECKPOINT).read_text(encoding="utf-8"))
+        doc = json.loads((dest / DATASET_CHECKPOINT).read_text(encoding="utf-8"))
         if doc.get("layout") != LAYOUT or doc.get("root") != os.fspath(root.resolve()) or \
                 doc.get("errors") != errors:
             return {}
@@ -136,13 +133,14 @@ def _export_journal(path: Path, size: int, stage: Path, dest: Path, *, errors: E
 def _write_checkpoint(stage: Path, root: Path, errors: Errors, marks: list[JournalMark]) -> None:
     doc = {"layout": LAYOUT, "root": os.fspath(root.resolve()), "errors": errors,
            "journals": [{**asdict(m), "files": list(m.files)} for m in marks]}
-    (stage / CHECKPOINT).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    (stage / DATASET_CHECKPOINT).write_text(text, encoding="utf-8")
 
 
 def _write_trends(stage: Path, trends: pa.Table) -> None:
     import pyarrow.feather as feather
 
-    feather.write_feather(trends.cast(TRENDS_SCHEMA), stage / TRENDS_FILE, compression="zstd")
+    feather.write_feather(trends.cast(TRENDS_SCHEMA), stage / DATASET_TRENDS, compression="zstd")
 
 
 def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, errors: Errors,
@@ -155,7 +153,8 @@ def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, er
         journals: its calls journals, in order.
         dest: the dataset directory.
         errors: the loader's mode (``raise`` or ``report``).
-        trends: the trend points to store beside the calls (``TRENDS_FILE``), or None for none.
+        trends: the trend points to store beside the calls (``root.layout.DATASET_TRENDS``, an Arrow IPC
+            file), or None for none.
         verify: ``window`` proves an unchanged journal by its stat and last 64 KiB, ``full`` by its whole
             prefix.
         chunk_bytes: read size. progress: a ``(done, total)`` bytes callback.
@@ -176,7 +175,7 @@ def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, er
         return _build(root, journals, dest, stage, errors=errors, trends=trends, verify=verify,
                       chunk_bytes=chunk_bytes, progress=progress)
 
-    return publish_dataset(dest, build)
+    return publish_dataset(dest, build, root=root)
 
 
 def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors: Errors,

@@ -24,12 +24,13 @@ from ..errors import InvalidRecord, UsageError
 from ..journal.read import RawLine, parse_line
 from ..journal.snapshot import Chunk, Cursor, iter_chunks, open_journal
 from ..limits import CHUNK_BYTES, MAX_RECORD_BYTES
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .canon import newline_positions
 from .fast_notes import fast_annotations
 from .fastpath import FastResult, fast_calls
-from .rows import annotation_batch, call_batch, trend_batch
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, LOAD_REPORT_SCHEMA, TRENDS_SCHEMA
+from .rows import annotation_batch, call_batch, catalog_batch, trend_batch
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, LOAD_REPORT_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["Errors", "LoadReport", "SkippedLine", "digest_cursor", "load_file", "read_chunks"]
 
@@ -44,6 +45,7 @@ _KINDS: dict[str, tuple[pa.Schema, Callable[[Any], Any], Callable[[list[Any]], p
     "calls": (CALLS_SCHEMA, CallRecord.from_dict, call_batch),
     "annotations": (ANNOTATIONS_SCHEMA, AnnotationRecord.from_dict, annotation_batch),
     "trends": (TRENDS_SCHEMA, TrendPoint.from_dict, trend_batch),
+    "catalogs": (CATALOGS_SCHEMA, CatalogRecord.from_dict, catalog_batch),
 }
 
 
@@ -190,7 +192,7 @@ def load_file(kind: str, path: Path, state: Cursor, end: int, *, errors: Errors,
     """Yield the batches of one journal from ``state.offset`` to ``end``, advancing ``state``.
 
     Args:
-        kind: ``calls``, ``annotations`` or ``trends``.
+        kind: ``calls``, ``annotations``, ``trends`` or ``catalogs``.
         path: the journal file.
         state: resume point (offset, next line number and, when kept, digest of the consumed prefix).
         end: snapshot size taken under a shared lock.

@@ -7,7 +7,7 @@ partitioning="hive")``, DuckDB ``read_parquet('<dest>/**/*.parquet', hive_partit
 ``scan_parquet``.  Server labels pass the label grammar, so partition directory names are safe.
 
 The dataset is written into a private staging directory beside the destination and swapped into place
-atomically (``mcpeval_nb.staging``, the share envelope's way): readers see the complete previous dataset
+atomically (``mcpeval_nb.root.outputs``, the share envelope's way): readers see the complete previous dataset
 or the complete new one, a failed or killed export leaves the previous one as it was, and the dataset
 holds exactly the store's calls (no partition of an earlier export survives).  A destination that is a
 symlink, or that holds a symlink anywhere inside, is refused before anything is written.
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import JournalError, UsageError
+from ..clock import day_of
+from ..errors import JournalError
 from ..privacy.read_rules import CALL_RULES, rule_for
-from ..privacy.timestamps import day_of
-from ..staging import build_and_publish
+from ..root.outputs import PARQUET
 from .schemas import CALLS_SCHEMA
 
 if TYPE_CHECKING:
     from .load import SkippedLine
 
-__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "check_dest", "count_files", "days",
+__all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "count_files", "days",
            "publish_dataset", "to_parquet", "write_batches"]
 
 T = TypeVar("T")
@@ -78,21 +78,6 @@ class ParquetExport(os.PathLike[str]):
         return f"ParquetExport({str(self.dest)!r}, files={self.files}, rows={self.rows})"
 
 
-def check_dest(dest: Path) -> None:
-    """Refuse a destination that is a symlink, not a directory, or holds a symlink (UsageError)."""
-    if os.path.islink(dest):
-        raise UsageError(f"export-parquet refuses a symlinked destination: {dest}")
-    if not os.path.lexists(dest):
-        return
-    if not dest.is_dir():
-        raise UsageError(f"export-parquet needs a directory at {dest}")
-    for top, dirs, files in os.walk(dest, followlinks=False):
-        for name in (*dirs, *files):
-            if os.path.islink(os.path.join(top, name)):
-                raise UsageError("export-parquet refuses a destination that holds a symlink: "
-                                 f"{os.path.join(top, name)}")
-
-
 def count_files(stage: Path) -> int:
     """The Parquet files under ``stage``."""
     walk = os.walk(stage, followlinks=False)
@@ -131,29 +116,25 @@ def to_parquet(calls: Iterable[pa.RecordBatch | pa.Table], dest: Path | str) -> 
     return publish_dataset(dest, build)
 
 
-def publish_dataset(dest: Path, build: Callable[[Path], T]) -> T:
-    """Build a dataset in a staging directory beside ``dest`` and swap it in atomically.
+def publish_dataset(dest: Path, build: Callable[[Path], T], *, root: Path | None = None) -> T:
+    """Build a dataset in a staging directory beside ``dest`` and swap it in atomically, where the
+    output rule (``root.outputs.PARQUET``) lets it go.
 
     Args:
         dest: the dataset directory (refused when it is, or holds, a symlink; before and after building).
         build: writes the complete dataset into the staging directory it is given.
+        root: the capture root exported, if any (the dataset may not overlap its store).
 
     Returns:
         What ``build`` returned.
 
     Raises:
-        UsageError: a symlinked destination or one holding a symlink.
+        UsageError: a symlinked destination, one holding a symlink, or one overlapping the store.
         JournalError: the staging or the swap failed; the previous dataset is untouched.
     """
-    check_dest(dest)
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JournalError(f"cannot create {dest.parent}: {exc.strerror}") from None
+    out = PARQUET.resolve(dest, root=root)
     result: list[T] = []
-    build_and_publish(dest, kind="parquet", what="the Parquet dataset", error=JournalError,
-                      fill=lambda stage: result.append(build(stage)),
-                      check=lambda: check_dest(dest))  # nothing planted while we wrote
+    PARQUET.build(out, fill=lambda stage: result.append(build(stage)))  # checked again before the swap
     return result[0]
 
 

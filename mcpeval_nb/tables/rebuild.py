@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from ..clock import ts_millis
 from .canon import ByteData
-from .rows import ts_millis
 from .sanitise import sanitise_columns
 
 __all__ = ["PARSE_SCHEMA", "rebuild_columns", "ts_column"]

@@ -7,47 +7,19 @@ fast path against it.
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from ..clock import ts_millis
 from ..jsonfmt import dumps
+from ..privacy.catalog import CatalogRecord, CatalogTool
+from ..privacy.catalog_schema import skeleton_size
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from ..privacy.timestamps import valid_rfc3339
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
-__all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch", "ts_millis"]
-
-_TS_RE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))"
-)
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-
-
-def ts_millis(ts: str) -> int | None:
-    """Milliseconds since the epoch (UTC) of a sanitised timestamp; None for ``unknown``.
-
-    Fractions beyond milliseconds are truncated; a leap second (``:60``) counts as ``:59.999``.
-    """
-    m = _TS_RE.fullmatch(ts)
-    if m is None or not valid_rfc3339(ts):
-        return None
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    frac = int((m.group(7) or "0")[:3].ljust(3, "0"))
-    if second == 60:
-        second, frac = 59, 999
-    try:
-        when = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.UTC)
-    except ValueError:
-        return None
-    if m.group(8):
-        offset = _dt.timedelta(hours=int(m.group(9)), minutes=int(m.group(10)))
-        when = when - offset if m.group(8) == "+" else when + offset
-    delta = when - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1000 + frac
+__all__ = ["annotation_batch", "call_batch", "call_row", "catalog_batch", "catalog_rows", "trend_batch"]
 
 
 def _json(value: Any) -> str | None:
@@ -107,3 +79,39 @@ def trend_batch(records: Sequence[TrendPoint]) -> pa.RecordBatch:
              "measurement_profile": None if r.measurement_profile is None
              else dumps(r.measurement_profile.to_dict(), sort_keys=False)} for r in records]
     return _batch(TRENDS_SCHEMA, rows)
+
+
+_HINT_COLUMNS = (("readOnlyHint", "read_only_hint"), ("destructiveHint", "destructive_hint"),
+                 ("idempotentHint", "idempotent_hint"), ("openWorldHint", "open_world_hint"))
+
+
+def _tool_columns(tool: CatalogTool | None, position: int | None) -> dict[str, Any]:
+    if tool is None:
+        return {"position": None, "tool": None, "flags": None}
+    row: dict[str, Any] = {
+        "position": position, "tool": tool.name, "def_digest": tool.def_digest,
+        "desc_digest": tool.desc_digest,
+        "schema_digest": tool.schema_digest, "annotations_digest": tool.annotations_digest,
+        "desc_bucket": tool.desc_bucket,
+        "skeleton": None if tool.skeleton is None else dumps(tool.skeleton, sort_keys=False),
+        "depth": tool.depth, "properties": skeleton_size(tool.skeleton), "icons": tool.icons,
+        "tokens": tool.tokens, "flags": list(tool.flags)}
+    row.update({column: tool.hints.get(hint) for hint, column in _HINT_COLUMNS})
+    return row
+
+
+def catalog_rows(record: CatalogRecord) -> list[dict[str, Any]]:
+    """One sanitised catalog record as ``CATALOGS_SCHEMA`` rows: one per tool, in listing order (one row
+    with a null tool for an empty listing)."""
+    base = {"ts": ts_millis(record.ts), "session": record.session, "seq": record.seq, "server": record.server,
+            "complete": record.complete, "listing_tools": len(record.tools),
+            "capture_id": None if record.identity is None else record.identity.capture_id,
+            "event_id": None if record.identity is None else record.identity.event_id}
+    tools: list[tuple[int | None, CatalogTool | None]] = list(enumerate(record.tools)) or [(None, None)]
+    empty = dict.fromkeys(CATALOGS_SCHEMA.names)
+    return [{**empty, **base, **_tool_columns(tool, position)} for position, tool in tools]
+
+
+def catalog_batch(records: Sequence[CatalogRecord]) -> pa.RecordBatch:
+    """A ``CATALOGS_SCHEMA`` batch from already-sanitised catalog records."""
+    return _batch(CATALOGS_SCHEMA, [row for record in records for row in catalog_rows(record)])

@@ -21,29 +21,33 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from ..home import entry_exists, list_dir, resolve_root, store_dir
 from ..journal.audit import audited
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
+from ..root import Root, RootLike, entry_exists, list_dir
+from ..root.layout import store_dir
 from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
 if TYPE_CHECKING:
     from .parquet import ParquetExport
 
 __all__ = ["Store", "full_digest", "journal_files", "open_store", "window_digest"]
 
-_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
+_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA,
+            "catalogs": CATALOGS_SCHEMA}
 _WINDOW = 64 * 1024
 
 
 def journal_files(root: Path) -> list[tuple[str, Path]]:
-    """The store's journals as ``(kind, path)``: calls, annotations (by day), then the trend history."""
+    """The store's journals as ``(kind, path)``: calls, annotations, catalogs (by day), then the trend
+    history."""
     store = store_dir(root)
     names = list_dir(store)  # an unreadable store is an error, never an empty one
     out: list[tuple[str, Path]] = [("calls", store / n) for n in names if fnmatchcase(n, "calls-*.jsonl")]
     out += [("annotations", store / n) for n in names if fnmatchcase(n, "annotations-*.jsonl")]
+    out += [("catalogs", store / n) for n in names if fnmatchcase(n, "catalogs-*.jsonl")]
     history = store / "probes" / "history.jsonl"
     if "probes" in names and entry_exists(history):
         out.append(("trends", history))
@@ -123,6 +127,11 @@ class Store:
         return self._table("annotations")
 
     @property
+    def catalogs(self) -> pa.Table:
+        """Every catalog record, sanitised, one row per listed tool (``CATALOGS_SCHEMA``)."""
+        return self._table("catalogs")
+
+    @property
     def trends(self) -> pa.Table:
         """Every readiness trend point, sanitised (``TRENDS_SCHEMA``)."""
         return self._table("trends")
@@ -152,14 +161,16 @@ class Store:
         return parts[0] if parts else _SCHEMAS[kind].empty_table()
 
     def to_pandas(self, table: str = "calls", **kwargs: Any) -> Any:
-        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends`` or ``report``).
+        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends``, ``catalogs`` or
+        ``report``).
 
         Raises:
             UsageError: an unknown table name.
         """
         from ..errors import UsageError
         if table not in (*_SCHEMAS, "report"):
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or report")
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends, catalogs or "
+                             "report")
         return getattr(self, table).to_pandas(**kwargs)
 
     # -- loading ----------------------------------------------------------------------------------
@@ -294,7 +305,7 @@ class Store:
         """
         from ..errors import UsageError
         if table not in _SCHEMAS:
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations or trends")
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or catalogs")
         report = LoadReport()
         for kind, path in journal_files(self.root):
             if kind == table:
@@ -302,7 +313,7 @@ class Store:
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 
-def open_store(root: Path | str | None = None, *, errors: str = "report",
+def open_store(root: RootLike = None, *, errors: str = "report",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
@@ -321,5 +332,5 @@ def open_store(root: Path | str | None = None, *, errors: str = "report",
     Raises:
         UsageError: ``errors`` is not ``raise`` or ``report``.
     """
-    return Store(resolve_root(root), errors=check_errors(errors), progress=resolve_progress(progress),
+    return Store(Root.of(root).path, errors=check_errors(errors), progress=resolve_progress(progress),
                  chunk_bytes=chunk_bytes)

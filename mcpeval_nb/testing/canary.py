@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..home import store_dir
+from ..root import Root, RootLike
+from ..root.layout import annotations_path, calls_path, history_path
 
 __all__ = ["CanaryStore", "canary_store"]
 
@@ -81,7 +82,7 @@ def _lines(m: dict[str, str], invalid: bool) -> dict[str, list[dict[str, Any] | 
     return {"calls": calls, "annotations": notes, "trends": points}
 
 
-def canary_store(root: Path | str, *, invalid_lines: bool = True, tag: str = "c4n4ry") -> CanaryStore:
+def canary_store(root: RootLike, *, invalid_lines: bool = True, tag: str = "c4n4ry") -> CanaryStore:
     """Write hand-edited journals carrying unique markers under ``root``.
 
     Args:
@@ -92,7 +93,7 @@ def canary_store(root: Path | str, *, invalid_lines: bool = True, tag: str = "c4
     Returns:
         A ``CanaryStore`` with the marker strings.
     """
-    root = Path(root)
+    root = Root.of(root, check=False).path
     places = ("ts", "session", "server", "method", "tool", "arg", "arg_nested", "arg_number", "outcome",
               "kind", "extra", "code", "message", "data", "layer", "error_kind", "template", "template_id",
               "code_key", "note_ts", "note_session", "event_id", "note_kind", "note_extra", "trend_ts",
@@ -100,9 +101,8 @@ def canary_store(root: Path | str, *, invalid_lines: bool = True, tag: str = "c4
               "wrong_type", "invalid_note", "profile")
     markers = {p: f"CANARY!{p}!{tag}" for p in places}
     groups = _lines(markers, invalid_lines)
-    store = store_dir(root)
-    paths = {"calls": store / f"calls-{_DAY}.jsonl", "annotations": store / f"annotations-{_DAY}.jsonl",
-             "trends": store / "probes" / "history.jsonl"}
+    paths = {"calls": calls_path(root, _DAY), "annotations": annotations_path(root, _DAY),
+             "trends": history_path(root)}
     for kind, rows in groups.items():
         paths[kind].parent.mkdir(parents=True, exist_ok=True)
         with paths[kind].open("a", encoding="utf-8") as fh:

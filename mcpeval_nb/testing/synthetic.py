@@ -16,14 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import format_ms
 from ..journal.append import append_records
 from ..privacy.errorinfo import error_info, tool_error_info
 from ..privacy.records import AnnotationRecord, CallRecord, Identity, MeasurementProfile, TrendPoint
 from ..privacy.shape import shape
+from ..root import Root, RootLike
 
 __all__ = ["SyntheticStore", "synthetic_store"]
 
-_START_DAY = (2026, 8, 1)
+_START_MS = 1_785_542_400_000  # 2026-08-01T00:00:00Z
 _MESSAGES = (
     "connection to {host} refused after {n} ms",
     "rate limit exceeded: retry in {n} seconds",
@@ -58,16 +60,7 @@ class SyntheticStore:
 
 
 def _ts(day: int, ms_of_day: int) -> str:
-    y, m, d = _START_DAY
-    total_days = d - 1 + day
-    month_days = (31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 31, 28)  # from August on
-    while total_days >= month_days[(m - 8) % 12]:
-        total_days -= month_days[(m - 8) % 12]
-        m += 1
-        if m > 12:
-            m, y = 1, y + 1
-    s, ms = divmod(ms_of_day, 1000)
-    return f"{y:04d}-{m:02d}-{total_days + 1:02d}T{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}.{ms:03d}Z"
+    return format_ms(_START_MS + day * 86_400_000 + ms_of_day)
 
 
 def _calls(rng: random.Random, n: int, servers: int, tools: int, days: int, error_rate: float,
@@ -156,7 +149,7 @@ def _trends(rng: random.Random, servers: int, days: int) -> list[TrendPoint]:
     return out
 
 
-def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
+def synthetic_store(root: RootLike, *, calls: int = 1000, servers: int = 2, tools: int = 5, days: int = 3,
                     error_rate: float = 0.05, seed: int = 0, annotations: bool = True,
                     trends: bool = True, sessions: int | None = None,
                     identities: str = "some") -> SyntheticStore:
@@ -188,7 +181,7 @@ def synthetic_store(root: Path | str, *, calls: int = 1000, servers: int = 2, to
         raise UsageError("synthetic_store: calls >= 0, servers/tools/days >= 1, 0 <= error_rate <= 1")
     if identities not in ("some", "all"):
         raise UsageError(f"synthetic_store: identities must be 'some' or 'all', not {identities!r}")
-    root = Path(root)
+    root = Root.of(root, check=False).path
     rng = random.Random(seed)
     salt = hashlib.sha256(f"mcpeval-nb synthetic salt {seed}".encode()).digest()
     batch: list[CallRecord] = []

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from .api import get_finding, reading
-from .report import Finding
+from ..root import RootLike
+from .findings import get_finding, reading
+from .rows import Finding
 from .scoring import HALF_LIFE_DAYS, MS_PER_DAY, Factors
 
 __all__ = ["Explanation", "FactorRow", "explain_finding", "failure_windows"]
@@ -102,7 +102,7 @@ def _tools(db: sqlite3.Connection, f: Finding) -> tuple[str, ...]:
     return tuple(sorted({r[0] for r in rows} | ({f.tool} if f.tool else set())))
 
 
-def explain_finding(root: Path | str | None, finding_id: str) -> Explanation:
+def explain_finding(root: RootLike, finding_id: str) -> Explanation:
     """Each factor of a finding's score with the inputs that produced it.
 
     Raises:
@@ -164,7 +164,7 @@ WINDOW_SCHEMA = pa.schema(
 )
 
 
-def failure_windows(root: Path | str | None, finding_id: str, *, limit: int | None = 50) -> pa.Table:
+def failure_windows(root: RootLike, finding_id: str, *, limit: int | None = 50) -> pa.Table:
     """The calls around a finding's most recent failures: offset (0 is the failure), tool, outcome,
     latency and the argument shape, never more.
 

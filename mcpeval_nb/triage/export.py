@@ -3,25 +3,23 @@
 Each file is built from ``index.db`` and ``lifecycle.db`` rows only (labels, counts, scores, the template
 id, the shaped arguments, lifecycle state and probe history), so no payload can be in it.  Files are
 written into an owner-only staging directory beside the output and swapped in with one rename
-(``mcpeval_nb.staging``, with ``review.publish``'s output rules): a refused or failed export leaves
+(``mcpeval_nb.root.outputs``: the one output rule, ``ISSUES``): a refused or failed export leaves
 the previous directory as it was.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FindingsError
-from ..home import resolve_root
+from ..clock import format_ms
 from ..journal.audit import audited
-from ..review.publish import check_output, resolve_output
-from ..staging import build_and_publish
-from .api import list_findings
+from ..root import Root, RootLike
+from ..root.outputs import ISSUES
+from .findings import list_findings
 from .lifecycle import lifecycle
-from .report import Finding
+from .rows import Finding
 
 __all__ = ["ExportResult", "export_issues", "issue_markdown"]
 
@@ -32,10 +30,6 @@ class ExportResult:
 
     dest: Path
     files: int
-
-
-def _when(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str:
@@ -64,14 +58,15 @@ def issue_markdown(f: Finding, history: list[tuple[int, str, bool, int]]) -> str
     ]
     if history:
         lines += ["| when (UTC) | probe | result |", "| --- | --- | --- |"]
-        lines += [f"| {_when(ts)} | {probe} | {'pass' if ok else 'fail'} |" for _, probe, ok, ts in history]
+        lines += [f"| {format_ms(ts)} | {probe} | {'pass' if ok else 'fail'} |"
+                  for _, probe, ok, ts in history]
     else:
         lines.append("No verify run yet.")
     return "\n".join(lines) + "\n"
 
 
 def export_issues(
-    root: Path | str | None, dest: Path | str, *, include_closed: bool = False, force: bool = False
+    root: RootLike, dest: Path | str, *, include_closed: bool = False, force: bool = False
 ) -> ExportResult:
     """Write ``<finding_id>.md`` for every promoted finding (closed ones only with ``include_closed``).
 
@@ -86,7 +81,7 @@ def export_issues(
         ShareOutputError: an unusable output (symlinked, inside the store, not empty without ``force``).
         FindingsError: no usable index or lifecycle, or staging or publishing failed.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     with audited(base, "export-issues") as entry:
         entry.paths.append(dest)
         result = _export(base, dest, include_closed=include_closed, force=force)
@@ -95,7 +90,7 @@ def export_issues(
 
 
 def _export(base: Path, dest: Path | str, *, include_closed: bool, force: bool) -> ExportResult:
-    out = resolve_output(dest, root=base, force=force, what="export-issues")
+    out = ISSUES.resolve(dest, root=base, force=force)
     found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
     with lifecycle(base) as life:
         histories = {f.finding_id: life.history(f.finding_id) for f in found}
@@ -108,6 +103,5 @@ def _export(base: Path, dest: Path | str, *, include_closed: bool, force: bool) 
                 handle.write(issue_markdown(f, histories[f.finding_id]))
         os.chmod(stage, 0o755)
 
-    build_and_publish(out, kind="issues", what="the issues directory", error=FindingsError, fill=fill,
-                      check=lambda: check_output(out, force=force, what="export-issues"))
+    ISSUES.build(out, fill=fill, force=force)
     return ExportResult(dest=out, files=len(found))

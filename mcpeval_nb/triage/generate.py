@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..home import resolve_root
 from ..journal.audit import audited
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
-from ..staging import write_new_file
-from ..textsafe import escape
+from ..root import Root, RootLike
+from ..root.outputs import write_new_file
+from ..textsafe import escape_controls as escape
+from .findings import get_finding
 from .scoring import attempts_to_observe
 
 __all__ = ["MAX_EXPECT_BYTES", "Generated", "Placeholder", "generate_case", "generate_manifest",
@@ -175,7 +176,7 @@ def generate_case(finding_id: str, *, tool: str | None, args: Any, rate: float, 
                      document=document, placeholders=holes)
 
 
-def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_only: bool = False,
+def generate_manifest(root: RootLike, finding_id: str, *, confirm_read_only: bool = False,
                       output: Path | str | None = None, force: bool = False,
                       expect: bytes | str | None = None) -> Generated:
     """The read-only manifest that reproduces a finding of the last promotion (SPEC 8.5).
@@ -196,7 +197,7 @@ def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_
     """
     if output is None:  # a preview writes nothing out of the store
         return _generate(root, finding_id, confirm_read_only=False, output=None, force=force, expect=expect)
-    with audited(resolve_root(root), "generate", finding=finding_id) as entry:
+    with audited(Root.of(root).path, "generate", finding=finding_id) as entry:
         entry.paths.append(output)
         generated = _generate(root, finding_id, confirm_read_only=confirm_read_only, output=output,
                               force=force, expect=expect)
@@ -204,9 +205,8 @@ def generate_manifest(root: Path | str | None, finding_id: str, *, confirm_read_
     return generated
 
 
-def _generate(root: Path | str | None, finding_id: str, *, confirm_read_only: bool, output: Path | str | None,
+def _generate(root: RootLike, finding_id: str, *, confirm_read_only: bool, output: Path | str | None,
               force: bool, expect: bytes | str | None) -> Generated:
-    from .api import get_finding
     if output is not None and not confirm_read_only:
         raise UsageError("read-only generation requires explicit --confirm-read-only attestation")
     finding = get_finding(root, finding_id)

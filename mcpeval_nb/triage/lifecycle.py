@@ -9,46 +9,36 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
 from ..errors import FindingsError
-from ..home import entry_exists
 from ..limits import LOCK_TIMEOUT_S
-from .schema import transaction
+from ..root import entry_exists
+from ..root.layout import LIFECYCLE, lifecycle_lock_path, lifecycle_path
+from .index.database import transaction
+from .rows import STATES
 
-__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle", "now_ms",
+__all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle",
            "transition"]
 
-LIFECYCLE_FILE = "lifecycle.db"
-STATES = ("open", "fix-claimed", "verifying", "closed")
-#: The lifecycle states, in order (public name).
+LIFECYCLE_FILE = LIFECYCLE  # root.layout names it
+#: The lifecycle states, in order (public name; declared with a finding's row, ``rows.STATES``).
 FINDING_STATES = STATES
 CLOSE_AFTER = 3
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS finding_lifecycle (
   finding_id TEXT PRIMARY KEY, server TEXT, tool TEXT, err_code TEXT, err_template_id TEXT, probe_id TEXT,
-  state TEXT NOT NULL CHECK (state IN ('open','fix-claimed','verifying','closed')),
+  state TEXT NOT NULL CHECK (state IN ({",".join(f"'{state}'" for state in STATES)})),
   consecutive_passes INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS probe_history (
   id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, probe_id TEXT NOT NULL,
   passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
 """
-_COLUMNS = {
-    "finding_lifecycle": ["finding_id", "server", "tool", "err_code", "err_template_id", "probe_id", "state",
-                          "consecutive_passes", "updated_at"],
-    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
-}
-
-
-def now_ms() -> int:
-    """Milliseconds since the Unix epoch."""
-    return time.time_ns() // 1_000_000
 
 
 def transition(state: str, *, same_probe: bool, consecutive: int, passed: bool) -> tuple[str, int]:
@@ -79,6 +69,13 @@ class LifecycleRow:
     state: str
     consecutive_passes: int
     updated_at: int
+
+
+#: Each table's columns, in order (a file with other columns is not ours).
+_COLUMNS = {
+    "finding_lifecycle": [f.name for f in fields(LifecycleRow)],
+    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
+}
 
 
 class Lifecycle:
@@ -180,15 +177,15 @@ def lifecycle(root: Path, *, write: bool = False, timeout: float = LOCK_TIMEOUT_
     Raises:
         FindingsError: the file is not ours (left untouched), or the lock was not acquired in time.
     """
-    path = root / LIFECYCLE_FILE
-    lock = FileLock(str(path) + ".lock", timeout=timeout) if write else None
+    path, lock_file = lifecycle_path(root), lifecycle_lock_path(root)
+    lock = FileLock(str(lock_file), timeout=timeout) if write else None
     try:
         if lock is not None:
             lock.acquire()
     except Timeout:
         raise FindingsError(f"timed out waiting for the lifecycle lock on {path}") from None
     except OSError as exc:
-        raise FindingsError(f"cannot lock {path}.lock: {exc.strerror}") from None
+        raise FindingsError(f"cannot lock {lock_file}: {exc.strerror}") from None
     try:
         db = _connect(path, write=write, timeout=timeout)
         try:

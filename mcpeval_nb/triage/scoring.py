@@ -13,12 +13,12 @@ import json
 import math
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from ..analysis.outcomes import wilson_interval
 from ..errors import UsageError
-from ..home import config_path, config_value
+from ..root import Root, RootLike
+from ..root.layout import CONFIG
 
 __all__ = [
     "HALF_LIFE_DAYS",
@@ -137,7 +137,7 @@ def seed_threshold() -> float:
     return (high + low) / 2
 
 
-def resolve_threshold(root: Path, threshold: float | None = None) -> tuple[float, str]:
+def resolve_threshold(root: RootLike, threshold: float | None = None) -> tuple[float, str]:
     """The promotion threshold and where it came from: ``flag``, ``config.json`` or ``seed``.
 
     Raises:
@@ -145,21 +145,12 @@ def resolve_threshold(root: Path, threshold: float | None = None) -> tuple[float
     """
     source = "flag"
     if threshold is None:
-        threshold, source = _config_threshold(root), "config.json"
+        threshold, source = Root.of(root).config.promotion_threshold, CONFIG
     if threshold is None:
         threshold, source = seed_threshold(), "seed"
     if not math.isfinite(threshold) or threshold < 0:
         raise UsageError(f"promotion threshold must be finite and >= 0 (from {source})")
     return float(threshold), source
-
-
-def _config_threshold(root: Path) -> float | None:
-    value = config_value(root, "promotion_threshold")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{config_path(root)}: promotion_threshold must be a number")
-    return float(value)
 
 
 def severity(score: float, threshold: float, *, annotated: bool, probed: bool) -> str:

@@ -2,9 +2,10 @@
 
 Every precondition is checked before any server starts: the case id is an identifier, the manifest is
 valid and holds the case, the case calls a tool, the mutation double gate passes, the finding was
-promoted and its tool is the case's tool, and it has a lifecycle.  The case then runs through the one
-probe call (``run_probes`` with ``case_id``: the same limits, mutation gate and synthetic journal
-records as ``probe``).  A case that could not complete (a transport reason) changes nothing.
+promoted and its tool is the case's tool, and it has a lifecycle.  The case is selected once
+(``probe.plan.select``: the mutation gate) and runs through the one probe run (``plan_probes`` with
+``case_id``, then ``run_plan``: the same limits, mutation gate and synthetic journal records as
+``probe``).  A case that could not complete (a transport reason) changes nothing.
 """
 
 from __future__ import annotations
@@ -15,17 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..clock import now_ms
 from ..errors import UsageError
 from ..governance import audit
-from ..home import resolve_root
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
-from ..probe.manifest import Manifest, select_cases
+from ..probe.eras import DEFAULT_ERA
+from ..probe.manifest import Manifest, coerce_manifest
+from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
-from ..probe.runner import _manifest, run_probes  # the runner's own coercion of a manifest argument
+from ..probe.runner import run_plan
+from ..root import Root, RootLike
 from ..transport.messages import Target
-from .api import list_findings
-from .lifecycle import lifecycle, now_ms
+from .findings import list_findings
+from .lifecycle import lifecycle
 
 __all__ = ["VerifyResult", "verify_finding"]
 
@@ -74,7 +78,7 @@ class VerifyResult:
 
 
 def verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -84,13 +88,14 @@ def verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
     Every run, and every refused one, appends a record to ``<root>/audit.jsonl`` (finding id, case,
     verdict; docs/governance.md).  The rest is ``_verify_finding``'s contract, below.
     """
-    base = resolve_root(root)
+    base = Root.of(root).path
     labels = {"finding": finding_id, "case": case}
     try:
         result = _verify_finding(base, finding_id, case=case, manifest=manifest, target=target,
@@ -110,7 +115,7 @@ def verify_finding(
 
 
 def _verify_finding(
-    root: Path | str | None,
+    root: RootLike,
     finding_id: str,
     *,
     case: str,
@@ -120,6 +125,7 @@ def _verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
@@ -129,6 +135,7 @@ def _verify_finding(
         allow_mutation: the operator's half of the mutation double gate (``--allow-mutation``).
         allow_remote_http: permit a non-loopback HTTPS endpoint.
         progress / cancel: as for ``run_probes``.
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
 
     Returns:
         The ``VerifyResult`` (``exit_code``: 0 green, 1 red, 3 could not complete).
@@ -139,17 +146,17 @@ def _verify_finding(
     """
     if not valid_identifier(case):
         raise UsageError("--case must be an identifier (a letter, then letters, digits, '_', '.', ':', '-')")
-    loaded = _manifest(manifest)
-    chosen = [c for c in loaded.cases if c.id == case]
-    if not chosen:
+    loaded = coerce_manifest(manifest)
+    named = [c for c in loaded.cases if c.id == case]
+    if not named:
         raise UsageError(f"probe case {case} is not in the manifest")
-    tool = chosen[0].primary_tool
+    tool = named[0].primary_tool
     if tool is None:
         raise UsageError(
             f"probe case {case} calls no tool; verify needs a case that calls the finding's tool"
         )
-    select_cases(loaded, case_id=case, allow_mutation=allow_mutation)
-    base = resolve_root(root)
+    work = select(loaded, case_id=case, allow_mutation=allow_mutation)  # the mutation gate, kept
+    base = Root.of(root).path
     promoted = {f.finding_id: f for f in list_findings(base)}
     finding = promoted.get(finding_id)
     if finding is None:
@@ -169,8 +176,10 @@ def _verify_finding(
         allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http,
         root=base,
+        protocol=protocol,
     )
-    report = run_probes(target, manifest=loaded, options=options, progress=progress, cancel=cancel)
+    plan = plan_probes(target, manifest=work, options=options)
+    report = run_plan(plan, progress=progress, cancel=cancel)
     result = report.cases[0] if report.cases else None
     if result is None or result.errored:
         with lifecycle(base) as life:

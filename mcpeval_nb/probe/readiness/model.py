@@ -11,12 +11,12 @@ import platform as _platform
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any
 
+from ..._version import __version__
 from ...privacy.grammar import valid_tool
 from ...privacy.records import MeasurementProfile
-from .labels import STANDARD, reason_hint
+from .labels import SCORED_STANDARDS, STANDARD, reason_hint
 
 __all__ = [
     "Area",
@@ -24,7 +24,6 @@ __all__ = [
     "Readiness",
     "Surface",
     "badge_url",
-    "evaluator_version",
     "measurement_profile",
 ]
 
@@ -118,8 +117,9 @@ class Readiness:
 
     @property
     def display_only(self) -> bool:
-        """Scored under another standard: only ``score`` and ``standard`` are shown, nothing compares."""
-        return self.standard != STANDARD
+        """Scored under a standard this evaluator does not score: only ``score`` and ``standard`` are
+        shown, nothing compares."""
+        return self.standard not in SCORED_STANDARDS
 
     def area(self, name: str) -> Area:
         """The area called ``name`` (KeyError if absent)."""
@@ -150,14 +150,6 @@ class Readiness:
         return out
 
 
-def evaluator_version() -> str:
-    """This evaluator's version (the installed distribution's, else the package constant)."""
-    try:
-        return metadata.version("mcpeval-nb")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0.1.0"
-
-
 def _os_name() -> str:
     plat = sys.platform
     return {"darwin": "macos", "win32": "windows"}.get(plat, "linux" if plat.startswith("linux") else plat)
@@ -175,7 +167,7 @@ def measurement_profile(*, attested_read_only: bool, skip_tools: tuple[str, ...]
     Raises:
         ProfileError: a skip tool outside the tool grammar (never echoed).
     """
-    return MeasurementProfile(evaluator_version=evaluator_version(), platform=_os_name(),
+    return MeasurementProfile(evaluator_version=__version__, platform=_os_name(),
                               architecture=_arch_name(), attested_read_only=attested_read_only,
                               skip_tools=tuple(sorted(set(skip_tools))),
                               call_timeout_ms=call_timeout_ms).validate()

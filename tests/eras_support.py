@@ -1,0 +1,146 @@
+"""Driving the ``sdk_eras`` fixture with the official SDK client, in either era, over stdio or HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import ElicitResult
+
+from mcpeval_nb.testing.servers._eras_tasks import TasksClient
+from tests.processes import stop
+
+__all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls", "wait_listening"]
+
+#: A call the client makes: (tool, arguments).
+Call = tuple[str, dict[str, Any]]
+
+
+def eras_argv(*args: str) -> list[str]:
+    """argv of the fixture server."""
+    return [sys.executable, "-m", "mcpeval_nb.testing.servers.sdk_eras", *args]
+
+
+def wait_listening(url: str, timeout: float = 60.0) -> str:
+    """``url`` once its port accepts connections."""
+    parsed = urllib.parse.urlsplit(url)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
+            return url
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+@contextmanager
+def eras_http(*args: str) -> Iterator[str]:
+    """Run the fixture over HTTP (``--http`` plus ``args``); yields its endpoint URL."""
+    proc = subprocess.Popen(eras_argv("--http", *args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert proc.stdout is not None
+        line: list[bytes] = []
+        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        reader.join(90)
+        assert line and line[0], "the fixture printed no URL"
+        yield wait_listening(line[0].decode().strip())
+    finally:
+        stop(proc)
+
+
+@dataclass
+class Transcript:
+    """What the client saw: the negotiated version, each call's result (or error text), the elicitations
+    it answered, its wall-clock time per call (seconds)."""
+
+    version: str = ""
+    results: list[Any] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+
+def _answers(out: Transcript, answer: str, delay: float) -> Any:
+    async def elicit(_ctx: Any, params: Any) -> ElicitResult:
+        out.asked.append(getattr(params, "mode", None) or "form")
+        if delay:
+            await anyio.sleep(delay)
+        if getattr(params, "mode", None) == "url":
+            return ElicitResult(action="accept")
+        if "keep" in params.message:
+            return ElicitResult(action="accept", content={"keep": True})
+        return ElicitResult(action="accept", content={"answer": answer})
+    return elicit
+
+
+async def _calls(client: Client, calls: Sequence[Call], out: Transcript) -> None:
+    out.version = client.protocol_version
+    listing = await client.list_tools()
+    out.results.append(sorted(t.name for t in listing.tools))
+    for name, arguments in calls:
+        start = time.monotonic()
+        try:
+            result = await client.call_tool(name, arguments)
+            out.results.append(result.model_dump(exclude_none=True, exclude={"meta"}))
+        except Exception as exc:  # the client's own verdict is part of the transcript
+            out.results.append(f"{type(exc).__name__}: {exc}")
+        out.seconds.append(time.monotonic() - start)
+
+
+def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "auto", answer: str = "yes",
+              delay: float = 0.0, env: dict[str, str] | None = None, tasks: TasksClient | None = None,
+              http_client: Any = None) -> Transcript:
+    """Connect the SDK client to ``target`` (a URL, or a stdio argv), list the tools, make the calls.
+
+    Args:
+        target: an HTTP endpoint URL or a command to start over stdio.
+        calls: the tool calls.
+        mode: the client's ``mode`` (``auto``, ``legacy`` or ``2026-07-28``).
+        answer: what every form elicitation is answered with.
+        delay: seconds the "user" takes per elicitation.
+        env: extra environment for a stdio server.
+        tasks: the Tasks extension client (default: a fresh one that polls to the end).
+        http_client: an ``httpx2.AsyncClient`` for HTTP (OAuth).
+    """
+    out = Transcript()
+
+    async def main() -> None:
+        server: Any = target
+        if isinstance(target, list):
+            environment = {**os.environ, **(env or {})}
+            server = StdioServerParameters(command=target[0], args=target[1:], env=environment)
+        elif http_client is not None:
+            server = streamable_http_client(target, http_client=http_client)
+        with anyio.fail_after(180):
+            async with Client(server, mode=mode, elicitation_callback=_answers(out, answer, delay),
+                              extensions=[tasks or TasksClient()]) as client:
+                await _calls(client, calls, out)
+
+    anyio.run(main)
+    return out
+
+
+def refusal(target: str | list[str], *, mode: str) -> str:
+    """The error the client fails to connect with (exception groups flattened to their first leaf)."""
+    try:
+        run_calls(target, [], mode=mode)
+    except BaseException as exc:  # the refusal is what the test reads
+        while isinstance(exc, BaseExceptionGroup):
+            exc = exc.exceptions[0]
+        return f"{type(exc).__name__}: {exc}"
+    raise AssertionError("the client connected")
