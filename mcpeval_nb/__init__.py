@@ -81,6 +81,8 @@ if typing.TYPE_CHECKING:
     from .capture.shim_http import (
         run_shim_http as run_shim_http,
     )
+    from .configuration import ConfigReport as ConfigReport
+    from .configuration import resolve_config as resolve_config
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -171,7 +173,6 @@ if typing.TYPE_CHECKING:
     from .gates.evaluate import gate as gate
     from .gates.report import GateCheck as GateCheck
     from .gates.report import GateReport as GateReport
-    from .governance import ConfigReport as ConfigReport
     from .governance import EraseResult as EraseResult
     from .governance import RetentionResult as RetentionResult
     from .governance import apply_retention as apply_retention
@@ -180,7 +181,6 @@ if typing.TYPE_CHECKING:
     from .governance import erase as erase
     from .governance import read_audit as read_audit
     from .governance import recover as recover
-    from .governance import resolve_config as resolve_config
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -536,6 +536,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.annotate": ("annotate",),
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
+    ".configuration": ("ConfigReport", "resolve_config",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
@@ -548,8 +549,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".gates.evaluate": ("gate",),
     ".gates.report": ("GateCheck", "GateReport",),
     ".governance": (
-        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
-        "erase", "read_audit", "recover", "resolve_config",
+        "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log", "erase",
+        "read_audit", "recover",
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),

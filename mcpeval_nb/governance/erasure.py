@@ -25,13 +25,13 @@ from . import audit
 from .intent import Intent, clean_work, governance_lock
 from .rewrite import Checkpoint, Filter, finish, no_checkpoint, rewrite
 from .select import (
-    ANNOTATIONS,
     AnnotationPlan,
     Selection,
     Tally,
     annotation_filter,
     call_filter,
     check_store,
+    is_annotations,
     journal_day,
     plan_annotations,
     store_journals,
@@ -82,11 +82,11 @@ class EraseResult:
 
 
 def _kind(rel: str) -> str:
-    return "annotations" if rel.startswith(ANNOTATIONS) else "calls"
+    return "annotations" if is_annotations(rel) else "calls"
 
 
 def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
-    if rel.startswith(ANNOTATIONS):
+    if is_annotations(rel):
         return annotation_filter(selection, plan, tally)
     return call_filter(selection, journal_day(rel), tally)
 
@@ -94,7 +94,7 @@ def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) 
 def _wanted(rel: str, selection: Selection) -> bool:
     # With --before, only calls journals of earlier days can hold selected calls; annotation journals
     # are all read (an annotation of a selected call may be written on a later day).
-    return rel.startswith(ANNOTATIONS) or selection.day_ok(journal_day(rel))
+    return is_annotations(rel) or selection.day_ok(journal_day(rel))
 
 
 def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool,

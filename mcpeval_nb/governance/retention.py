@@ -25,7 +25,7 @@ from . import audit
 from .erasure import recover_locked
 from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
-from .select import ANNOTATIONS, journal_day, parse_record, store_journals
+from .select import is_annotations, journal_day, parse_record, store_journals
 
 __all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
            "configured_retention"]
@@ -132,7 +132,7 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
             if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
                 continue
             path = store_dir(base) / rel
-            records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)
+            records["annotations" if is_annotations(rel) else "calls"] += _count_records(path)
             if not dry_run:
                 remove_file(path, timeout=timeout)
             removed.append(rel)

@@ -6,7 +6,7 @@ from .load import LoadReport
 from .parquet import to_parquet
 from .progress import Progress, notebook_progress, text_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, LOAD_REPORT_SCHEMA, SCHEMA_VERSION, TRENDS_SCHEMA
-from .store import Store, journal_files, open_store
+from .store import Store, open_store
 
 __all__ = [
     "ANNOTATIONS_SCHEMA",
@@ -17,7 +17,6 @@ __all__ = [
     "LoadReport",
     "Progress",
     "Store",
-    "journal_files",
     "notebook_progress",
     "open_store",
     "text_progress",
