@@ -1,4 +1,4 @@
-"""The public surface: one sorted ``__all__``, docstrings, and imports that point one way (DESIGN)."""
+"""The public surface: one sorted ``__all__``, docstrings, one version (imports: tests/test_imports.py)."""
 
 from __future__ import annotations
 import __future__
@@ -15,44 +15,6 @@ import pytest
 import mcpeval_nb
 
 PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
-
-# Layers of DESIGN.md, lowest first: a module may import only from its own layer or lower ones.
-RANKS: dict[str, float] = {
-    "_version": 0,
-    "errors": 0,
-    "limits": 0,
-    "jsonfmt": 0,
-    "junit": 0,
-    "schemacheck": 0,
-    "privacy": 1,
-    "root": 1.5,
-    "journal": 2,
-    "tables": 3,
-    "analysis": 3,
-    "transport": 3.5,
-    "probe": 4,
-    "capture": 4,
-    "review": 4,
-    "findings": 4,
-    "gates": 4,
-    "triage": 4,
-    "governance": 4,
-    "sizes": 4,
-    "phases": 4,
-    "serve": 4,  # a service over triage and probe; the CLI reaches it through the public package
-    "": 5,
-    "testing": 5,  # "" is the public mcpeval_nb/__init__.py
-    "cli": 6,
-    "charts": 6,
-    "widgets": 6,
-    "demo": 6,
-    "__main__": 6,
-}
-# These import only what `mcpeval_nb` exports (and each other within their own package); the panels
-# also draw with `charts`, so that a panel and a notebook cell show the same picture.
-FRONT_ENDS = ("cli", "charts", "widgets")
-ALSO_ALLOWED = {"widgets": ("charts",)}
-
 
 def test_all_is_sorted_and_every_name_resolves() -> None:
     names = mcpeval_nb.__all__
@@ -169,107 +131,3 @@ def test_every_module_all_resolves_and_is_documented() -> None:
             elif (inspect.isclass(obj) or inspect.isfunction(obj)) and not _documented(obj):
                 missing.append(f"{info.name}.{name}")
     assert missing == []
-
-
-def _module_name(path: Path, pkg: Path = PACKAGE) -> str:
-    parts = list(path.relative_to(pkg.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _is_module(name: str, pkg: Path = PACKAGE) -> bool:
-    """True when ``name`` (``mcpeval_nb.a.b``) is a module or package of ours."""
-    rel = pkg.parent.joinpath(*name.split("."))
-    return rel.with_suffix(".py").is_file() or (rel / "__init__.py").is_file()
-
-
-def _imports(path: Path, pkg: Path = PACKAGE) -> list[tuple[int, str]]:
-    """Every module an import statement in ``path`` names (absolute), with its line number.
-
-    ``from X import a`` names ``X.a`` when that is a module, else ``X``.
-    """
-    module = _module_name(path, pkg)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.extend((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([node.module] if node.module else []))
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                found.append((node.lineno, sub if _is_module(sub, pkg) else base))
-    return found
-
-
-def _layer(module: str) -> str | None:
-    parts = module.split(".")
-    if parts[0] != "mcpeval_nb":
-        return None
-    return parts[1] if len(parts) > 1 else ""
-
-
-def _violations(paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
-    found = []
-    for path in paths:
-        own = _layer(_module_name(path, pkg))
-        if own is None or own not in RANKS:
-            continue
-        for line, target in _imports(path, pkg):
-            layer = _layer(target)
-            if layer in RANKS and RANKS[layer] > RANKS[own]:
-                found.append(f"{path.relative_to(pkg.parent)}:{line} imports {target}")
-    return found
-
-
-def test_lower_layers_never_import_higher_ones() -> None:
-    assert _violations(sorted(PACKAGE.rglob("*.py"))) == []
-
-
-def _front_end_violations(front: str, paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
-    found = []
-    for path in paths:
-        for line, target in _imports(path, pkg):
-            if _layer(target) in (None, "", front, *ALSO_ALLOWED.get(front, ())):
-                continue  # third-party, stdlib, `mcpeval_nb` itself, the front end's own package
-            found.append(f"{path.relative_to(pkg.parent)}:{line} imports {target}")
-    return found
-
-
-@pytest.mark.parametrize("front", FRONT_ENDS)
-def test_front_ends_import_only_the_public_package(front: str) -> None:
-    paths = [PACKAGE / f"{front}.py"] if (PACKAGE / f"{front}.py").exists() else []
-    paths += sorted((PACKAGE / front).rglob("*.py")) if (PACKAGE / front).is_dir() else []
-    assert _front_end_violations(front, paths) == []
-
-
-def test_the_import_checks_catch_violations(tmp_path: Path) -> None:
-    # The checkers must be able to fail: a scratch copy of the layout with planted offenders.
-    pkg = tmp_path / "mcpeval_nb"
-    for sub in ("privacy", "journal", "tables", "cli"):
-        (pkg / sub).mkdir(parents=True)
-        (pkg / sub / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "privacy" / "shape.py").write_text("")
-    bad = pkg / "privacy" / "bad.py"
-    bad.write_text(
-        "from ..journal import append_record\nimport mcpeval_nb.tables\nfrom . import shape\n"
-        "from mcpeval_nb import __version__\n"
-    )
-    front = pkg / "cli" / "bad.py"
-    front.write_text(
-        "from ..privacy import shape\nfrom mcpeval_nb import CallRecord\nimport click\nfrom . import bad\n"
-    )
-    assert _violations([bad], pkg) == [
-        "mcpeval_nb/privacy/bad.py:1 imports mcpeval_nb.journal",
-        "mcpeval_nb/privacy/bad.py:2 imports mcpeval_nb.tables",
-        "mcpeval_nb/privacy/bad.py:4 imports mcpeval_nb",
-    ]
-    assert _front_end_violations("cli", [front], pkg) == [
-        "mcpeval_nb/cli/bad.py:1 imports mcpeval_nb.privacy.shape"
-    ]
