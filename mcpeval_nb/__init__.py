@@ -2,9 +2,9 @@
 
 The public API lives here.  ``_EXPORTS`` is the one table of public names (module -> names); the lazy
 loader and the sorted ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below mirror it
-for type checkers (``tests/test_public_api.py`` checks that they agree).  Layers import in one direction:
-errors/limits/jsonfmt/_version -> privacy -> journal -> tables/analysis -> probe/capture/review -> this
-module -> cli/charts/widgets.
+for type checkers (``tests/test_public_api.py`` checks that they agree).  Imports point down the floors
+of docs/architecture.md (the bottom, clock/jsonfmt/root, privacy, journal ... serve, then this module,
+then cli/charts/widgets); ``tests/test_imports.py`` checks them.
 
 Every public name is loaded on first use (PEP 562), so ``import mcpeval_nb`` and the CLI stay fast:
 the shim never pays for pyarrow, pandas, matplotlib or jsonschema.
