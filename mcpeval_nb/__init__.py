@@ -404,6 +404,7 @@ if typing.TYPE_CHECKING:
         export_share as export_share,
     )
     from .root import Root as Root
+    from .root import RootLike as RootLike
     from .root import load_salt as load_salt
     from .root import resolve_root as resolve_root
     from .scale import (
@@ -586,7 +587,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
-    ".root": ("Root", "load_salt", "resolve_root",),
+    ".root": ("Root", "RootLike", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",
