@@ -515,6 +515,8 @@ if typing.TYPE_CHECKING:
     from .triage.findings import finding_history as finding_history
     from .triage.findings import findings as findings
     from .triage.formats import FINDINGS_FORMATS as FINDINGS_FORMATS
+    from .triage.formats import FindingsView as FindingsView
+    from .triage.formats import findings_view as findings_view
     from .triage.formats import render_findings as render_findings
     from .triage.generate import Generated as Generated
     from .triage.generate import generate_manifest as generate_manifest
@@ -604,7 +606,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
     ".triage.export": ("ExportResult", "export_issues",),
     ".triage.findings": ("finding_history", "findings",),
-    ".triage.formats": ("FINDINGS_FORMATS", "render_findings",),
+    ".triage.formats": ("FINDINGS_FORMATS", "FindingsView", "findings_view", "render_findings",),
     ".triage.generate": ("Generated", "generate_manifest",),
     ".triage.index.build": ("build_index",),
     ".triage.index.result": ("IndexResult",),

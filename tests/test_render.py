@@ -73,6 +73,7 @@ def _format_choices(command: click.Command) -> tuple[str, ...]:
     ("probe", mcpeval_nb.ProbeReport), ("score", mcpeval_nb.ProbeReport), ("report", mcpeval_nb.ProbeReport),
     ("diff", mcpeval_nb.ProbeDiff), ("compare", mcpeval_nb.Comparison), ("gate", mcpeval_nb.GateReport),
     ("sizes", mcpeval_nb.ResultSizes), ("phases", mcpeval_nb.PhaseView),
+    ("findings", mcpeval_nb.FindingsView),
 ])
 def test_every_format_a_command_offers_is_on_its_document_s_table(name: str, document: Rendered) -> None:
     command = cli.get_command(click.Context(cli), name)
@@ -93,8 +94,9 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-def test_no_import_cycle_in_the_probe_and_sizes_modules() -> None:
-    files = [p for folder in ("probe", "sizes") for p in sorted((PACKAGE / folder).rglob("*.py"))]
+@pytest.mark.parametrize("folders", [("probe", "sizes"), ("triage", "serve")])
+def test_no_import_cycle_in_these_modules(folders: tuple[str, ...]) -> None:
+    files = [p for folder in folders for p in sorted((PACKAGE / folder).rglob("*.py"))]
     names = [".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
              for p in files]
     graph = {name: _imports(p) for name, p in zip(names, files, strict=True)}

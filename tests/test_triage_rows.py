@@ -97,3 +97,19 @@ def test_the_tool_table_answers_within_its_output_schemas(promoted: Path) -> Non
         tool = next(t for t in TOOLS if t.name == name)
         assert tool.output is not None
         jsonschema.validate(call_tool(TOOLS, ctx, name, arguments)["structuredContent"], tool.output)
+
+
+def test_each_findings_format_owns_its_empty_case(promoted: Path) -> None:
+    none = me.findings_view(promoted, state="closed")
+    assert none.findings == () and me.FINDINGS_FORMATS == ("agent", "md", "json")
+    empty = {fmt: me.render(none, fmt) for fmt in me.FINDINGS_FORMATS}
+    assert empty == {"agent": "", "md": "", "json": "[]\n"}
+    assert me.render_findings(promoted, format="json", state="closed") == "[]\n"
+    some = me.findings_view(promoted)
+    assert me.render(some, "json") == me.render_findings(promoted, format="json")
+    assert loads(me.render(some, "json")) == [f.to_json() for f in some.findings]
+    assert me.render(some, "md").count("\n| `finding-") == len(some.findings) == 4
+    with pytest.raises(me.UsageError, match=r"^unknown format; expected agent, md or json$"):
+        me.render(some, "csv")
+    with pytest.raises(me.UsageError, match=r"^unknown format 'csv'; expected agent, md or json$"):
+        me.render_findings(promoted, format="csv")

@@ -81,13 +81,10 @@ def promote_cmd(root: str | None, threshold: float | None, since: str | None, un
 @_UNTIL
 def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | None, until: str | None) -> int:
     """The promoted findings, best first (SPEC 12.5)."""
-    text = mcpeval_nb.render_findings(root, format=fmt, state=state, since=since, until=until)
-    if not text:
-        click.echo("no promoted findings; run mcpeval promote --threshold 0 to see every issue", err=True)
-        if fmt == "json":
-            click.echo("[]")
-        return 0
-    click.echo(text, nl=False)
+    view = mcpeval_nb.findings_view(root, state=state, since=since, until=until)
+    if not view.findings:
+        click.echo(view.EMPTY_NOTICE, err=True)
+    click.echo(mcpeval_nb.render(view, fmt), nl=False)
     return 0
 
 

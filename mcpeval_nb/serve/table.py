@@ -9,7 +9,6 @@ argument check (``Tool.checker``), the spawn gate and the audit rule (``call.py`
 
 from __future__ import annotations
 
-from . import spawn_tools, store_tools
 from .base import Tool
 from .schemas import (
     ANNOTATION,
@@ -25,33 +24,35 @@ from .schemas import (
     nullable,
     obj,
 )
+from .spawn_tools import run_probe, scaffold, score, verify_finding
+from .store_tools import get_finding, get_readiness_trends, list_findings, record_annotation
 
 __all__ = ["SPAWN_TOOLS", "TOOLS"]
 
 TOOLS: tuple[Tool, ...] = (
     Tool("list_findings", "Promoted findings (recurring tool failures), best first; optionally only one "
          "lifecycle state. Built from index rows: labels, counts, scores, shaped arguments.",
-         store_tools.list_findings,
+         list_findings,
          input=obj({"state": {**STATE, "description": "Only findings in this lifecycle state."}}),
          output=obj({"findings": {"type": "array", "items": FINDING}}, ("findings",))),
     Tool("get_finding", "One promoted finding by id, with the remediation hint of its class.",
-         store_tools.get_finding,
+         get_finding,
          input=obj({"finding_id": FINDING_ID}, ("finding_id",)),
          output=obj({"finding": FINDING}, ("finding",))),
     Tool("get_readiness_trends", "Readiness trend points, at most 10 per server, oldest first, with the "
          "score delta against the previous point (or why scores do not compare).",
-         store_tools.get_readiness_trends,
+         get_readiness_trends,
          input=obj({}),
          output=obj({"servers": {"type": "array", "items": obj(
              {"server": {"type": "string"}, "points": {"type": "array", "items": POINT}},
              ("server", "points"))}}, ("servers",))),
     Tool("run_probe", "Run a probe manifest (held in memory only) and the readiness battery against a "
          "stdio command or a loopback URL. Never runs mutating cases, never contacts a remote endpoint.",
-         spawn_tools.run_probe,
+         run_probe,
          input=obj({"manifest": MANIFEST, **TARGET, "server_label": LABEL}, ("manifest",)),
          output=REPORT, spawns=True, writes=True),
     Tool("scaffold", "Scaffold a read-only probe manifest from a live server and return it; writes "
-         "nothing.", spawn_tools.scaffold,
+         "nothing.", scaffold,
          input=obj({**TARGET, "server_label": LABEL, "confirm_read_only": {
              "type": "boolean", "description": "Attest that unannotated tools are read-only."}}),
          output=obj({"manifest": {"type": "object"}, "decisions": {"type": "array", "items": obj(
@@ -59,11 +60,11 @@ TOOLS: tuple[Tool, ...] = (
              ("manifest", "decisions")),
          spawns=True),
     Tool("score", "Run the standard readiness battery alone against a stdio command or a loopback URL "
-         "and record its trend point.", spawn_tools.score,
+         "and record its trend point.", score,
          input=obj({**TARGET, "server_label": LABEL}),
          output=REPORT, spawns=True, writes=True),
     Tool("verify_finding", "Run one manifest case against the fixed server and move the finding's "
-         "lifecycle (three consecutive passes close it).", spawn_tools.verify_finding,
+         "lifecycle (three consecutive passes close it).", verify_finding,
          input=obj({"finding_id": FINDING_ID, "case": IDENTIFIER, "manifest": MANIFEST, **TARGET},
                    ("finding_id", "case", "manifest")),
          output=obj({
@@ -73,7 +74,7 @@ TOOLS: tuple[Tool, ...] = (
          }, ("finding_id", "case", "state", "consecutive_passes", "passed", "errored", "reason")),
          spawns=True, writes=True),
     Tool("record_annotation", "Annotate a captured call (session and seq) with a typed remark, as "
-         "mcpeval-nb annotate does.", store_tools.record_annotation,
+         "mcpeval-nb annotate does.", record_annotation,
          input=obj(ANNOTATION, ("session", "seq", "kind", "note")),
          output=obj({"kind": {"type": "string"}, "session": {"type": "string"}, "seq": {"type": "integer"}},
                     ("kind", "session", "seq")),

@@ -67,8 +67,8 @@ HINTS = {
 FINDING_ID_SCHEMA: dict[str, Any] = {"type": "string", "pattern": "^finding-[0-9a-f]{16}$"}
 
 
-#: The storage notes of a field (``dataclasses.field`` metadata): ``column``, when the column's name
-#: differs from the attribute's, and ``json``, when it holds compact JSON text.
+#: A field's storage notes are its ``dataclasses.field`` metadata: ``column`` names a column whose name
+#: differs from the attribute's, ``json`` marks compact JSON text.
 _JSON_TEXT = {"json": True}
 
 
@@ -188,7 +188,8 @@ _BY_ATTR = {c.attr: c for c in ISSUE_COLUMNS}
 
 
 def _wrapped(head: str, items: list[str], width: int = 100) -> str:
-    """``head`` and the comma-separated items, wrapped at ``width`` columns with a two-space indent."""
+    """``head`` and the comma-separated items, wrapped at ``width`` columns with a two-space indent (the
+    text index.db's schema digest has always covered: an unchanged layout keeps its digest)."""
     lines = [head]
     for i, item in enumerate(items):
         piece = item + ("," if i < len(items) - 1 else ");")
