@@ -16,7 +16,6 @@ proof checked and taken on it, and the bytes between read through it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from types import TracebackType
 from typing import Literal
 
 from ..limits import LOCK_TIMEOUT_S
+from .digest import range_sha256
 from .snapshot import Cursor, locked_size, open_journal
 
 __all__ = ["HEAD", "WINDOW", "Prefix", "Snapshot", "Verify"]
@@ -31,20 +31,8 @@ __all__ = ["HEAD", "WINDOW", "Prefix", "Snapshot", "Verify"]
 #: Bytes hashed at the start and before the end of a consumed prefix.
 HEAD = 4 * 1024
 WINDOW = 64 * 1024
-_BLOCK = 1 << 24
 #: ``window``: prove by identity, head and tail; ``full``: also re-hash the whole prefix.
 Verify = Literal["window", "full"]
-
-
-def _sha256(fd: int, start: int, end: int) -> str:
-    digest, pos = hashlib.sha256(), start
-    while pos < end:
-        block = os.pread(fd, min(_BLOCK, end - pos), pos)
-        if not block:
-            break
-        digest.update(block)
-        pos += len(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -108,12 +96,14 @@ class Snapshot:
             raise
         self.dev, self.ino = st.st_dev, st.st_ino
 
+    def _ends(self, end: int) -> tuple[str, str]:
+        """SHA-256 of the first 4 KiB and of the last 64 KiB of the ``end`` bytes, on this descriptor."""
+        return range_sha256(self.fd, 0, min(HEAD, end)), range_sha256(self.fd, max(0, end - WINDOW), end)
+
     def prefix(self, cursor: Cursor) -> Prefix:
         """The proof of what ``cursor`` consumed through this descriptor (its digest too, if it kept one)."""
-        end = cursor.offset
         full = cursor.digest.hexdigest() if cursor.digest is not None else None
-        return Prefix(self.dev, self.ino, end, _sha256(self.fd, 0, min(HEAD, end)),
-                      _sha256(self.fd, max(0, end - WINDOW), end), full)
+        return Prefix(self.dev, self.ino, cursor.offset, *self._ends(cursor.offset), full)
 
     def grew_from(self, prefix: Prefix, *, verify: Verify = "window") -> bool:
         """Whether this journal is the one ``prefix`` was taken of, grown only by appends since.
@@ -124,10 +114,11 @@ class Snapshot:
         end = prefix.offset
         if (self.dev, self.ino) != (prefix.dev, prefix.ino) or self.size < end:
             return False
-        if (_sha256(self.fd, 0, min(HEAD, end)), _sha256(self.fd, max(0, end - WINDOW), end)) != \
-                (prefix.head, prefix.tail):
+        if self._ends(end) != (prefix.head, prefix.tail):
             return False
-        return verify != "full" or (prefix.sha256 is not None and _sha256(self.fd, 0, end) == prefix.sha256)
+        if verify != "full":
+            return True
+        return prefix.sha256 is not None and range_sha256(self.fd, 0, end) == prefix.sha256
 
     def close(self) -> None:
         """Close the descriptor (idempotent)."""
