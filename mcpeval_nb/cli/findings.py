@@ -60,6 +60,7 @@ def index_cmd(root: str | None, full: bool) -> int:
 @_UNTIL
 def promote_cmd(root: str | None, threshold: float | None, since: str | None, until: str | None) -> int:
     """Score every recurring failure and promote the ones that matter (refreshes the index first)."""
+    opt.finish_interrupted_erase(root)
     click.echo(mcpeval_nb.promote(root, threshold=threshold, since=since, until=until).line())
     return 0
 

@@ -4,10 +4,10 @@
 annotations first (so an erase finished by the next command can still match annotations to the calls
 they name), each with ``rewrite.rewrite``: in place, under the journal's exclusive lock, crash-safe.
 The intent file carries the selection (a token or a label, never a raw session value) so that
-``recover`` (the first step of the next writer: erase, retention, index, share) finishes the journal in
-flight and then the ones not yet done.  Reads never run it: a read-only command changes nothing.
-Trend points are never touched: they hold no session.  ``index.db`` and the Parquet checkpoint notice
-the rewritten prefix by its digest and rebuild.
+``recover`` (the first step of the next writer: erase, retention, index, promote, share) finishes the
+journal in flight and then the ones not yet done.  Reads never run it: a read-only command changes
+nothing.  Trend points are never touched: they hold no session.  ``index.db`` and the Parquet checkpoint
+notice the rewritten prefix by its proof and rebuild.
 """
 
 from __future__ import annotations
@@ -225,10 +225,11 @@ def recover(root: RootLike = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
     """Finish an erase (or a retention rewrite) that was interrupted, if there is one.
 
     The first step of every writer that reads the journals back (``erase``, ``apply_retention``,
-    ``build_index``, ``export_share``; the CLI's ``erase``, ``retention``, ``index`` and ``share``), never
-    of a read.  The journal that was being rewritten is rolled forward from its filtered copy, keeping
-    records appended after the interruption; an erase then goes on with the journals it had not reached.
-    With nothing to finish it looks at two names and writes nothing.
+    ``build_index``, ``promote``, ``export_share``; the CLI's ``erase``, ``retention``, ``index``,
+    ``promote``, ``share`` and ``export-parquet``), never of a read.  The journal that was being
+    rewritten is rolled forward from its filtered copy, keeping records appended after the interruption;
+    an erase then goes on with the journals it had not reached.  With nothing to finish it looks at two
+    names and writes nothing.
 
     Returns:
         True when there was something to finish.
