@@ -141,6 +141,8 @@ class Store:
             with Snapshot(journal.path) as snap:
                 if state.proof is not None and not snap.grew_from(state.proof, verify=verify):
                     raise _Rewritten(journal.path)
+                if state.proof is not None and snap.size == state.scan.offset:
+                    continue  # proven, nothing appended
                 before, start = done, state.scan.offset
 
                 def on_bytes(n: int, before: int = before) -> None:

@@ -90,12 +90,15 @@ class Ingest:
             proof: what the index consumed of it before (None: nothing).
 
         Returns:
-            The proof of what is now consumed, taken on that descriptor; None when ``proof`` does not
-            hold there (the journal was rewritten): nothing was read.
+            The proof of what is now consumed, taken on that descriptor (``proof`` itself when nothing
+            was appended); None when ``proof`` does not hold there (the journal was rewritten): nothing
+            was read.
         """
         with Snapshot(source.path) as snap:
             if proof is not None and not snap.grew_from(proof):
                 return None
+            if proof is not None and snap.size == proof.offset:
+                return proof  # proven and nothing appended: nothing to read or to prove again
             before, start = self.done, cursor.offset
 
             def on_bytes(n: int) -> None:

@@ -79,7 +79,8 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
         taken = ingest.read(source, cursor, proof)
         if taken is None:
             return Rebuild("a journal was rewritten")
-        done.append((source, cursor, taken))
+        if taken is not proof:  # read further: its row moves on
+            done.append((source, cursor, taken))
     enc, ids = ingest.calls()
     ingest.encoder.flush()
     if len(ids):
