@@ -87,12 +87,13 @@ def _sizes(paths: list[Path]) -> dict[str, int]:
 
 def _journals(root: Path) -> dict[str, dict[str, int]]:
     try:
-        found = journals(root, ("calls", "annotations", "trends"))
+        found = journals(root, ("calls", "annotations", "catalogs", "trends"))
     except JournalError:
         found = []  # an unreadable store counts nothing here: config creates and refuses nothing
     def kind(name: str) -> list[Path]:
         return [j.path for j in found if j.kind == name]
     return {"calls": _sizes(kind("calls")), "annotations": _sizes(kind("annotations")),
+            "catalogs": _sizes(kind("catalogs")),
             "probe_history": _sizes(kind("trends")), "audit": _sizes([audit_path(root)])}
 
 

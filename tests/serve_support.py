@@ -34,6 +34,13 @@ def seeded_root(root: Path) -> Path:
     return root
 
 
+def seed_call(root: Path, session: str, seq: int) -> None:
+    """A recorded call for ``record_annotation`` to target (an annotation needs its call)."""
+    me.append_record(root, me.CallRecord(ts="2026-08-04T12:00:00.000Z", session=session, seq=seq,
+                                         server="srv", method="tools/call", tool="click", outcome="ok",
+                                         latency_ms=1))
+
+
 @contextmanager
 def serving(root: Path, *, allow_spawn: bool = False, timeout_s: float = 5.0) -> Iterator[me.FindingsServer]:
     """A started in-process server on an OS-chosen loopback port."""
@@ -80,12 +87,13 @@ def call(address: tuple[str, int], name: str, arguments: dict[str, Any]) -> dict
     return answer
 
 
-def sdk(url: str, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``work(client)`` with the real ``mcp`` SDK client connected to ``url`` over Streamable HTTP."""
+def sdk(url: str, work: Callable[[Any], Awaitable[T]], *, mode: str = "auto") -> T:
+    """Run ``work(client)`` with the real ``mcp`` SDK client connected to ``url`` over Streamable HTTP
+    (``mode``: the SDK's era choice, ``auto``, ``legacy`` or ``2026-07-28``)."""
     from mcp import Client
 
     async def main() -> T:
-        async with Client(url) as client:
+        async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
             return await work(client)
 
     return asyncio.run(main())

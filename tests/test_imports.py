@@ -22,18 +22,19 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 #: lower floor: never from a higher floor, and never from another package on its own floor (peers do not
 #: know each other).  ``""`` is the public ``mcpeval_nb/__init__.py``.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "limits", "junit", "schemacheck"),  # the bottom: stdlib and third-party only
-    ("clock", "jsonfmt", "root"),                               # time, JSON text, the capture root
-    ("privacy",),                                               # the write boundary
-    ("journal", "transport", "analysis"),                       # journals; MCP clients; pure analysis
-    ("tables", "capture", "probe", "governance"),               # Arrow tables; shims; probing; erase
-    ("gates", "scale", "sizes"),                                # over tables and probe
-    ("review", "triage"),                                       # doctor/share; findings
-    ("serve", "configuration"),                                 # services and reports over them all
-    ("", "testing"),                                            # the public package; fixtures
-    ("charts",),                                                # pictures, over the public package
-    ("cli", "widgets", "demo"),                                 # front ends (panels draw with charts)
-    ("__main__",),                                              # python -m mcpeval_nb: the CLI
+    ("_version", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe", "progress"),  # stdlib
+    ("clock", "jsonfmt", "root"),               # time, JSON text, the capture root
+    ("privacy",),                               # the write boundary
+    ("journal", "transport"),                   # journals; MCP clients
+    ("tables", "governance"),                   # Arrow tables; retention, erase, the audit's home
+    ("analysis", "capture"),                    # functions over tables; the shims
+    ("probe", "scale"),                         # probing; the engines
+    ("catalog", "sizes", "triage"),             # over probe: catalogs, result sizes, findings
+    ("gates", "review", "serve", "configuration"),  # over them: gates, doctor/share, serve, config
+    ("", "testing"),                            # the public package; fixtures
+    ("charts",),                                # pictures, over the public package
+    ("cli", "widgets", "demo"),                 # front ends (panels draw with charts)
+    ("__main__",),                              # python -m mcpeval_nb: the CLI
 )
 RANKS: dict[str, int] = {name: floor for floor, names in enumerate(FLOORS) for name in names}
 # These import only what `mcpeval_nb` exports (and each other within their own package); the panels

@@ -100,12 +100,12 @@ def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
 
 
 def _export_journal(path: Path, snap: Snapshot, stage: Path, dest: Path, *, errors: Errors,
-                    chunk_bytes: int, on_bytes: Any) -> JournalMark:
+                    report: LoadReport, chunk_bytes: int, on_bytes: Any) -> JournalMark:
     cursor = digest_cursor()
     rows = [0]
 
     def counted() -> Iterator[pa.RecordBatch]:
-        batches = load_file("calls", snap, cursor, errors=errors, report=LoadReport(),
+        batches = load_file("calls", snap, cursor, errors=errors, report=report,
                             chunk_bytes=chunk_bytes, on_bytes=on_bytes)
         for batch in days(batches):
             rows[0] += batch.num_rows
@@ -170,6 +170,7 @@ def _build(root: Path, journals: list[Journal], dest: Path, stage: Path, *, erro
     marks: list[JournalMark] = []
     todo = [j for j in journals if _changed(previous.get(j.path.name), j.path)]  # the progress estimate
     total, done, rewrote = sum(_size(j.path) for j in todo), 0, 0
+    report = LoadReport()
     for journal in journals:
         mark = previous.get(journal.path.name)
         with Snapshot(journal.path) as snap:  # proven, read and marked through one descriptor
@@ -181,7 +182,7 @@ def _build(root: Path, journals: list[Journal], dest: Path, stage: Path, *, erro
                 if progress is not None:
                     progress(min(total, before + n), max(total, before + n))
 
-            marks.append(_export_journal(journal.path, snap, stage, dest, errors=errors,
+            marks.append(_export_journal(journal.path, snap, stage, dest, errors=errors, report=report,
                                          chunk_bytes=chunk_bytes, on_bytes=on_bytes))
             done, rewrote = done + snap.size, rewrote + 1
     if progress is not None and rewrote:
@@ -190,7 +191,7 @@ def _build(root: Path, journals: list[Journal], dest: Path, stage: Path, *, erro
     if trends is not None:
         _write_trends(stage, trends)
     return ParquetExport(dest, sum(len(m.files) for m in marks), sum(m.rows for m in marks),
-                         rewrote=rewrote, kept=len(marks) - rewrote)
+                         rewrote=rewrote, kept=len(marks) - rewrote, skipped=report.lines())
 
 
 def _size(path: Path) -> int:

@@ -20,20 +20,22 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import UsageError
+from ..journal.audit import audited
 from ..journal.listing import Journal, journals
 from ..journal.proof import Prefix, Snapshot, Verify
 from ..journal.snapshot import Cursor
 from ..limits import CHUNK_BYTES
 from ..root import Root, RootLike
 from .incremental import export_incremental
-from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
+from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
 from .parquet import ParquetExport
 from .progress import Progress, resolve_progress
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["Store", "open_store"]
 
-_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
+_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA,
+            "catalogs": CATALOGS_SCHEMA}
 
 
 @dataclass
@@ -46,6 +48,11 @@ class _FileState:
 
 class _Rewritten(Exception):
     """A journal read before can no longer be proven to have only grown: reload."""
+
+
+def _check_table(table: str) -> None:
+    if table not in _SCHEMAS:
+        raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or catalogs")
 
 
 def _estimate(path: Path) -> int:
@@ -75,6 +82,19 @@ class Store:
         self._tables: dict[str, list[pa.Table]] = {}
         self._reports: dict[str, LoadReport] = {}
 
+    def _repr_html_(self) -> str:
+        """In a notebook cell: the root, the row counts and the first calls (``tables.html``)."""
+        from .html import lines_html, table_html
+
+        calls = self.calls
+        servers = len(set(calls.column("server").to_pylist()))
+        counts = (f"{calls.num_rows} calls across {servers} server(s), {self.annotations.num_rows} "
+                  f"annotations, {self.trends.num_rows} readiness points, "
+                  f"{self.report.num_rows} skipped lines")
+        head = calls.select([c for c in ("ts", "server", "method", "tool", "args", "latency_ms", "outcome",
+                                         "error_code") if c in calls.column_names])
+        return lines_html(f"store at {self.root}", [counts]) + table_html(head, max_rows=10)
+
     # -- tables -----------------------------------------------------------------------------------
     @property
     def calls(self) -> pa.Table:
@@ -85,6 +105,11 @@ class Store:
     def annotations(self) -> pa.Table:
         """Every annotation, sanitised (``ANNOTATIONS_SCHEMA``)."""
         return self._table("annotations")
+
+    @property
+    def catalogs(self) -> pa.Table:
+        """Every catalog record, sanitised, one row per listed tool (``CATALOGS_SCHEMA``)."""
+        return self._table("catalogs")
 
     @property
     def trends(self) -> pa.Table:
@@ -103,6 +128,10 @@ class Store:
             combined.rows += self._reports[kind].rows
         return combined.table()
 
+    def skipped_lines(self) -> tuple[SkippedLine, ...]:
+        """``report`` as ``SkippedLine``s, for a command to name them."""
+        return tuple(SkippedLine(r["file"], r["line"], r["reason"]) for r in self.report.to_pylist())
+
     def _table(self, kind: str) -> pa.Table:
         if kind not in self._tables:
             self._load((kind,))
@@ -112,13 +141,15 @@ class Store:
         return parts[0] if parts else _SCHEMAS[kind].empty_table()
 
     def to_pandas(self, table: str = "calls", **kwargs: Any) -> Any:
-        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends`` or ``report``).
+        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends``, ``catalogs`` or
+        ``report``).
 
         Raises:
             UsageError: an unknown table name.
         """
         if table not in (*_SCHEMAS, "report"):
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or report")
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends, catalogs or "
+                             "report")
         return getattr(self, table).to_pandas(**kwargs)
 
     # -- loading ----------------------------------------------------------------------------------
@@ -230,10 +261,15 @@ class Store:
             UsageError: a symlinked destination, or one holding a symlink.
             JournalError: the destination cannot be written.
         """
-        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
-        return export_incremental(self.root, journals(self.root, "calls"), dest, errors=self.errors,
-                                  trends=trends, verify=verify, chunk_bytes=self._chunk_bytes,
-                                  progress=self._progress)
+        with audited(self.root, "export-parquet") as entry:
+            entry.paths.append(dest)
+            trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+            export = export_incremental(self.root, journals(self.root, "calls"), dest, errors=self.errors,
+                                        trends=trends, verify=verify, chunk_bytes=self._chunk_bytes,
+                                        progress=self._progress)
+            entry.counts.update(files=export.files, calls=export.rows, journals_read=export.rewrote,
+                                skipped_lines=len(export.skipped))
+        return export
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
@@ -243,8 +279,7 @@ class Store:
         Raises:
             UsageError: an unknown table name; RecordTooLarge, InvalidRecord: in raise mode.
         """
-        if table not in _SCHEMAS:
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations or trends")
+        _check_table(table)
         report = LoadReport()
         for journal in journals(self.root, table):
             with Snapshot(journal.path) as snap:
@@ -252,25 +287,25 @@ class Store:
                                      chunk_bytes=self._chunk_bytes)
 
     def journal_bytes(self, table: str = "calls") -> int:
-        """The bytes of one table's journals now (``calls``, ``annotations`` or ``trends``): what a full
-        load would read.
+        """The bytes of one table's journals now (``calls``, ``annotations``, ``trends`` or ``catalogs``):
+        what a full load would read.
 
         Raises:
             UsageError: an unknown table name.
         """
-        if table not in _SCHEMAS:
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations or trends")
+        _check_table(table)
         return sum(_estimate(j.path) for j in journals(self.root, table))
 
 
-def open_store(root: RootLike = None, *, errors: str = "raise",
+def open_store(root: RootLike = None, *, errors: str = "report",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
     Args:
         root: the capture root (default: ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
-        errors: ``raise`` (stop at the first bad line, naming file and line) or ``report`` (skip it and
-            list it in ``Store.report``).
+        errors: ``report`` (the default: skip a line that is not a usable record and list it in
+            ``Store.report``, so one bad record never takes the store offline) or ``raise`` (stop at
+            the first bad line, naming file and line).
         progress: a ``(done_bytes, total_bytes)`` callback, True for the default display (a bar in a
             notebook, stderr lines in a terminal) or None/False for none.
         chunk_bytes: bytes read per chunk (bounds memory while loading).

@@ -19,8 +19,10 @@ from typing import Any
 from ..clock import now_ms
 from ..errors import UsageError
 from ..governance import audit
+from ..htmltext import lines_html
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
+from ..probe.eras import DEFAULT_ERA
 from ..probe.manifest import Manifest, coerce_manifest
 from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
@@ -75,6 +77,9 @@ class VerifyResult:
             out.append(f"  hint: {self.hint}")
         return out
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("verify", self.lines())
 
 def verify_finding(
     root: RootLike,
@@ -87,6 +92,7 @@ def verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
@@ -123,6 +129,7 @@ def _verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
@@ -132,6 +139,7 @@ def _verify_finding(
         allow_mutation: the operator's half of the mutation double gate (``--allow-mutation``).
         allow_remote_http: permit a non-loopback HTTPS endpoint.
         progress / cancel: as for ``run_probes``.
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
 
     Returns:
         The ``VerifyResult`` (``exit_code``: 0 green, 1 red, 3 could not complete).
@@ -172,6 +180,7 @@ def _verify_finding(
         allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http,
         root=base,
+        protocol=protocol,
     )
     plan = plan_probes(target, manifest=work, options=options)
     report = run_plan(plan, progress=progress, cancel=cancel)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import Cancelled, TransportError, UsageError
+from ...errors import Cancelled, TransportError, UsageError, describe
 from ...limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
@@ -26,13 +26,18 @@ from ...limits import (
 )
 from ...privacy.grammar import valid_tool
 from ...root import RootLike
+from ...transport.era import TASKS_EXTENSION
 from ...transport.messages import Catalog, Target, ToolOutcome
 from ..context import ProbeOptions, RunContext
+from ..eras import DEFAULT_ERA
 from ..history import record_report_trend
 from ..plan import RunPlan, Work, open_run, plan_run
 from ..report import ProbeReport
 from .checks import Connection, protocol_checks, run_contention, run_payload
+from .hints import MAX_ALTERNATIVES, string_hints
+from .labels import MODERN_STANDARD, STANDARD
 from .model import Readiness, measurement_profile
+from .modern_checks import ModernFacts, modern_protocol_checks
 from .observations import BatteryObservations, CallObservation, HonestyObservation, ToolFacts, ToolRun
 from .schema_tools import schema_test
 from .score import score_readiness
@@ -57,6 +62,8 @@ class BatteryOptions:
         progress: called with short content-free lines (``battery tool 3/13``); None for silence.
         history: ``score_server`` appends the scored run's trend point (``--no-history`` turns it off).
         root: the capture root of that history (default ``$MCPEVAL_HOME``).
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``); a server
+            that speaks 2026-07-28 is scored under ``mcpeval-modern/1``.
     """
 
     confirm_read_only: bool = False
@@ -66,6 +73,7 @@ class BatteryOptions:
     progress: Progress | None = None
     history: bool = True
     root: RootLike = None
+    protocol: str = DEFAULT_ERA
 
 
 def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) -> None:
@@ -107,6 +115,7 @@ class _Battery:
         self.ctx, self.options = ctx, options
         self.conn = Connection(ctx)
         self.args: dict[str, dict[str, Any]] = {}
+        self.refusal = ""  # the first refusal's text in the last calls() (never kept past the tool)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
@@ -125,7 +134,7 @@ class _Battery:
             return HonestyObservation("transport-error")
         try:
             replied = True
-            self.conn.session.ping(timeout=self.options.call_timeout_s)
+            self.conn.alive(timeout=self.options.call_timeout_s)
         except TransportError as exc:
             self.conn.lost(exc)
             replied = False
@@ -134,9 +143,12 @@ class _Battery:
     def calls(self, name: str, arguments: dict[str, Any], output_schema: Any) -> tuple[CallObservation, ...]:
         test = None if output_schema is None else _output_test(output_schema)
         observed = []
+        self.refusal = ""
         for _ in range(BATTERY_REPEATS):
             try:
-                observed.append(_observe(self.call(name, arguments), test))
+                outcome = self.call(name, arguments)
+                observed.append(_observe(outcome, test))
+                self.refusal = self.refusal or _error_text(outcome)
             except TransportError as exc:
                 self.conn.lost(exc)
                 observed.append(CallObservation("transport-error"))
@@ -155,12 +167,41 @@ class _Battery:
         invalid = invalid_arguments(schema)
         honesty = None if invalid is None else self.honesty(name, invalid)
         synthesis = synthesize(schema)
-        if synthesis.arguments is None:
+        if synthesis.arguments is None:  # SPEC 8.4's rules (a pattern, a budget): never called
+            self.say(f"battery: could not synthesise a valid argument for {name} ({synthesis.reason})")
             return ToolRun(name, honesty=honesty, not_called="coverage-unsynthesizable")
-        calls = self.calls(name, synthesis.arguments, entry.get("outputSchema"))
+        arguments = synthesis.arguments
+        calls = self.calls(name, arguments, entry.get("outputSchema"))
+        if synthesis.invented and all(_refused(c) for c in calls):  # refused what the rules invented
+            second = self.second_attempt(name, schema, self.refusal)
+            if second is None:
+                self.say(f"battery: could not synthesise a valid argument for {name}")
+                return ToolRun(name, honesty=honesty, not_called="coverage-unsynthesizable")
+            arguments, calls = second, self.calls(name, second, entry.get("outputSchema"))
         if all(c.outcome == "success" for c in calls):
-            self.args[name] = synthesis.arguments
+            self.args[name] = arguments
         return ToolRun(name, honesty=honesty, calls=calls)
+
+    def second_attempt(self, name: str, schema: Any, error_text: str) -> dict[str, Any] | None:
+        """Arguments from the tool's own words (``readiness.hints``) that one call accepts, or None."""
+        tried: list[dict[str, Any]] = []
+        for k in range(MAX_ALTERNATIVES):
+            def hint(prop: str, sub: dict[str, Any], k: int = k, said: str = error_text) -> str | None:
+                values = string_hints(prop, sub, said)
+                return values[min(k, len(values) - 1)] if values else None
+            candidate = synthesize(schema, hint=hint).arguments
+            if candidate is None or candidate in tried:
+                continue
+            tried.append(candidate)
+            try:
+                outcome = self.call(name, candidate)
+            except TransportError as exc:
+                self.conn.lost(exc)
+                return None
+            if outcome.ok:
+                return candidate
+            error_text = _error_text(outcome) or error_text
+        return None
 
     def shared_cases(self, entries: dict[str, dict[str, Any]]) -> tuple[tuple[str, bool] | None, ...]:
         if not self.args:
@@ -178,8 +219,15 @@ class _Battery:
                 break
         return contention, payload
 
+    def modern_facts(self, names: list[str], caps: dict[str, Any], surfaces: bool) -> ModernFacts:
+        return ModernFacts(names=tuple(names), surfaces=surfaces,
+                           resources=isinstance(caps.get("resources"), dict), tasks=_tasks_declared(caps))
+
     def run(self) -> Readiness:
         catalog = self.conn.session.list_tools()
+        modern = self.conn.modern
+        if modern and _tasks_declared(self.conn.session.server_capabilities):
+            self.conn.declare({"extensions": {TASKS_EXTENSION: {}}})
         check_skip_names(self.options.skip_tools, catalog)
         caps = dict(self.conn.session.server_capabilities)
         facts = [ToolFacts.from_entry(e) for e in catalog.tools]
@@ -192,14 +240,35 @@ class _Battery:
         contention, payload = self.shared_cases(entries)
         self.say("battery protocol checks")
         surfaces = isinstance(caps.get("resources"), dict) or isinstance(caps.get("prompts"), dict)
-        protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
+        if modern:
+            protocol = modern_protocol_checks(self.conn, self.modern_facts(catalog.names, caps, surfaces))
+        else:
+            protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
         unasked = tuple(r.name for r in runs if r.not_called == "coverage-open-world" and valid_tool(r.name))
         profile = measurement_profile(attested_read_only=self.options.confirm_read_only,
                                       skip_tools=(*self.options.skip_tools, *unasked),
                                       call_timeout_ms=round(self.options.call_timeout_s * 1000))
         return score_readiness(BatteryObservations(
             tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
-            profile))
+            profile, MODERN_STANDARD if modern else STANDARD))
+
+
+def _tasks_declared(caps: dict[str, Any]) -> bool:
+    extensions = caps.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def _refused(call: CallObservation) -> bool:
+    """A call the server refused for its arguments: an ``isError`` result or ``-32602``."""
+    return call.outcome == "tool-error" or (call.outcome == "rpc-error" and call.code == -32602)
+
+
+def _error_text(outcome: ToolOutcome) -> str:
+    """What a refusal said (read by ``readiness.hints`` in this process only; never kept or shown)."""
+    if outcome.ok:
+        return ""
+    message = (outcome.payload or {}).get("message")
+    return message if isinstance(message, str) else ""
 
 
 def _first_string_property(schema: Any) -> str | None:
@@ -263,7 +332,7 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
     plan: RunPlan[None] = plan_run(
         target, options=ProbeOptions(server=server, journal=False, confirm_read_only=chosen.confirm_read_only,
                                      skip_tools=chosen.skip_tools, max_requests=max_requests,
-                                     max_seconds=max_seconds),
+                                     max_seconds=max_seconds, protocol=chosen.protocol),
         work=lambda: _battery_work(chosen))
     report = _scored(open_run(plan, cancel=cancel), chosen)
     if chosen.history:
@@ -284,8 +353,9 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
     except TransportError as exc:
         reason = ctx.reason(exc)
         if options.progress is not None:  # the report carries the label; say why, as probe does
-            options.progress(f"readiness {reason}: {exc}")
-        return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
+            options.progress(f"readiness {reason}: {describe(exc)}")
+        return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason,
+                           protocol=ctx.negotiated)
     except Cancelled:
-        return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
-    return ProbeReport(server=server, cases=(), readiness=readiness)
+        return ProbeReport(server=server, cases=(), readiness=None, cancelled=True, protocol=ctx.negotiated)
+    return ProbeReport(server=server, cases=(), readiness=readiness, protocol=ctx.negotiated)
