@@ -2,9 +2,9 @@
 
 The public API lives here.  ``_EXPORTS`` is the one table of public names (module -> names); the lazy
 loader and the sorted ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below mirror it
-for type checkers (``tests/test_public_api.py`` checks that they agree).  Layers import in one direction:
-errors/limits/jsonfmt/_version -> privacy -> journal -> tables/analysis -> probe/capture/review -> this
-module -> cli/charts/widgets.
+for type checkers (``tests/test_public_api.py`` checks that they agree).  Imports point down the floors
+of docs/architecture.md (the bottom, clock/jsonfmt/root, privacy, journal ... serve, then this module,
+then cli/charts/widgets); ``tests/test_imports.py`` checks them.
 
 Every public name is loaded on first use (PEP 562), so ``import mcpeval_nb`` and the CLI stay fast:
 the shim never pays for pyarrow, pandas, matplotlib or jsonschema.
@@ -108,6 +108,8 @@ if typing.TYPE_CHECKING:
     from .catalog import check_catalogs as check_catalogs
     from .catalog import pin_catalogs as pin_catalogs
     from .catalog import usage_report as usage_report
+    from .configuration import ConfigReport as ConfigReport
+    from .configuration import resolve_config as resolve_config
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -201,7 +203,6 @@ if typing.TYPE_CHECKING:
     from .gates.evaluate import gate as gate
     from .gates.report import GateCheck as GateCheck
     from .gates.report import GateReport as GateReport
-    from .governance import ConfigReport as ConfigReport
     from .governance import EraseResult as EraseResult
     from .governance import RetentionResult as RetentionResult
     from .governance import apply_retention as apply_retention
@@ -210,7 +211,6 @@ if typing.TYPE_CHECKING:
     from .governance import erase as erase
     from .governance import read_audit as read_audit
     from .governance import recover as recover
-    from .governance import resolve_config as resolve_config
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -442,6 +442,7 @@ if typing.TYPE_CHECKING:
         export_share as export_share,
     )
     from .root import Root as Root
+    from .root import RootLike as RootLike
     from .root import load_salt as load_salt
     from .root import resolve_root as resolve_root
     from .scale import (
@@ -590,6 +591,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
+    ".configuration": ("ConfigReport", "resolve_config",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
@@ -603,8 +605,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".gates.evaluate": ("gate",),
     ".gates.report": ("GateCheck", "GateReport",),
     ".governance": (
-        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
-        "erase", "read_audit", "recover", "resolve_config",
+        "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log", "erase",
+        "read_audit", "recover",
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
@@ -643,7 +645,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
-    ".root": ("Root", "load_salt", "resolve_root",),
+    ".root": ("Root", "RootLike", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",

@@ -21,6 +21,7 @@ from mcpeval_nb import (
     MCPEvalError,
     ProbeReport,
     ProgressEvent,
+    RootLike,
     UsageError,
     probe_kinds,
     run_probes,
@@ -58,7 +59,7 @@ class ProbePanel(SizesMode):
         state: the ``ProbeState`` the view renders. sizes: the ``SizesState`` of the result-sizes mode.
     """
 
-    def __init__(self, root: str | Path | None = None, *, command: str | None = None, url: str | None = None,
+    def __init__(self, root: RootLike = None, *, command: str | None = None, url: str | None = None,
                  manifest: str | Path | None = None, server: str = "probe",
                  call_manifest: str | Path | None = None) -> None:
         self.root = root

@@ -14,7 +14,6 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mcpeval_nb import (
     Manifest,
@@ -22,6 +21,7 @@ from mcpeval_nb import (
     ProbeOptions,
     ProbeReport,
     ProgressEvent,
+    RootLike,
     UsageError,
     hint_for,
     parse_manifest,
@@ -159,7 +159,7 @@ class ProbeState:
             raise UsageError("target: enter the command that starts the server")
         return argv
 
-    def options(self, *, root: str | Path | None) -> ProbeOptions:
+    def options(self, *, root: RootLike) -> ProbeOptions:
         """The ``ProbeOptions`` of a run from this state (no battery when gate-only; the runner skips it
         for a selected kind and records the full run's trend point under ``root``)."""
         return ProbeOptions(server=self.server.strip(), probe=self.probe_kind, root=root,

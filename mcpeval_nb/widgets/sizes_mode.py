@@ -7,12 +7,11 @@ target, label and background job with it (one job at a time, the same Cancel).
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 
-from mcpeval_nb import CallSize, MCPEvalError, ResultSizes, UsageError, probe_result_sizes
+from mcpeval_nb import CallSize, MCPEvalError, ResultSizes, RootLike, UsageError, probe_result_sizes
 
 from ._base import Panel, error_html
 from ._html import esc
@@ -27,7 +26,7 @@ class SizesMode(Panel):
 
     state: ProbeState
     sizes: SizesState
-    root: str | Path | None
+    root: RootLike
 
     def _render(self) -> None:  # pragma: no cover - ProbePanel renders
         raise NotImplementedError
