@@ -16,6 +16,7 @@ Raw-content types (sessions, responses, the capture correlator) are deliberately
 from __future__ import annotations
 
 import importlib
+import sys
 import typing
 
 from ._version import __version__ as __version__
@@ -25,6 +26,9 @@ if typing.TYPE_CHECKING:
         FILTER_COLUMNS as FILTER_COLUMNS,
     )
     from .analysis import (
+        OPERATIONS_SCHEMA as OPERATIONS_SCHEMA,
+    )
+    from .analysis import (
         OUTCOMES as OUTCOMES,
     )
     from .analysis import (
@@ -32,6 +36,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         call_label as call_label,
+    )
+    from .analysis import (
+        era_mix as era_mix,
     )
     from .analysis import (
         error_templates as error_templates,
@@ -50,6 +57,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         latency_summary as latency_summary,
+    )
+    from .analysis import (
+        operation_summary as operation_summary,
     )
     from .analysis import (
         outcome_rates as outcome_rates,
@@ -420,6 +430,8 @@ if typing.TYPE_CHECKING:
     from .probe.scaffold import (
         write_manifest as write_manifest,
     )
+    from .progress import Progress as Progress
+    from .progress import byte_progress as byte_progress
     from .review import (
         FlaggedLine as FlaggedLine,
     )
@@ -539,6 +551,7 @@ if typing.TYPE_CHECKING:
     from .tables import (
         open_store as open_store,
     )
+    from .tables.coerce import as_table as as_table
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
@@ -569,9 +582,10 @@ if typing.TYPE_CHECKING:
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis": (
-        "FILTER_COLUMNS", "OUTCOMES", "PERCENTILES", "call_label", "error_templates", "filter_calls",
-        "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
-        "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
+        "FILTER_COLUMNS", "OPERATIONS_SCHEMA", "OUTCOMES", "PERCENTILES", "call_label", "era_mix",
+        "error_templates", "filter_calls", "format_ms", "join_annotations", "latency_over_time",
+        "latency_summary", "operation_summary", "outcome_rates", "readiness_history", "slowest_tools",
+        "template_changes", "template_daily", "wilson_interval",
     ),
     ".analysis.catalog": ("catalog_drift", "catalog_history",),
     ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
@@ -650,6 +664,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
+    ".progress": ("Progress", "byte_progress",),
+    ".tables.coerce": ("as_table",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "CATALOGS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store",
         "TRENDS_SCHEMA", "open_store",
@@ -688,3 +704,7 @@ def __getattr__(name: str) -> typing.Any:
 def __dir__() -> list[str]:
     """Public names included, loaded or not."""
     return sorted(set(globals()) | set(__all__))
+
+
+if "IPython" in sys.modules:  # in a notebook, tables render as tables (tables/html.py; cheap check)
+    importlib.import_module(".tables.html", __name__).register_table_html()

@@ -91,9 +91,10 @@ class Identity:
 
 @dataclass(frozen=True, kw_only=True)
 class CallRecord:
-    """One line of ``calls-<day>.jsonl`` (SPEC 2.1).
+    """One line of ``calls-<day>.jsonl`` (SPEC 2.1), extended by ``ext`` (``privacy.ext``).
 
-    ``args`` None means absent; ``error`` is an ErrorInfo dict or None.
+    ``args`` None means absent; ``error`` is an ErrorInfo dict or None; ``ext`` is the 2026-07-28
+    extension object or None (then the line is exactly SPEC's).
     """
 
     ts: str
@@ -109,10 +110,11 @@ class CallRecord:
     latency_ms: int | None = None
     error: dict[str, Any] | None = None
     identity: Identity | None = None
+    ext: dict[str, Any] | None = None
 
     def sanitized(self) -> CallRecord:
         """Apply SPEC 2.2 in order (``read_rules.CALL_RULES``): ts, session, server, method, tool, args,
-        outcome, kind, error."""
+        outcome, kind, error; then ``ext``."""
         clean: CallRecord = apply_rules(CALL_RULES, self)
         return clean
 
@@ -138,6 +140,8 @@ class CallRecord:
             d["error"] = self.error
         d["shim_self_us"] = self.shim_self_us
         d["kind"] = self.kind
+        if self.ext is not None:
+            d["ext"] = sort_keys(self.ext)
         return d
 
     def encode(self) -> str:
@@ -167,6 +171,7 @@ class CallRecord:
             tool=_str(d, "tool", required=False), args=d.get("args"),
             latency_ms=_u64(d, "latency_ms", required=False), outcome=_str(d, "outcome") or "",
             error=error, shim_self_us=_u64(d, "shim_self_us") or 0, kind=_str(d, "kind") or "",
+            ext=d.get("ext"),  # any JSON value: the read rule keeps what it may (SPEC's reader ignores it)
         )
 
 
