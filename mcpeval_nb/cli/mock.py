@@ -64,4 +64,52 @@ def mock_cmd(server: str | None, root: str | None, since: str | None, until: str
     return mcpeval_nb.run_mock(profile, mcpeval_nb.MockOptions(seed=seed, speed=speed, listen=listen))
 
 
-COMMANDS = (mock_cmd,)
+class _Progress:
+    """One stderr line per tenth of the calls made."""
+
+    def __init__(self) -> None:
+        self.shown = 0
+
+    def __call__(self, done: int, total: int, row: mcpeval_nb.CallSize) -> None:
+        tenth = done * 10 // max(total, 1)
+        if tenth > self.shown:
+            self.shown = tenth
+            click.echo(f"replay [{done}/{total}]", err=True)
+
+
+@click.command("replay", epilog=opt.example(
+    "mcpeval-nb replay --server docs --manifest mcp-eval.manifest.json -- python -m docs_server",
+    "mcpeval-nb replay --server docs --sample 500 --manifest m.json --format junit --url "
+    "http://127.0.0.1:8000/mcp > replay.xml"))
+@opt.server("The recorded server whose traffic is replayed (its label; also the synthetic records').")
+@opt.root
+@_window
+@click.option("--sample", type=int, default=200, show_default=True,
+              help="Calls to draw from the recorded mix.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option("--manifest", required=True, type=click.Path(dir_okay=False),
+              help="Probe manifest: which tools may be called (their cases' access) and the fill values of "
+                   "the placeholders.")
+@opt.output_format(*mcpeval_nb.ReplayReport.FORMATS.names)
+@opt.allow_mutation
+@opt.allow_remote_http
+@opt.protocol
+@opt.url
+@opt.command_argument
+def replay_cmd(server: str, root: str | None, since: str | None, until: str | None, sample: int, seed: int,
+               manifest: str, fmt: str, allow_mutation: bool, allow_remote_http: bool, protocol: str,
+               url: str | None, command: tuple[str, ...]) -> int:
+    """Replay the recorded traffic's shape mix against a new build and compare per tool: failure rates
+    (Wilson intervals), error codes and templates, latency p50/p95 (bootstrap intervals).
+
+    Exit 1 when any tool regressed, 3 when the build could not be reached.
+    """
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
+    report = mcpeval_nb.replay(target, server=server, manifest=manifest, root=root, since=since, until=until,
+                               sample=sample, seed=seed, allow_mutation=allow_mutation,
+                               allow_remote_http=allow_remote_http, protocol=protocol, progress=_Progress())
+    click.echo(mcpeval_nb.render(report, fmt), nl=False)
+    return report.exit_code
+
+
+COMMANDS = (mock_cmd, replay_cmd)
