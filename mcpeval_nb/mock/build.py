@@ -172,13 +172,14 @@ def _in_window(listing: Listing, first: dt.date | None, last: dt.date | None) ->
         last is None or listing.ts < day_start(last + dt.timedelta(days=1)))
 
 
-def _catalog(store: Any, server: str, first: dt.date | None, last: dt.date | None
+def _catalog(store: Any, server: str, first: dt.date | None, last: dt.date | None, *, calls: bool
              ) -> tuple[list[Listing], pa.Table]:
-    """The complete listings of the window (or the latest before its end), and their history rows."""
+    """The complete listings of the window (or, when the window has calls, the latest before its end),
+    and their history rows."""
     history = catalog_history(store, server=server)
     complete = [item for item in listings(history) if item.complete]
     inside = [item for item in complete if _in_window(item, first, last)]
-    if not inside:
+    if not inside and calls:
         before = [i for i in complete if last is None or (i.ts is not None and i.ts < day_start(
             last + dt.timedelta(days=1)))]
         inside = before[-1:]
@@ -247,7 +248,7 @@ def mock_profile(root: Source = None, *, server: str, since: Any = None, until: 
     first, last = _window(since, until)
     store = open_source(root)
     calls = _calls(store, server, first, last)
-    chosen, history = _catalog(store, server, first, last)
+    chosen, history = _catalog(store, server, first, last, calls=calls.num_rows > 0)
     if calls.num_rows == 0 and not chosen:
         raise UsageError(f"nothing recorded for server {server} in the window: no real tools/call records "
                          "and no complete catalog listing")
