@@ -93,8 +93,9 @@ def write_recorded(root: Path, behaviours: tuple[Behaviour, ...] = WIDE, *, seed
             error = tool_error_info({"content": [{"type": "text", "text": msg}], "isError": True}, salt)
         else:
             error = error_info({"error": {"code": code, "message": msg}}, salt)
-        records.append(CallRecord(ts=format_ms(START_MS + i * 1000), session=f"s{i // 50}", seq=i + 2, server=server,
-                                  method="tools/call", tool=tool, args=shape(args, tool, enums), latency_ms=latency,
+        records.append(CallRecord(ts=format_ms(START_MS + i * 1000), session=f"s{i // 50}", seq=i + 2,
+                                  server=server, method="tools/call", tool=tool,
+                                  args=shape(args, tool, enums), latency_ms=latency,
                                   outcome="ok" if kind == "ok" else "error", error=error, shim_self_us=5))
     append_records(root, records)
     if catalog:
@@ -144,7 +145,8 @@ def outcome_of(answer: dict[str, Any]) -> tuple[str, int | None, str | None]:
     result = answer["result"]
     if result.get("isError"):
         text = result["content"][0]["text"]
-        return "tool-error", None, text.split("template ", 1)[1].split(" ", 1)[0] if "template " in text else None
+        template = text.split("template ", 1)[1].split(" ", 1)[0] if "template " in text else None
+        return "tool-error", None, template
     return "ok", None, None
 
 
