@@ -60,13 +60,13 @@ def _schema(props: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, 
 WIDE = (
     Behaviour("lookup", (("ok", None, None, 160), ("tool-error", None, f"no match for '{CANARY}'", 20),
                          ("rpc-error", -32001, f"backend {CANARY} busy", 20)),
-              ("lognormal", 150.0, 0.4), _schema({"q": {"type": "string", "description": CANARY}}, ("q",)),
+              ("lognormal", 300.0, 0.5), _schema({"q": {"type": "string", "description": CANARY}}, ("q",)),
               ({"q": f"{CANARY} a"}, {"q": f"{CANARY} bb"})),
     Behaviour("fetch", (("ok", None, None, 180), ("rpc-error", -32602, f'item "{CANARY}" not found', 20)),
-              ("uniform", 100.0, 250.0), _schema({"id": {"type": "string"},
+              ("lognormal", 360.0, 0.45), _schema({"id": {"type": "string"},
                                                    "mode": {"type": "string", "enum": ["fast", "deep"]}}),
               ({"id": f"{CANARY}-1", "mode": "fast"},)),
-    Behaviour("ping_status", (("ok", None, None, 200),), ("lognormal", 120.0, 0.5), _schema({})),
+    Behaviour("ping_status", (("ok", None, None, 200),), ("lognormal", 240.0, 0.55), _schema({})),
 )
 
 

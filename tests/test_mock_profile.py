@@ -55,7 +55,7 @@ def test_latency_quantiles_and_bootstrap_intervals_bracket_the_sample(profile: m
     fetch = profile.tool("fetch")
     assert fetch is not None
     q = fetch.latency.quantiles
-    assert len(q) == 101 and list(q) == sorted(q) and q[0] >= 100 and q[-1] <= 250
+    assert len(q) == 101 and list(q) == sorted(q) and 0 < q[0] < q[50] < q[-1]
     for p in (fetch.latency.p50, fetch.latency.p95):
         assert p.low is not None and p.high is not None and p.value is not None
         assert p.low <= p.value <= p.high
