@@ -128,4 +128,6 @@ def replay(target: Target | str | Sequence[str], *, server: str,
 
 def recorded_root(root: Source) -> Any:
     """The capture root of ``root`` (a root path, None, or an open ``Store``)."""
-    return getattr(root, "root", root)
+    from ..tables.store import Store
+
+    return root.root if isinstance(root, Store) else root
