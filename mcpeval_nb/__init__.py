@@ -226,6 +226,17 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
+    from .mock import MockEngine as MockEngine
+    from .mock import MockOptions as MockOptions
+    from .mock import MockProfile as MockProfile
+    from .mock import MockServer as MockServer
+    from .mock import ReplayReport as ReplayReport
+    from .mock import load_profile as load_profile
+    from .mock import mock_profile as mock_profile
+    from .mock import parse_profile as parse_profile
+    from .mock import replay as replay
+    from .mock import run_mock as run_mock
+    from .mock import serve_mock as serve_mock
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -609,6 +620,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "read_audit", "recover",
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
+    ".mock": (
+        "MockEngine", "MockOptions", "MockProfile", "MockServer", "load_profile", "mock_profile",
+        "ReplayReport", "parse_profile", "replay", "run_mock", "serve_mock",
+    ),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",

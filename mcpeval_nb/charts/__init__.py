@@ -16,6 +16,7 @@ import mcpeval_nb
 from . import _kit as kit
 from ._findings import plot_failure_windows, plot_finding_factors
 from ._operations import plot_operations
+from ._replay import plot_replay_comparison
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -28,6 +29,7 @@ __all__ = [
     "plot_operations",
     "plot_outcome_mix",
     "plot_readiness_history",
+    "plot_replay_comparison",
     "plot_result_sizes",
     "plot_template_heatmap",
 ]
