@@ -25,8 +25,8 @@ import mcpeval_nb
 __all__ = ["cli", "main"]
 
 #: Command modules, one per command family.
-COMMAND_MODULES = ("annotate", "capture", "findings", "gates", "governance", "probe", "readiness", "review",
-                   "scale", "serve", "sizes", "tables")
+COMMAND_MODULES = ("annotate", "capture", "conformance", "findings", "gates", "governance", "probe",
+                   "readiness", "review", "scale", "serve", "sizes", "tables")
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
 

@@ -12,7 +12,8 @@ poll).
 Faults: ``no-result-type``, ``no-cache``, ``shuffle`` (tools/list order changes per call),
 ``old-resource-code`` (-32002), ``accept-version`` (any version answered), ``no-header-check``,
 ``nag`` (``confirm`` asks for input forever), ``undeclared`` (``confirm`` asks without the capability),
-``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``), and for
+``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``), ``http-200``
+(over HTTP every JSON-RPC error is a 200, not the revision's 400 or 404), and for
 ``guidance``: ``incoherent`` (instructions naming two unlisted tools, no ``tools`` capability, a tool
 with an invalid ``x-mcp-header`` and one declaring task support without the tasks extension, prompts
 listed without the capability, and ``subscriptions/listen`` agreeing to tool-list changes though
@@ -47,6 +48,9 @@ class Modern(Server):
         self.last_caps: dict[str, Any] = {}
         self.last_params: dict[str, Any] = {}
         self.request_headers: dict[str, str] | None = None
+        if "http-200" not in faults:  # the revision's statuses: 400 for refusals, 404 for unknown methods
+            self.error_statuses = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400,
+                                   -32022: 400, -32601: 404}
         self.methods = {"server/discover": self._discover, "tools/list": self._tools,
                         "tools/call": self._call, "resources/list": lambda p, c: {"resources": []},
                         "resources/read": self._read, "tasks/get": self._task}
@@ -92,7 +96,7 @@ class Modern(Server):
             return {"code": -32020, "message": "header mismatch"}
         if method == "initialize" or (version != MODERN and "accept-version" not in self.faults):
             return {"code": -32022, "message": "unsupported protocol version",
-                    "data": {"supported": [MODERN]}}
+                    "data": {"supported": [MODERN], "requested": version if isinstance(version, str) else ""}}
         return None
 
     def _finish(self, method: str, result: dict[str, Any]) -> None:
