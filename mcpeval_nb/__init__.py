@@ -16,6 +16,7 @@ Raw-content types (sessions, responses, the capture correlator) are deliberately
 from __future__ import annotations
 
 import importlib
+import sys
 import typing
 
 from ._version import __version__ as __version__
@@ -25,6 +26,9 @@ if typing.TYPE_CHECKING:
         FILTER_COLUMNS as FILTER_COLUMNS,
     )
     from .analysis import (
+        OPERATIONS_SCHEMA as OPERATIONS_SCHEMA,
+    )
+    from .analysis import (
         OUTCOMES as OUTCOMES,
     )
     from .analysis import (
@@ -32,6 +36,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         call_label as call_label,
+    )
+    from .analysis import (
+        era_mix as era_mix,
     )
     from .analysis import (
         error_templates as error_templates,
@@ -52,6 +59,9 @@ if typing.TYPE_CHECKING:
         latency_summary as latency_summary,
     )
     from .analysis import (
+        operation_summary as operation_summary,
+    )
+    from .analysis import (
         outcome_rates as outcome_rates,
     )
     from .analysis import (
@@ -69,6 +79,13 @@ if typing.TYPE_CHECKING:
     from .analysis import (
         wilson_interval as wilson_interval,
     )
+    from .analysis.catalog import catalog_drift as catalog_drift
+    from .analysis.catalog import catalog_history as catalog_history
+    from .analysis.catalog_pins import CatalogPins as CatalogPins
+    from .analysis.catalog_pins import load_pins as load_pins
+    from .analysis.usage import tool_clusters as tool_clusters
+    from .analysis.usage import tool_transitions as tool_transitions
+    from .analysis.usage import tool_usage as tool_usage
     from .capture.annotate import annotate as annotate
     from .capture.shim import ShimOptions as ShimOptions
     from .capture.shim import run_shim as run_shim
@@ -81,6 +98,16 @@ if typing.TYPE_CHECKING:
     from .capture.shim_http import (
         run_shim_http as run_shim_http,
     )
+    from .catalog import CatalogCheck as CatalogCheck
+    from .catalog import CatalogReport as CatalogReport
+    from .catalog import CatalogStatus as CatalogStatus
+    from .catalog import PinResult as PinResult
+    from .catalog import UsageReport as UsageReport
+    from .catalog import catalog_report as catalog_report
+    from .catalog import catalog_status as catalog_status
+    from .catalog import check_catalogs as check_catalogs
+    from .catalog import pin_catalogs as pin_catalogs
+    from .catalog import usage_report as usage_report
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -399,6 +426,8 @@ if typing.TYPE_CHECKING:
     from .probe.scaffold import (
         write_manifest as write_manifest,
     )
+    from .progress import Progress as Progress
+    from .progress import byte_progress as byte_progress
     from .review import (
         FlaggedLine as FlaggedLine,
     )
@@ -504,6 +533,9 @@ if typing.TYPE_CHECKING:
         CALLS_SCHEMA as CALLS_SCHEMA,
     )
     from .tables import (
+        CATALOGS_SCHEMA as CATALOGS_SCHEMA,
+    )
+    from .tables import (
         LOAD_REPORT_SCHEMA as LOAD_REPORT_SCHEMA,
     )
     from .tables import (
@@ -515,6 +547,8 @@ if typing.TYPE_CHECKING:
     from .tables import (
         open_store as open_store,
     )
+    from .tables.coerce import as_table as as_table
+    from .textsafe import escape_controls as escape_controls
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
@@ -545,12 +579,21 @@ if typing.TYPE_CHECKING:
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis": (
-        "FILTER_COLUMNS", "OUTCOMES", "PERCENTILES", "call_label", "error_templates", "filter_calls",
-        "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
-        "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
+        "FILTER_COLUMNS", "OPERATIONS_SCHEMA", "OUTCOMES", "PERCENTILES", "call_label", "era_mix",
+        "error_templates", "filter_calls", "format_ms", "join_annotations", "latency_over_time",
+        "latency_summary", "operation_summary", "outcome_rates", "readiness_history", "slowest_tools",
+        "template_changes", "template_daily", "wilson_interval",
     ),
+    ".analysis.catalog": ("catalog_drift", "catalog_history",),
+    ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
+    ".analysis.usage": ("tool_clusters", "tool_transitions", "tool_usage",),
     ".capture.annotate": ("annotate",),
+    ".catalog": (
+        "CatalogCheck", "CatalogReport", "CatalogStatus", "PinResult", "UsageReport", "catalog_report",
+        "catalog_status", "check_catalogs", "pin_catalogs", "usage_report",
+    ),
     ".capture.shim": ("ShimOptions", "run_shim",),
+    ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
@@ -619,8 +662,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
+    ".progress": ("Progress", "byte_progress",),
+    ".tables.coerce": ("as_table",),
     ".tables": (
-        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store", "TRENDS_SCHEMA", "open_store",
+        "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "CATALOGS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store",
+        "TRENDS_SCHEMA", "open_store",
     ),
     ".transport": ("Budget", "HttpTarget", "StdioTarget",),
     ".triage.explain": ("Explanation", "explain_finding", "failure_windows",),
@@ -656,3 +702,7 @@ def __getattr__(name: str) -> typing.Any:
 def __dir__() -> list[str]:
     """Public names included, loaded or not."""
     return sorted(set(globals()) | set(__all__))
+
+
+if "IPython" in sys.modules:  # in a notebook, tables render as tables (tables/html.py; cheap check)
+    importlib.import_module(".tables.html", __name__).register_table_html()

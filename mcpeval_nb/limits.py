@@ -56,6 +56,12 @@ MAX_NOTE_CHARS = 240
 #: fixed cost per entry); past either bound the oldest is journaled as a content-free ``unknown`` record.
 MAX_PENDING_REQUESTS = 1024
 MAX_PENDING_BYTES = 16 * 1024 * 1024
+#: Multi round-trip and task operations waiting on their client (count, and bytes as for pending requests);
+#: past either bound, or once the server's last answer is older than ``OPERATION_IDLE_S``, the oldest is
+#: journaled as abandoned.
+MAX_OPEN_OPERATIONS = 1024
+MAX_OPEN_OPERATION_BYTES = 16 * 1024 * 1024
+OPERATION_IDLE_S = 3600.0
 #: shim-http event streams relayed at once (apart from the request workers; past it: 503).
 MAX_HTTP_STREAMS = 64
 #: Call and capture manifests (``sizes``, ``capture-phases``): the file bound, and at most this many calls
@@ -71,3 +77,13 @@ SERVE_MAX_HEADER_BYTES = 16 * 1024
 SERVE_MAX_BODY_BYTES = 1024 * 1024
 SERVE_WORKERS = 8
 SERVE_ACCEPT_QUEUE = 64
+#: Catalog records (docs/catalog.md): levels and nodes of one input-schema skeleton; pages and tools of one
+#: listing the shims assemble (past them the listing is recorded as it is, ``complete: false``); listings
+#: assembled at once (a new one past it records the oldest, incomplete); catalog journal days read for the
+#: names of tools other servers listed (``cross-tool-reference``).
+MAX_SKELETON_DEPTH = 16
+MAX_SKELETON_NODES = 2048
+MAX_CATALOG_PAGES = 100
+MAX_CATALOG_TOOLS = 10_000
+MAX_OPEN_LISTINGS = 8
+CATALOG_NAME_DAYS = 30

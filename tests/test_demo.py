@@ -112,3 +112,22 @@ def test_generated_history_went_through_the_writer_and_holds_no_text(history: tu
     data = b"".join(p.read_bytes() for p in (root / "store").rglob("*.jsonl"))
     assert not [t for t in HISTORY_TEXT if t.encode() in data]
     assert me.check_redaction(root).clean
+
+
+def test_the_demo_catalogs_show_drift_against_the_pin_flags_and_dead_tools(
+        history: tuple[Path, me.Store], tmp_path: Path) -> None:
+    import shutil
+
+    from mcpeval_nb.demo.catalogs import catalog_sessions
+
+    root = tmp_path / "root"
+    shutil.copytree(history[0], root)
+    said: list[str] = []
+    done = catalog_sessions(root, say=said.append)
+    assert done.sessions == {"inventory": 4, "weather": 1} and done.pinned == 6
+    text = "\n".join(summarize(root))
+    assert "inventory/remove_item      renamed (was delete_item)" in text
+    assert "weather/weather_directive  model-directive" in text
+    assert "generated-docs/export_pdf       listed in" in text and "generated-docs/translate_page" in text
+    assert me.check_catalogs(root, server="inventory").exit_code == 1  # changed since it was pinned
+    assert "CANARY" not in text and not [t for t in HISTORY_TEXT if t in text]

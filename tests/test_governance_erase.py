@@ -17,7 +17,7 @@ from .governance_support import CANARY, calls, census, cli, note, seed, store_by
 def test_erase_by_raw_session_removes_its_calls_and_annotations_and_keeps_the_rest(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a", "beta": "b", "gamma": "c"}, 50, days=("2026-08-01", "2026-08-02"))
     result = erase(tmp_path, session="beta")
-    assert result.removed == {"calls": 100, "annotations": 1}
+    assert result.removed == {"calls": 100, "annotations": 1, "catalogs": 0}
     assert result.files == ("annotations-2026-08-02.jsonl", "calls-2026-08-01.jsonl",
                             "calls-2026-08-02.jsonl")
     left = census(tmp_path)
@@ -30,7 +30,7 @@ def test_erase_by_stored_token_is_the_same_as_by_raw_value(tmp_path: Path) -> No
     seed(tmp_path, {"alpha": "a", "beta": "b"}, 10)
     upper = token("beta").upper().replace("SESSION:", "session:")
     assert erase(tmp_path, session=upper).removed["calls"] == 10
-    assert erase(tmp_path, session="beta").removed == {"calls": 0, "annotations": 0}
+    assert erase(tmp_path, session="beta").removed == {"calls": 0, "annotations": 0, "catalogs": 0}
 
 
 def test_erase_of_an_unknown_session_changes_no_byte(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_erase_of_an_unknown_session_changes_no_byte(tmp_path: Path) -> None:
     (tmp_path / "store" / "calls-2026-08-01.jsonl").open("ab").write(b"\n   \n")  # blank lines stay too
     before = store_bytes(tmp_path)
     result = erase(tmp_path, session="nobody")
-    assert result.removed == {"calls": 0, "annotations": 0} and result.files == ()
+    assert result.removed == {"calls": 0, "annotations": 0, "catalogs": 0} and result.files == ()
     assert store_bytes(tmp_path) == before
     assert not (tmp_path / ".erase-intent.json").exists() and not (tmp_path / ".erase-work").exists()
 
@@ -47,7 +47,7 @@ def test_dry_run_counts_and_writes_nothing(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a", "beta": "b"}, 20)
     before = store_bytes(tmp_path)
     result = erase(tmp_path, server="b", dry_run=True)
-    assert result.removed == {"calls": 20, "annotations": 1} and result.dry_run
+    assert result.removed == {"calls": 20, "annotations": 1, "catalogs": 0} and result.dry_run
     assert store_bytes(tmp_path) == before
     assert read_audit(tmp_path) == []
     assert not (tmp_path / ".erase-work").exists()
@@ -59,7 +59,7 @@ def test_erase_by_server_takes_annotations_of_its_calls_and_counts_the_unmatched
     append_records(tmp_path, [note("alpha", 99), *calls("shared", "a", 1), *calls("shared", "b", 1),
                               note("shared", 1)])
     result = erase(tmp_path, server="b")
-    assert result.removed == {"calls": 6, "annotations": 1}
+    assert result.removed == {"calls": 6, "annotations": 1, "catalogs": 0}
     assert result.unmatched_annotations == 2
     left = census(tmp_path)
     assert ("annotation", token("alpha"), 1) in left and ("annotation", token("beta"), 1) not in left
@@ -76,13 +76,14 @@ def test_erase_by_event_id_matches_the_annotation_of_that_call(tmp_path: Path) -
     append_records(tmp_path, [call, AnnotationRecord(ts="2026-08-02T00:00:00.000Z", session="other",
                                                      kind="workaround", note=CANARY, event_id=event)])
     result = erase(tmp_path, server="b")
-    assert result.removed == {"calls": 1, "annotations": 1} and result.unmatched_annotations == 0
+    assert result.removed == {"calls": 1, "annotations": 1, "catalogs": 0}
+    assert result.unmatched_annotations == 0
 
 
 def test_before_limits_the_erase_to_earlier_days(tmp_path: Path) -> None:
     seed(tmp_path, {"alpha": "a"}, 10, days=("2026-08-01", "2026-08-02", "2026-08-03"))
     result = erase(tmp_path, session="alpha", before="2026-08-02")
-    assert result.removed == {"calls": 10, "annotations": 0}
+    assert result.removed == {"calls": 10, "annotations": 0, "catalogs": 0}
     assert result.files == ("calls-2026-08-01.jsonl",)
 
 
@@ -163,3 +164,27 @@ def test_the_parquet_exports_follow_an_erase(tmp_path: Path) -> None:
     assert _sessions(dest) == {token("beta")}
     mcpeval_nb.duckdb_engine(root).latency_summary()
     assert _sessions(root / "calls.parquet") == {token("beta")}
+
+
+def test_erase_removes_records_stored_with_a_raw_session_value(tmp_path: Path) -> None:
+    """Older or foreign journals store the raw session value; every reader hashes it, so the tables
+    attribute those records to the session, and erase must remove them too (it printed "removed 0" and
+    left the raw value on disk: the token was the only needle it looked for)."""
+    seed(tmp_path, {"keep-me": "a"}, 2)
+    store = tmp_path / "store"
+    raw = [b'{"ts":"2026-08-01T12:00:00.000Z","session":"raw-sess-7f3","seq":%d,"server":"a",'
+           b'"method":"tools/call","tool":"t","outcome":"ok","shim_self_us":0,"kind":"real"}\n' % i
+           for i in (1, 2, 3)]
+    with (store / "calls-2026-08-01.jsonl").open("ab") as fh:
+        fh.writelines(raw)
+    (store / "annotations-2026-08-03.jsonl").write_bytes(
+        b'{"ts":"2026-08-03T12:00:00.000Z","session":"raw-sess-7f3","seq":2,"kind":"workaround","note":"n"}\n')
+    assert sum(r == token("raw-sess-7f3") for r in
+               mcpeval_nb.open_store(tmp_path).calls.column("session").to_pylist()) == 3
+    done = cli("erase", "--session", "raw-sess-7f3", "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "3 call(s)" in done.stdout and "1 annotation(s)" in done.stdout, done.stdout
+    on_disk = b"".join(p.read_bytes() for p in store.glob("*.jsonl"))
+    assert b"raw-sess-7f3" not in on_disk
+    sessions = mcpeval_nb.open_store(tmp_path).calls.column("session").to_pylist()
+    assert token("raw-sess-7f3") not in sessions and sessions.count(token("keep-me")) == 2

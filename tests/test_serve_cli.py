@@ -29,7 +29,7 @@ def test_print_config_names_the_address_root_salt_and_tools(root: Path) -> None:
         "listen 127.0.0.1:8940",
         f"root {root} (from $MCPEVAL_HOME)",
         f"salt {root / '.salt'} (the fingerprint secret: never share or commit it)",
-        "tools list_findings, get_finding, get_readiness_trends, record_annotation",
+        "tools list_findings, get_finding, get_readiness_trends, record_annotation, get_catalog_status",
         "spawn tools disabled: run_probe, scaffold, score, verify_finding (they launch server processes; "
         "pass --allow-spawn)",
         "retention unset: nothing is ever deleted",
@@ -43,7 +43,7 @@ def test_print_config_with_allow_spawn_and_root(tmp_path: Path) -> None:
     assert done.returncode == 0 and lines[0] == "listen [::1]:0"
     assert lines[1] == f"root {tmp_path} (from --root)"
     assert lines[3] == ("tools list_findings, get_finding, get_readiness_trends, run_probe, scaffold, score, "
-                        "verify_finding, record_annotation")
+                        "verify_finding, record_annotation, get_catalog_status")
     assert lines[4].startswith("spawn tools enabled by --allow-spawn: run_probe, scaffold, score, "
                                "verify_finding")
 

@@ -29,6 +29,7 @@ from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..root import Root, RootLike
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
 from .oversized import Glimpse
@@ -55,6 +56,7 @@ class ShimOptions:
             and ``MCPEVAL_SESSION``).
         strict_frames: refuse a frame over 4 MiB and close both sides (the reference behaviour)
             instead of forwarding it unchanged.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
@@ -66,6 +68,7 @@ class ShimOptions:
     grace_s: float = 2.0
     env: dict[str, str] | None = field(default=None, repr=False)
     strict_frames: bool = False
+    catalog: bool = True
 
 
 class _Session:
@@ -267,9 +270,10 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError("shim needs the server command after --")
     home = Root.of(options.root)
     root, salt = home.path, home.salt()
-    announce_root(root, "shim")
+    announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
-    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt)
+    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt,
+                            catalog=options.catalog, known_names=lambda: recorded_names(root))
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
     # never hold this process's interpreter lock while a frame waits to be forwarded.
     recorder: Recorder = ForkedRecorder(root=root, correlator=correlator) if hasattr(os, "fork") else \

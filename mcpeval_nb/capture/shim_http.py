@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..privacy.urls import classify_url
 from ..root import Root, RootLike
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.loopback import (
@@ -36,6 +37,7 @@ from ..transport.loopback import (
     run_until_signalled,
 )
 from ..transport.policy import Endpoint, check_endpoint, check_listen_address
+from .catalog import recorded_names
 from .correlate import Correlator
 from .frames import WakePipe
 from .http_exchange import Exchanges
@@ -43,7 +45,7 @@ from .http_streams import Streams
 from .recorder import Recorder
 from .spawn import announce_root, say
 
-__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
+__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http", "stored_address"]
 
 _BUSY = error_response(503)
 
@@ -64,6 +66,7 @@ class HTTPShimOptions:
         workers: worker threads; queue: connections waiting for a worker before 503.
         streams: event streams relayed at once, apart from the workers (past it: 503).
         timeout_s: the request-read deadline and the upstream connect/read timeout.
+        catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
     server: str
@@ -77,6 +80,16 @@ class HTTPShimOptions:
     queue: int = HTTP_ACCEPT_QUEUE
     streams: int = MAX_HTTP_STREAMS
     timeout_s: float = DEFAULT_IO_TIMEOUT_S
+    catalog: bool = True
+
+
+def stored_address(endpoint: Endpoint) -> str:
+    """The upstream's host as a record may hold it (OpenTelemetry's ``server.address``): a loopback host
+    as it is; any other host shaped as a URL argument is (its registrable domain, ``ip``, ``host``)."""
+    if endpoint.is_loopback:
+        return endpoint.host
+    token = classify_url(endpoint.url) or "url:host"
+    return token.removeprefix("url:")
 
 
 def _authorization(value: str | None) -> str | None:
@@ -108,9 +121,13 @@ class HTTPShim:
         root = home.path
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
-                                salt=home.salt())
+                                salt=home.salt(), catalog=options.catalog,
+                                known_names=lambda: recorded_names(root), transport="tcp",
+                                address=stored_address(self.endpoint), port=self.endpoint.port)
+        if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
+            correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
-        announce_root(root, "shim-http")
+        announce_root(root, "shim-http", flag=options.root is not None)
         self.recorder = Recorder(root=root, correlator=correlator)
         self.streams = Streams(self.recorder.submit, limit=options.streams)
         self._active: set[socket.socket] = set()

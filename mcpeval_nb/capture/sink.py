@@ -22,9 +22,11 @@ from typing import Any
 
 from ..errors import MCPEvalError, RecordTooLarge
 from ..journal import append_record, append_records
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import CallRecord
 from .correlate import Correlator, classify_frame
 from .oversized import Glimpse
+from .wire import HttpFacts
 
 __all__ = ["BATCH_RECORDS", "RecordSink", "counted", "loss_summary", "record_kind"]
 
@@ -55,8 +57,13 @@ _MAX_WARNINGS = 5
 _KINDS = ("calls", "notifications", "unparsed")
 
 
-def record_kind(record: CallRecord) -> str:
-    """``calls``, ``notifications`` or ``unparsed``: the kinds losses are counted by."""
+Captured = CallRecord | CatalogRecord
+
+
+def record_kind(record: Captured) -> str:
+    """``calls``, ``notifications``, ``unparsed`` or ``catalogs``: the kinds losses are counted by."""
+    if isinstance(record, CatalogRecord):
+        return "catalogs"
     if record.method.startswith("unparsed/"):
         return "unparsed"
     return "notifications" if record.outcome == "notification" else "calls"
@@ -92,8 +99,8 @@ class RecordSink:
         self.lost: Counter[str] = Counter()
         self.warn = warn or _stderr_warning
         self._warnings = 0
-        self._batch: list[CallRecord] = []
-        self._writing: list[CallRecord] = []
+        self._batch: list[Captured] = []
+        self._writing: list[Captured] = []
         self._big_bytes = 0  # frame bytes recorded since memory was last handed back
         self._batch_records = batch_records
 
@@ -102,8 +109,14 @@ class RecordSink:
         """Records (or frames that could not be correlated) that were not journaled."""
         return sum(self.lost.values())
 
+    @property
+    def queued(self) -> int:
+        """Records correlated and waiting for the next write (0: everything recorded so far is journaled
+        or counted as lost)."""
+        return len(self._batch)
+
     def record(self, direction: str, data: bytes | None, *, scope: str, read_ms: int, hot_ns: int,
-               glimpse: Glimpse | None = None) -> None:
+               glimpse: Glimpse | None = None, http: HttpFacts | None = None) -> None:
         """Correlate one frame and queue the records it completes for the next write.
 
         Args:
@@ -113,9 +126,10 @@ class RecordSink:
             read_ms: wall-clock ms when the frame was read.
             hot_ns: nanoseconds the forwarder spent on it (counted in ``shim_self_us``).
             glimpse: the ends of a frame forwarded past the bound.
+            http: shim-http's facts of a request's headers (memory only).
         """
         try:
-            self._batch += self._correlate(direction, data, scope, read_ms, hot_ns, glimpse)
+            self._batch += self._correlate(direction, data, scope, read_ms, hot_ns, glimpse, http)
         except Exception as exc:  # a correlator bug must not stop capture
             self._fail(f"a {direction} frame could not be correlated ({type(exc).__name__})", "frames", 1)
         self._big_bytes += len(data or b"")
@@ -138,7 +152,7 @@ class RecordSink:
             self._big_bytes = 0
             release_memory()
 
-    def _flush(self, batch: list[CallRecord]) -> None:
+    def _flush(self, batch: list[Captured]) -> None:
         start = 0
         while start < len(batch):
             day = batch[start].ts[:10]
@@ -149,12 +163,24 @@ class RecordSink:
             start = end
 
     def finish(self) -> None:
-        """Flush, then report in one line how many records were lost, by kind (nothing when none were)."""
+        """Journal the operations capture leaves unfinished (abandoned) and the listings still open
+        (incomplete), flush, then report in one line how many records were lost, by kind (nothing when
+        none were)."""
+        try:
+            self._batch += self.correlator.close()
+        except Exception as exc:  # a correlator bug must not lose the batch
+            self._fail(f"unfinished operations could not be recorded ({type(exc).__name__})", "calls", 1)
+        catalog = self.correlator.catalog
+        if catalog is not None:
+            self._batch += catalog.close()
+            if catalog.failed:
+                self._fail(f"{catalog.failed} tool listing(s) could not be recorded", "catalogs",
+                           catalog.failed)
         self.flush()
         if self.lost:
             self.warn(loss_summary(self.lost))
 
-    def _write(self, run: list[CallRecord]) -> None:
+    def _write(self, run: list[Captured]) -> None:
         try:
             self.written += append_records(self.root, run)
             return
@@ -175,21 +201,25 @@ class RecordSink:
                 self._fail(f"record seq {record.seq} was not journaled: {exc}", record_kind(record), 1)
 
     def _correlate(self, direction: str, data: bytes | None, scope: str, read_ms: int, hot_ns: int,
-                   glimpse: Glimpse | None) -> list[CallRecord]:
+                   glimpse: Glimpse | None, http: HttpFacts | None) -> list[Captured]:
         corr = self.correlator
         if direction == "end":
-            return corr.end_scope(scope)
+            return list(corr.end_scope(scope, now_ms=read_ms))
         t0 = time.perf_counter_ns()
         if glimpse is not None:
             overhead = (hot_ns + time.perf_counter_ns() - t0) // 1000
             return [corr.oversized(direction, glimpse, scope=scope, overhead_us=overhead, now_ms=read_ms)]
         msg = None if data is None else classify_frame(data)
         t1 = time.perf_counter_ns()
-        records = corr.observe(direction, msg, scope=scope, overhead_us=(hot_ns + t1 - t0) // 1000,
-                               now_ms=read_ms)
-        if records and records[-1].latency_ms is not None:  # a matched response: add build time
+        records: list[Captured] = list(corr.observe(direction, msg, scope=scope,
+                                                    overhead_us=(hot_ns + t1 - t0) // 1000, now_ms=read_ms,
+                                                    http=http))
+        last = records[-1] if records else None
+        if isinstance(last, CallRecord) and last.latency_ms is not None:  # a matched response: add build time
             build_us = (time.perf_counter_ns() - t1) // 1000
-            records[-1] = dataclasses.replace(records[-1], shim_self_us=records[-1].shim_self_us + build_us)
+            records[-1] = dataclasses.replace(last, shim_self_us=last.shim_self_us + build_us)
+        if corr.catalog is not None:  # a listing this frame completed (after its call record)
+            records += corr.catalog.drain()
         return records
 
     def _fail(self, message: str, kind: str, count: int) -> None:

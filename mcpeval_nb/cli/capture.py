@@ -15,8 +15,10 @@ from . import options as opt
 @opt.root
 @click.option("--strict-frames", is_flag=True,
               help="Refuse a frame over 4 MiB and close both sides, instead of forwarding it unrecorded.")
+@opt.no_catalog
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def shim_cmd(server: str, root: str | None, strict_frames: bool, command: tuple[str, ...]) -> int:
+def shim_cmd(server: str, root: str | None, strict_frames: bool, no_catalog: bool,
+             command: tuple[str, ...]) -> int:
     """Run a stdio MCP server and record its calls: mcpeval-nb shim --server LABEL -- CMD [ARGS...].
 
     Frames pass byte for byte in both directions (one over 4 MiB too, recorded without its content,
@@ -24,7 +26,7 @@ def shim_cmd(server: str, root: str | None, strict_frames: bool, command: tuple[
     signal number when it died by a signal).  The session is $MCPEVAL_SESSION or a fresh uuid.
     """
     return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root,
-                                                      strict_frames=strict_frames))
+                                                      strict_frames=strict_frames, catalog=not no_catalog))
 
 
 @click.command("shim-http",
@@ -34,14 +36,17 @@ def shim_cmd(server: str, root: str | None, strict_frames: bool, command: tuple[
 @click.option("--upstream", required=True, help="Upstream Streamable HTTP endpoint URL.")
 @opt.allow_remote_http
 @opt.root
-def shim_http_cmd(server: str, listen: str, upstream: str, allow_remote_http: bool, root: str | None) -> int:
+@opt.no_catalog
+def shim_http_cmd(server: str, listen: str, upstream: str, allow_remote_http: bool, root: str | None,
+                  no_catalog: bool) -> int:
     """Proxy a Streamable HTTP MCP server on a loopback address and record its calls.
 
     Prints one line with the listening URL on stderr and serves until SIGTERM or SIGINT.
     $MCPEVAL_HTTP_AUTHORIZATION, when set, is sent upstream on requests that carry no Authorization.
     """
     options = mcpeval_nb.HTTPShimOptions(server=server, listen=listen, upstream=upstream,
-                                         allow_remote_http=allow_remote_http, root=root)
+                                         allow_remote_http=allow_remote_http, root=root,
+                                         catalog=not no_catalog)
     return mcpeval_nb.run_shim_http(options)
 
 

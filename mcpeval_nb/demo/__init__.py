@@ -4,15 +4,16 @@ Steps (progress on stderr, the summary on stdout):
 
 1. capture: the SDK demo server (and ``mcp-server-time`` when installed) behind the real stdio shim,
    driven by a scripted client session: successes, tool errors, protocol errors, a notification, and
-   one annotation; then four weeks of *generated* history for the server ``generated-docs``
-   (``demo/history.py``, through the real writer), so latency, template and readiness trends have
-   something to show;
+   one annotation; the catalog fixture server (``demo/catalogs.py``): a catalog pinned and then changed,
+   and a poisoned one; then four weeks of *generated* history for the server ``generated-docs``
+   (``demo/history.py``, through the real writer), so latency, template, readiness and usage trends
+   have something to show;
 2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
    trend history has points and a change; then findings (``demo/fixture_findings.py``): a broken
    fixture server captured behind the shim, indexed, promoted, and verified until its finding closes;
 3. notebooks: the five notebooks executed against the root and written as HTML with their charts;
-4. summary: per-tool p95 latency, top error templates, latest readiness per server, the redaction
-   check, and the paths to open.
+4. summary: per-tool p95 latency, top error templates, latest readiness per server, the findings,
+   catalog drift, signal flags and dead tools, the redaction check, and the paths to open.
 
 ``python -m mcpeval_nb.demo --root-only --quick --out DIR`` builds only a smaller capture root (steps
 1-2), which is what the notebook tests use.  Nothing printed comes from a payload.
@@ -28,6 +29,9 @@ from pathlib import Path
 
 from mcpeval_nb import (
     FindingsError,
+    Store,
+    catalog_drift,
+    catalog_history,
     check_redaction,
     error_templates,
     findings,
@@ -35,9 +39,11 @@ from mcpeval_nb import (
     latency_summary,
     open_store,
     readiness_history,
+    tool_usage,
 )
 
 from .capture import capture_sessions
+from .catalogs import catalog_sessions
 from .fixture_findings import findings_step
 from .history import generate_history
 from .notebooks import run_notebooks
@@ -67,6 +73,8 @@ def build_root(root: Path, *, quick: bool = False) -> Path:
     root.mkdir(parents=True)
     summary = capture_sessions(root, say=_say, time_server=not quick)
     _say(f"capture: {sum(summary.calls.values())} tool calls, {summary.annotations} annotation(s)")
+    catalogs = catalog_sessions(root, say=_say)
+    _say(f"catalogs: {sum(catalogs.sessions.values())} sessions, {catalogs.pinned} tool(s) pinned")
     history = generate_history(root)
     _say(f"history: {history.calls} generated calls over {history.days} days and {history.points} "
          f"readiness points for server generated-docs ({history.first_day} to {history.last_day})")
@@ -102,10 +110,32 @@ def summarize(root: Path) -> list[str]:
         lines.append(f"  {r['severity']:<6} {r['class']:<22} {r['server']}/{r['tool'] or 'unlisted'} "
                      f"score={r['score']:.3f} failures={r['failures']}/{r['calls']} sessions={r['sessions']} "
                      f"state={r['state']}")
+    lines += _catalog_lines(store)
     report = check_redaction(root)
     verdict = "clean" if report.clean else f"{len(report.flagged)} flagged line(s)"
     lines.append(f"redaction check: {verdict}, {report.files_scanned} file(s) scanned, "
                  f"{report.notes_requiring_review} annotation note(s) to review")
+    return lines
+
+
+def _catalog_lines(store: Store) -> list[str]:
+    """Drift against the pins (or listing to listing), the flagged tools, and the dead tools."""
+    lines = ["catalog drift (against the pinned catalog where there is one):"]
+    for r in catalog_drift(store, pins=True).to_pylist():
+        if r["change"] != "mid-session":
+            was = f" (was {r['previous_tool']})" if r["previous_tool"] else ""
+            mid = " mid-session" if r["mid_session"] else ""
+            lines.append(f"  {r['server']}/{r['tool']:<16} {r['change']}{was}{mid} sessions={r['sessions']}")
+    flagged: dict[tuple[str, str], list[str]] = {}
+    for r in catalog_history(store).to_pylist():
+        if r["flags"]:
+            flagged[(r["server"], r["tool"])] = r["flags"]
+    lines.append("catalog signal flags:")
+    lines += [f"  {server}/{tool:<18} {','.join(flags)}" for (server, tool), flags in sorted(flagged.items())]
+    lines.append("dead tools (listed, never called; tokens every session pays):")
+    dead = [r for r in tool_usage(store).to_pylist() if r["verdict"] == "dead"]
+    lines += [f"  {r['server']}/{r['tool']:<16} listed in {r['listed_sessions']} sessions, "
+              f"{r['catalog_tokens']} tokens" for r in dead] or ["  none"]
     return lines
 
 

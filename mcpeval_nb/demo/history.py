@@ -9,7 +9,11 @@ A capture made in one minute cannot show a trend, so the demo root also holds hi
   (``search``'s "index not ready", days 0-9) and one that appears mid-way (``fetch_page``'s "upstream
   rate limited", from day 14);
 - 12 readiness points over 22 days with a regression, a fix, a standard change (``mcpeval-standard/1``
-  to ``/2``) and a measurement profile change (read-only attestation turned on).
+  to ``/2``) and a measurement profile change (read-only attestation turned on);
+- one catalog record per generated session (``seq`` 0: the listing before its first call; its digests
+  and skeletons built in memory from the definitions below, as a shim builds them), listing five
+  tools of which two are never called: ``export_pdf`` and ``translate_page`` are dead tools, each listed
+  in every one of some 150 sessions and paid for in context tokens.
 
 Everything else in the demo root is captured today from real servers.  The values are deterministic
 for a given day (seeded), and no record carries anything but shapes, template ids and numbers.
@@ -34,6 +38,7 @@ from mcpeval_nb import (
     shape,
 )
 from mcpeval_nb.clock import CLOCK, day_start, now_ts
+from mcpeval_nb.privacy.catalog import CatalogRecord, catalog_tool
 
 __all__ = ["GENERATED_SERVER", "HistorySummary", "generate_history"]
 
@@ -115,6 +120,43 @@ def _points(start: dt.datetime) -> list[TrendPoint]:
     return points
 
 
+def _tool(name: str, description: str, properties: dict[str, object],
+          required: tuple[str, ...] = ()) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return {"name": name, "description": description, "inputSchema": schema,
+            "annotations": {"readOnlyHint": True}}
+
+
+#: The generated server's catalog (in memory only: its records keep digests, skeletons and counts).
+CATALOG = (
+    _tool("search", "Search the documentation; returns the best matching sections with their titles.",
+          {"query": {"type": "string", "description": "Words to look for."},
+           "limit": {"type": "integer", "minimum": 1, "maximum": 50}}, ("query",)),
+    _tool("fetch_page", "Fetch one documentation page as text.", {"url": {"type": "string"}}, ("url",)),
+    _tool("list_sections", "List the documentation's sections.", {}),
+    _tool("export_pdf", "Export a documentation page as a PDF file, with its images and a table of "
+          "contents, in the given paper size and orientation.",
+          {"url": {"type": "string"}, "paper": {"type": "string", "enum": ["a4", "letter"]},
+           "landscape": {"type": "boolean"}}, ("url",)),
+    _tool("translate_page", "Translate a documentation page into another language, keeping code blocks "
+          "and links as they are; long pages are translated section by section.",
+          {"url": {"type": "string"}, "language": {"type": "string", "enum": ["de", "fr", "ja", "es"]}},
+          ("url", "language")),
+)
+
+
+def _listings(calls: list[CallRecord], salt: bytes) -> list[CatalogRecord]:
+    """One listing per generated session, stamped at its first call."""
+    tools = tuple(catalog_tool(entry, salt) for entry in CATALOG)
+    first: dict[str, str] = {}
+    for call in calls:
+        first.setdefault(call.session, call.ts)
+    return [CatalogRecord(ts=ts, session=session, seq=0, server=GENERATED_SERVER, complete=True, tools=tools)
+            for session, ts in first.items()]
+
+
 def generate_history(root: Path, *, today: dt.date | None = None) -> HistorySummary:
     """Write the generated history into the capture root (see the module docstring).
 
@@ -135,6 +177,7 @@ def generate_history(root: Path, *, today: dt.date | None = None) -> HistorySumm
     salt = load_salt(root)
     calls = [r for day in range(DAYS) for r in _day_calls(rng, day, start + dt.timedelta(days=day), salt)]
     append_records(root, calls)
+    append_records(root, _listings(calls, salt))
     points = _points(start)
     for point in points:
         record_trend(point, root=root)

@@ -5,7 +5,8 @@ A budgets file is strict JSON, version 1 (``mcpeval-nb schema budgets`` prints i
     {"version": 1,
      "budgets": [{"server": "docs", "tool": "search", "p95_ms": 500, "p99_ms": 2000,
                   "max_error_rate": 0.05, "min_calls": 20}],
-     "no_new_templates": false}
+     "no_new_templates": false,
+     "catalog": {"fail_on": "any", "server": "*"}}
 
 ``server`` and ``tool`` may be ``"*"`` (and default to it); every limit is optional.  A bad file is
 refused with the JSON path of the first problem in document order (``budgets.json: /budgets/0/p95_ms
@@ -14,6 +15,7 @@ must be a number at least 0``), never a value from the file.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +23,10 @@ from typing import Any
 
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
-from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text
+from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text, unknown_field_words
 
-__all__ = ["ANY", "BudgetEntry", "Budgets", "budgets_schema", "budgets_schema_text", "load_budgets",
-           "parse_budgets"]
+__all__ = ["ANY", "BudgetEntry", "Budgets", "CatalogRule", "budgets_schema", "budgets_schema_text",
+           "load_budgets", "parse_budgets"]
 
 #: The selector that matches every server or every tool.
 ANY = "*"
@@ -63,11 +65,25 @@ class BudgetEntry:
 
 
 @dataclass(frozen=True)
+class CatalogRule:
+    """The optional ``catalog`` section: judge recorded catalogs against their pins (``catalog check``).
+
+    Attributes:
+        fail_on: ``drift``, ``flags`` or ``any``.
+        server: a label, or ``*`` for every recorded or pinned server.
+    """
+
+    fail_on: str = "any"
+    server: str = ANY
+
+
+@dataclass(frozen=True)
 class Budgets:
-    """A parsed budgets file: the entries in file order and the template rule."""
+    """A parsed budgets file: the entries in file order, the template rule and the catalog rule."""
 
     budgets: tuple[BudgetEntry, ...]
     no_new_templates: bool = False
+    catalog: CatalogRule | None = None
 
     def for_call(self, server: str, tool: str) -> BudgetEntry | None:
         """The most specific entry matching ``(server, tool)``, or None when none does."""
@@ -85,6 +101,21 @@ def budgets_schema() -> dict[str, Any]:
     return packaged_schema("budgets")
 
 
+@functools.cache
+def _schema_names() -> frozenset[str]:
+    """Every field name the budgets schema declares (safe to print: the schema's, not the file's)."""
+    found: set[str] = set()
+    stack: list[Any] = [budgets_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node.get("properties", {}))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(found)
+
+
 def _pointer(path: tuple[str | int, ...]) -> str:
     return "/" + "/".join(str(p) for p in path)
 
@@ -98,11 +129,14 @@ def _message(v: Violation) -> str:
         missing = [k for k in v.validator_value if isinstance(v.instance, dict) and k not in v.instance]
         return f"{where} is missing `{missing[0]}`" if missing else f"{where} is missing a field"
     if v.validator == "additionalProperties":
-        return f"{where} has an unknown field"
+        words = unknown_field_words(v, _schema_names())
+        return f"{where} has an {words}" if words.startswith("unknown") else f"{where}: {words}"
     if v.validator == "const":
         return f"{where} must be {dumps(v.validator_value, sort_keys=True)}"
     if v.validator == "pattern":
         return f"{where} must be a label (1-128 of letters, digits, '.', '_', '-', ':') or \"*\""
+    if v.validator == "enum":
+        return f"{where} must be one of {', '.join(str(x) for x in v.validator_value)}"
     if v.validator == "minimum":
         return f"{where} must be at least {dumps(v.validator_value, sort_keys=True)}"
     if v.validator == "maximum":
@@ -143,8 +177,8 @@ def parse_budgets(data: bytes | str | Mapping[str, Any], *, source: str = "budge
     else:
         try:
             doc = loads(data)
-        except JSONFormatError:
-            raise DocumentError(f"{source}: not valid JSON") from None
+        except JSONFormatError as exc:
+            raise DocumentError(f"{source}: not valid JSON ({exc})") from None
     violations = list(packaged_checker("budgets").iter_errors(doc))
     if violations:
         raise DocumentError(f"{source}: {_message(min(violations, key=_order))}")
@@ -155,7 +189,10 @@ def parse_budgets(data: bytes | str | Mapping[str, Any], *, source: str = "budge
         if first != b.index:
             raise DocumentError(f"{source}: /budgets/{b.index} has the same server and tool as "
                                 f"/budgets/{first}")
-    return Budgets(budgets=entries, no_new_templates=bool(doc.get("no_new_templates", False)))
+    raw = doc.get("catalog")
+    rule = None if raw is None else CatalogRule(fail_on=raw.get("fail_on", "any"),
+                                                server=raw.get("server", ANY))
+    return Budgets(budgets=entries, no_new_templates=bool(doc.get("no_new_templates", False)), catalog=rule)
 
 
 def load_budgets(path: str | Path) -> Budgets:

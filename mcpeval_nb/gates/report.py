@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..htmltext import lines_html
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
+from ..tables.load import SkippedLine
 
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
@@ -31,11 +33,15 @@ GATE_REASONS = {
     "gate-too-few-calls": "Fewer calls than min_calls: the tool is not judged until it has more traffic.",
     "gate-new-error-template": "Error templates that the baseline never saw: a new failure mode; review "
                                "them with `mcpeval-nb summary` before accepting the baseline.",
+    "gate-catalog-unapproved": "The server's tool catalog changed since it was pinned, has no pin, or "
+                               "carries a signal flag its pin does not hold: review it with `mcpeval-nb "
+                               "catalog`, then `mcpeval-nb catalog pin` to approve it.",
 }
 _STATUS_REASON = {("p95_ms", "fail"): "gate-p95-exceeded", ("p99_ms", "fail"): "gate-p99-exceeded",
                   ("max_error_rate", "fail"): "gate-error-rate-exceeded",
                   ("max_error_rate", "warn"): "gate-error-rate-uncertain",
-                  ("no_new_templates", "fail"): "gate-new-error-template"}
+                  ("no_new_templates", "fail"): "gate-new-error-template",
+                  ("catalog", "fail"): "gate-catalog-unapproved"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class GateCheck:
         calls: calls judged. low / high: the error rate's Wilson 95% interval.
         budget: the index of the budgets entry that set the limit (None for the template rule).
         new_templates: the templates the baseline did not have (template rule only).
+        details: the catalog rule's findings (``drift renamed remove_item``, ``flag hidden-text on t``).
     """
 
     server: str
@@ -72,6 +79,7 @@ class GateCheck:
     high: float | None = None
     budget: int | None = None
     new_templates: tuple[NewTemplate, ...] = ()
+    details: tuple[str, ...] = ()
 
     @property
     def reason(self) -> str | None:
@@ -89,6 +97,8 @@ class GateCheck:
         """``calls=40 observed=480 limit=500`` and, for error rates, ``low=... high=...``."""
         if self.limit_name == "no_new_templates":
             return f"new={len(self.new_templates)} limit=0"
+        if self.limit_name == "catalog":
+            return f"findings={len(self.details)} limit=0"
         observed = "-" if self.observed is None else _num(self.observed)
         text = f"calls={self.calls} observed={observed} limit={_num(self.limit)}"
         if self.low is not None and self.high is not None:
@@ -97,7 +107,8 @@ class GateCheck:
 
     def to_json(self) -> dict[str, Any]:
         """Sorted keys as the document prints them."""
-        return {"budget": self.budget, "calls": self.calls, "high": self.high, "hint": self.hint,
+        return {"budget": self.budget, "calls": self.calls, "details": list(self.details), "high": self.high,
+                "hint": self.hint,
                 "limit": self.limit, "limit_name": self.limit_name, "low": self.low,
                 "new_templates": [{"count": t.count, "template_id": t.template_id, "tools": list(t.tools)}
                                   for t in self.new_templates],
@@ -124,6 +135,8 @@ class GateReport:
     calls: int
     since: str | None = None
     baseline: str | None = None
+    #: Journal lines the store read went past (not usable records; ``SkippedLine``), not judged.
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def count(self, status: str) -> int:
         """How many checks have ``status``."""
@@ -169,6 +182,7 @@ class GateReport:
             lines.append(f"{c.server} {c.tool} {c.limit_name} {c.status} {c.numbers()}")
             lines += [f"  new template {t.template_id} count={t.count} tools={','.join(t.tools) or '-'}"
                       for t in c.new_templates]
+            lines += [f"  {detail}" for detail in c.details]
             if c.hint is not None:
                 lines.append(f"  hint: {c.hint}")
         lines.append(f"gate {'passed' if self.passed else 'failed'} {self.summary_words()} "
@@ -200,7 +214,7 @@ class GateReport:
         for c in self.checks:
             name, classname = f"{c.server} {c.tool} {c.limit_name}", f"mcpeval.gate.{c.server}"
             body = "\n".join(x for x in (c.hint, c.numbers(), *(
-                f"new template {t.template_id} count={t.count}" for t in c.new_templates)) if x)
+                f"new template {t.template_id} count={t.count}" for t in c.new_templates), *c.details) if x)
             if c.status in ("pass", "warn"):  # a warning passes: its interval cannot tell yet
                 note = None if c.status == "pass" else f"warning {c.reason}: {c.hint}\n{c.numbers()}"
                 cases.append(JUnitCase(name, classname, output=note))
@@ -212,6 +226,10 @@ class GateReport:
         props = (("calls", str(self.calls)), ("since", self.since or "-"),
                  ("warned", str(self.count("warn"))))
         return [JUnitSuite("gate", tuple(cases), props)]
+
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("traffic gate", self.render_text().splitlines())
 
 
 #: What ``GateReport.render`` writes, in ``--format`` order.

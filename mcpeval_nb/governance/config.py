@@ -87,6 +87,7 @@ def _journals(root: Path) -> dict[str, dict[str, int]]:
     def kind(prefix: str) -> list[Path]:
         return [store / n for n in names if n.startswith(prefix) and n.endswith(".jsonl")]
     return {"calls": _sizes(kind("calls-")), "annotations": _sizes(kind("annotations-")),
+            "catalogs": _sizes(kind("catalogs-")),
             "probe_history": _sizes([history_path(root)]), "audit": _sizes([audit_path(root)])}
 
 

@@ -1,4 +1,4 @@
-"""Erase one session or one server from every call and annotation journal (docs/governance.md).
+"""Erase one session or one server from every call, annotation and catalog journal (docs/governance.md).
 
 ``erase`` plans first (annotation targets, with ``--server``), then rewrites journal by journal,
 annotations first (so an erase finished by the next command can still match annotations to the calls
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
+from ..htmltext import lines_html
 from ..limits import LOCK_TIMEOUT_S
 from ..root import Root, RootLike, drop_engine_dataset
 from ..root.layout import erase_intent_path, erase_work_path, store_dir
@@ -26,14 +27,17 @@ from .intent import Intent, clean_work, governance_lock
 from .rewrite import Checkpoint, Filter, finish, no_checkpoint, rewrite
 from .select import (
     ANNOTATIONS,
+    CATALOGS,
     AnnotationPlan,
     Selection,
     Tally,
     annotation_filter,
     call_filter,
+    catalog_filter,
     check_store,
     journal_day,
     plan_annotations,
+    record_kind,
     store_journals,
 )
 
@@ -68,8 +72,11 @@ class EraseResult:
             f"server {self.selection.server}"
         when = f" before {self.selection.before}" if self.selection.before else ""
         verb = "would remove" if self.dry_run else "removed"
-        lines = [f"{verb} {self.removed.get('calls', 0)} call(s) and {self.removed.get('annotations', 0)} "
-                 f"annotation(s) of {who}{when} from {len(self.files)} journal(s)"]
+        catalogs = self.removed.get("catalogs", 0)
+        listings = f", {catalogs} catalog record(s)" if catalogs else ""
+        lines = [f"{verb} {self.removed.get('calls', 0)} call(s){listings} and "
+                 f"{self.removed.get('annotations', 0)} annotation(s) of {who}{when} from {len(self.files)} "
+                 "journal(s)"]
         lines += [f"  {rel}" for rel in self.files]
         if self.unmatched_annotations:
             lines.append(f"{self.unmatched_annotations} annotation(s) could not be matched to a call and "
@@ -80,20 +87,21 @@ class EraseResult:
             lines.append("audit: 1 record could not be written")
         return lines
 
-
-def _kind(rel: str) -> str:
-    return "annotations" if rel.startswith(ANNOTATIONS) else "calls"
-
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("erase", self.lines())
 
 def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
     if rel.startswith(ANNOTATIONS):
         return annotation_filter(selection, plan, tally)
+    if rel.startswith(CATALOGS):
+        return catalog_filter(selection, journal_day(rel), tally)
     return call_filter(selection, journal_day(rel), tally)
 
 
 def _wanted(rel: str, selection: Selection) -> bool:
-    # With --before, only calls journals of earlier days can hold selected calls; annotation journals
-    # are all read (an annotation of a selected call may be written on a later day).
+    # With --before, only call and catalog journals of earlier days can hold selected records; annotation
+    # journals are all read (an annotation of a selected call may be written on a later day).
     return rel.startswith(ANNOTATIONS) or selection.day_ok(journal_day(rel))
 
 
@@ -102,7 +110,7 @@ def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool
     plan = plan_annotations(root, selection, journals)
     tally = Tally()
     intent = Intent(op="erase", selection=selection.to_json(), files=tuple(journals))
-    removed = {"calls": 0, "annotations": 0}
+    removed = {"calls": 0, "annotations": 0, "catalogs": 0}
     changed: list[str] = []
     done: list[str] = []
     for rel in journals:
@@ -113,10 +121,10 @@ def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool
             reason = str(exc) if isinstance(exc, JournalError) else exc.strerror or type(exc).__name__
             raise EraseIncomplete(rel, reason, tuple(done)) from None
         if dropped:
-            removed[_kind(rel)] += dropped
+            removed[record_kind(rel)] += dropped
             changed.append(rel)
         if not dry_run:
-            intent = intent.finished(rel, dropped, _kind(rel))
+            intent = intent.finished(rel, dropped, record_kind(rel))
             intent.save(root)
             clean_work(root)
             checkpoint("between-files")
@@ -197,7 +205,8 @@ def recover_locked(root: Path, timeout: float) -> bool:
         return False
     if intent.current is not None:
         padded = finish(root, intent.current, timeout=timeout)
-        intent = intent.finished(intent.current.path, intent.current.dropped, _kind(intent.current.path))
+        current = intent.current
+        intent = intent.finished(current.path, current.dropped, record_kind(current.path))
         intent.save(root)
         if padded:
             _compact(root, intent.done[-1], intent, timeout)

@@ -1,4 +1,4 @@
-"""Retention by days: remove call and annotation journals older than N days (docs/governance.md).
+"""Retention by days: remove call, annotation and catalog journals older than N days (docs/governance.md).
 
 A journal's day is the one in its file name (UTC); ``calls-unknown.jsonl`` has none and is kept.  A
 journal is removed whole, under its exclusive lock; with ``include_probe_history`` the trend points of
@@ -10,6 +10,7 @@ trimmed.  Without ``days`` (argument or ``config.json`` ``retention_days``) noth
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,15 +21,16 @@ from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
 from ..root import Root, RootLike, check_days, drop_engine_dataset
+from ..root.config import MAX_RETENTION_DAYS
 from ..root.layout import CONFIG, TRENDS, history_path, store_dir
 from . import audit
 from .erasure import recover_locked
 from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
-from .select import ANNOTATIONS, journal_day, parse_record, store_journals
+from .select import journal_day, parse_record, record_kind, store_journals
 
-__all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
-           "configured_retention"]
+__all__ = ["MAX_RETENTION_DAYS", "RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer",
+           "apply_retention", "configured_retention", "journal_date"]
 
 #: ``serve`` applies a configured retention once at start and then at this interval.
 RETENTION_INTERVAL_S = 3600.0
@@ -43,7 +45,7 @@ class RetentionResult:
         days: the retention in days.
         cutoff: journals of days before this one (``YYYY-MM-DD``) are removed.
         files: store-relative paths of the journals removed.
-        records: records removed per kind (``calls``, ``annotations``, ``trend_points``).
+        records: records removed per kind (``calls``, ``annotations``, ``trend_points``, ``catalogs``).
         dry_run: nothing was deleted.
         audit_written: the audit record was written.
     """
@@ -59,13 +61,29 @@ class RetentionResult:
         """The command's output: files and counts, never content."""
         verb = "would remove" if self.dry_run else "removed"
         r = self.records
+        listings = f", {r['catalogs']} catalog record(s)" if r.get("catalogs") else ""
         lines = [f"{verb} {len(self.files)} journal(s) older than {self.days} day(s) (before "
                  f"{self.cutoff}): {r.get('calls', 0)} call(s), {r.get('annotations', 0)} annotation(s), "
-                 f"{r.get('trend_points', 0)} trend point(s)"]
+                 f"{r.get('trend_points', 0)} trend point(s){listings}"]
         lines += [f"  {rel}" for rel in self.files]
         if not self.audit_written:
             lines.append("audit: 1 record could not be written")
         return lines
+
+
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def journal_date(day: str) -> dt.date | None:
+    """The calendar day a journal's name holds (``YYYY-MM-DD``), or None when it holds none: such a
+    journal (``calls-unknown.jsonl``, ``calls-1.jsonl``, ``calls-20001130.jsonl``) cannot be dated, and
+    retention never removes what it cannot date."""
+    if not _DAY_RE.fullmatch(day):
+        return None
+    try:
+        return dt.date.fromisoformat(day)
+    except ValueError:
+        return None
 
 
 def configured_retention(root: RootLike = None) -> tuple[int | None, str]:
@@ -121,18 +139,18 @@ def apply_retention(root: RootLike = None, *, days: int, dry_run: bool = False,
 def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, today: dt.date | None,
            timeout: float) -> RetentionResult:
     cutoff = ((today or CLOCK.today()) - dt.timedelta(days=days)).isoformat()
-    records = {"calls": 0, "annotations": 0, "trend_points": 0}
+    records = {"calls": 0, "annotations": 0, "trend_points": 0, "catalogs": 0}
     removed: list[str] = []
     if not store_dir(base).is_dir():
         return RetentionResult(days, cutoff, (), records, dry_run)
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         for rel in store_journals(base, "retention"):
-            day = journal_day(rel)
-            if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
+            date = journal_date(journal_day(rel))
+            if date is None or date.isoformat() >= cutoff:
                 continue
             path = store_dir(base) / rel
-            records["annotations" if rel.startswith(ANNOTATIONS) else "calls"] += _count_records(path)
+            records[record_kind(rel)] += _count_records(path)
             if not dry_run:
                 remove_file(path, timeout=timeout)
             removed.append(rel)

@@ -1,5 +1,6 @@
 """What an erase removes: a session or a server (optionally before a day), and the annotations that
-go with it.
+go with it.  Catalog records (``catalogs-<day>.jsonl``) carry a session and a server too and are
+selected exactly as call records are.
 
 A call record is selected when its session token (read-side sanitised, SPEC 2.2) is the selected
 token, or its server label is the selected label; with ``before``, only in journals of days before it
@@ -15,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,13 +28,16 @@ from ..errors import JournalError, UsageError
 from ..journal.read import iter_lines
 from ..journal.walk import walk_store
 from ..privacy import opaque_session, valid_server
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord
 from .rewrite import Filter
 
-__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "journal_day",
-           "plan_annotations", "store_journals"]
+__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "catalog_filter", "journal_day",
+           "plan_annotations", "record_kind", "store_journals"]
 
-CALLS, ANNOTATIONS = "calls-", "annotations-"
+CALLS, ANNOTATIONS, CATALOGS = "calls-", "annotations-", "catalogs-"
+#: The daily journals an erase or a retention pass reads, by file-name prefix.
+DAILY = (CALLS, ANNOTATIONS, CATALOGS)
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,8 @@ class Selection:
         """Whether records of ``day`` are inside the selection's days."""
         return self.before is None or (is_day(day) and day < self.before)
 
-    def selects_call(self, record: CallRecord, day: str) -> bool:
-        """Whether a (sanitised) call record of a journal of ``day`` is selected."""
+    def selects_call(self, record: CallRecord | CatalogRecord, day: str) -> bool:
+        """Whether a (sanitised) call or catalog record of a journal of ``day`` is selected."""
         if not self.day_ok(day):
             return False
         return record.session == self.session if self.session is not None else record.server == self.server
@@ -94,15 +99,23 @@ def _day(value: str | dt.date | None) -> str | None:
     return None if day is None else day.isoformat()
 
 
+def record_kind(rel: str) -> str:
+    """The records a daily journal holds, as erase and retention count them: ``calls``, ``annotations``
+    or ``catalogs``."""
+    name = rel.rsplit("/", 1)[-1]
+    return "annotations" if name.startswith(ANNOTATIONS) else "catalogs" if name.startswith(CATALOGS) \
+        else "calls"
+
+
 def journal_day(rel: str) -> str:
     """The day in a journal's file name (``calls-<day>.jsonl``), ``unknown`` included."""
     name = rel.rsplit("/", 1)[-1]
-    prefix = CALLS if name.startswith(CALLS) else ANNOTATIONS
+    prefix = next((p for p in DAILY if name.startswith(p)), ANNOTATIONS)
     return name[len(prefix):-len(".jsonl")]
 
 
 def store_journals(root: Path, what: str) -> list[str]:
-    """The store's top-level call and annotation journals (store-relative), annotations first.
+    """The store's top-level call, annotation and catalog journals (store-relative), annotations first.
 
     Raises:
         JournalError: the store or an entry is a symlink or cannot be read.
@@ -113,7 +126,7 @@ def store_journals(root: Path, what: str) -> list[str]:
         return found
     for entry, fd in walk_store(store, what=what, skip_probes=True):
         os.close(fd)
-        if "/" not in entry.relpath and entry.relpath.startswith((CALLS, ANNOTATIONS)):
+        if "/" not in entry.relpath and entry.relpath.startswith(DAILY):
             found.append(entry.relpath)
     return sorted(found, key=lambda rel: (not rel.startswith(ANNOTATIONS), rel))
 
@@ -126,6 +139,18 @@ def parse_record(line: bytes, parse: Callable[[Any], Any]) -> Any | None:
         return parse(json.loads(data)).sanitized()
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return None
+
+
+#: A session value that is not a stored token (older or foreign journals store raw values): readers hash
+#: it (SPEC 2.2), so such a line may belong to the selected session whatever its bytes, and is decided.
+RAW_SESSION = re.compile(rb'"session"\s*:\s*"(?!session:[0-9A-Fa-f]{64}")')
+
+
+def _session_filter(selection: Selection, keep: Callable[[bytes], bool]) -> Filter:
+    """A session selection's filter: lines holding the token, an escape, or a raw session value."""
+    token = _candidate(selection.needle)
+    return Filter(candidate=lambda chunk: token(chunk) or RAW_SESSION.search(chunk) is not None, keep=keep,
+                  needle=selection.needle, also=RAW_SESSION)
 
 
 def _candidate(needle: bytes) -> Callable[[bytes], bool]:
@@ -161,6 +186,18 @@ def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
     keep = _keeper(CallRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
     if selection.server == "invalid":  # an invalid label is any label outside the grammar: read every line
         return Filter(candidate=_always, keep=keep)
+    if selection.session is not None:
+        return _session_filter(selection, keep)
+    return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
+
+
+def catalog_filter(selection: Selection, day: str, tally: Tally) -> Filter:
+    """The filter of one catalogs journal of ``day`` (records selected as call records are)."""
+    keep = _keeper(CatalogRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
+    if selection.server == "invalid":
+        return Filter(candidate=_always, keep=keep)
+    if selection.session is not None:
+        return _session_filter(selection, keep)
     return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
 
 
@@ -235,7 +272,7 @@ def annotation_filter(selection: Selection, plan: AnnotationPlan, tally: Tally) 
         return plan.selected(note) is True
     keep = _keeper(AnnotationRecord.from_dict, tally, drop)
     if selection.session is not None:
-        return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
+        return _session_filter(selection, keep)
     return Filter(candidate=_always, keep=keep)
 
 

@@ -17,14 +17,15 @@ from pathlib import Path
 
 from ..errors import JournalError, RecordTooLarge
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
-from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from ..privacy.catalog import CatalogRecord
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint, check_unsigned
 from ..root import Root, RootLike
-from ..root.layout import annotations_path, calls_path, history_path
+from ..root.layout import annotations_path, calls_path, catalogs_path, history_path
 from .locks import flocked
 
 __all__ = ["Record", "append_line", "append_record", "append_records", "encode_line", "journal_path"]
 
-Record = CallRecord | AnnotationRecord | TrendPoint
+Record = CallRecord | AnnotationRecord | TrendPoint | CatalogRecord
 
 _OPEN_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
@@ -35,11 +36,13 @@ def encode_line(record: Record) -> bytes:
     Raises:
         RecordTooLarge: the line would exceed 4 MiB including the newline.
         ProfileError: a trend point carries an invalid measurement profile.
+        UsageError: an unsigned field (``seq`` ...) is not an unsigned integer: no reader could read it.
     """
     return _encode_clean(record.sanitized())
 
 
 def _encode_clean(clean: Record) -> bytes:
+    check_unsigned(clean)
     line = (clean.encode() + "\n").encode("utf-8")
     if len(line) > MAX_RECORD_BYTES:
         raise RecordTooLarge()
@@ -52,6 +55,8 @@ def journal_path(root: Path, record: Record) -> Path:
         return calls_path(root, record.day)
     if isinstance(record, AnnotationRecord):
         return annotations_path(root, record.day)
+    if isinstance(record, CatalogRecord):
+        return catalogs_path(root, record.day)
     return history_path(root)
 
 
@@ -109,6 +114,7 @@ def append_record(root: RootLike, record: Record, *, timeout: float = LOCK_TIMEO
 
     Raises:
         RecordTooLarge: nothing was written and no file was created.
+        UsageError: an unsigned field is not an unsigned integer (a float ``seq``); nothing written.
         LockTimeout: another process held the journal past the deadline; nothing was written.
         JournalError: the store is not writable.
     """

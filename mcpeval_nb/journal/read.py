@@ -18,8 +18,9 @@ from typing import Any
 from ..errors import InvalidRecord, ProfileError
 from ..jsonfmt import JSONFormatError, loads
 from ..limits import LINE_READ_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
+from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from ..root.layout import ANNOTATIONS, TRENDS, kind_of_name
+from ..root.layout import ANNOTATIONS, CATALOGS, TRENDS, kind_of_name
 from .snapshot import Chunk, Cursor, iter_chunks, open_journal, snapshot_size
 
 __all__ = ["JournalEntry", "RawLine", "iter_lines", "parse_line", "parser_for", "read_records"]
@@ -92,6 +93,8 @@ def parser_for(path: Path | str) -> Callable[[Any], Any]:
     kind = kind_of_name(Path(path).name)
     if kind is ANNOTATIONS:
         return AnnotationRecord.from_dict
+    if kind is CATALOGS:
+        return CatalogRecord.from_dict
     if kind is TRENDS:
         return TrendPoint.from_dict
     return CallRecord.from_dict

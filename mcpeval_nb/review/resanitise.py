@@ -6,7 +6,8 @@ read rules (``privacy.read_rules``) when they load a record, so they never show 
 envelope leaves the machine, so it must not carry it either.  Each record of a known journal kind
 (``calls-*``, ``annotations-*``, ``probes/history.jsonl``) passes through the very rule objects the
 loader applies, field by field, and what the rules do not cover is made content-free (a result-size
-point of ``probes/sizes.jsonl`` passes through ``SizePoint.sanitized``, its reader's rules):
+point of ``probes/sizes.jsonl`` passes through ``SizePoint.sanitized``, a catalog record of
+``catalogs-*`` through ``CatalogRecord.sanitized``: their readers' rules):
 
 * a field with a read rule gets the rule's value (an optional field whose value fails its grammar is
   dropped, as the loader drops it); a wrongly typed text field gets the rule's fallback;
@@ -180,6 +181,24 @@ def _sizes_point(value: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+def _catalog_record(value: dict[str, Any]) -> dict[str, Any]:
+    """A catalog record as ``CatalogRecord.sanitized`` stores it (docs/catalog.md); a record that is not
+    one stays one the reader refuses, content-free."""
+    from ..privacy.catalog import CatalogRecord
+
+    try:
+        record = CatalogRecord.from_dict(value).sanitized()
+    except ValueError:
+        stripped: dict[str, Any] = content_free(value)
+        return stripped
+    stored: dict[str, Any] = orjson.loads(record.encode())
+    return stored
+
+
+#: Kinds whose records pass through their record type's own ``sanitized`` (not a rule table here).
+_RECORD_KINDS = {"sizes": _sizes_point, "catalogs": _catalog_record}
+
+
 def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The record as the read rules store it, or None when it is already stored that way.
 
@@ -187,8 +206,8 @@ def resanitise_record(value: dict[str, Any], kind: str) -> dict[str, Any] | None
         value: a parsed record (not modified).
         kind: ``journal_kind`` of its file ("" leaves every record as it is).
     """
-    if kind == "sizes":
-        stored = _sizes_point(value)
+    if kind in _RECORD_KINDS:
+        stored = _RECORD_KINDS[kind](value)
         return None if _same(stored, value) else stored
     table = _TABLE.get(kind)
     if table is None:
@@ -210,7 +229,7 @@ def resanitise_values(values: list[dict[str, Any]], kind: str) -> list[int]:
         values: one chunk's parsed records.
         kind: ``journal_kind`` of their file.
     """
-    if (kind not in _TABLE and kind != "sizes") or (kind == "calls" and fixed_calls(values)):
+    if (kind not in _TABLE and kind not in _RECORD_KINDS) or (kind == "calls" and fixed_calls(values)):
         return []
     changed = []
     for index, value in enumerate(values):

@@ -11,9 +11,11 @@ audit log, and the work files of governance operations::
       store/                        the share-safe capture tree
         calls-<day>.jsonl           journal "calls": call records by UTC day
         annotations-<day>.jsonl     journal "annotations": annotations by UTC day
+        catalogs-<day>.jsonl        journal "catalogs": catalog records (tools/list listings) by UTC day
         probes/history.jsonl        journal "trends": readiness trend points
         probes/sizes.jsonl          journal "sizes": result-size points
-      audit.jsonl                   log: one record per share, erase, retention, verify, serve write
+      audit.jsonl                   log: one record per share, erase, retention, verify, serve write, pin
+      catalog-pins.json             settings: the approved catalogs' digests (catalog pin; owner-only)
       index.db, index.db.lock       derived: the findings index and its one-writer lock
       .index.db.tmp-<uuid>          work: a full index build before its rename
       lifecycle.db, lifecycle.db.lock   state: finding lifecycle (never rebuilt) and its lock
@@ -37,6 +39,8 @@ __all__ = [
     "ANNOTATIONS",
     "AUDIT",
     "CALLS",
+    "CATALOGS",
+    "CATALOG_PINS",
     "CONFIG",
     "CORPUS",
     "DATASET_CHECKPOINT",
@@ -59,6 +63,8 @@ __all__ = [
     "annotations_path",
     "audit_path",
     "calls_path",
+    "catalog_pins_path",
+    "catalogs_path",
     "config_path",
     "corpus_path",
     "engine_dataset_path",
@@ -83,6 +89,7 @@ SALT = ".salt"
 CONFIG = "config.json"
 CORPUS = "corpus.json"
 AUDIT = "audit.jsonl"
+CATALOG_PINS = "catalog-pins.json"
 INDEX = "index.db"
 INDEX_TMP_PREFIX = ".index.db.tmp-"
 LIFECYCLE = "lifecycle.db"
@@ -143,8 +150,10 @@ CALLS = JournalKind("calls", "calls-{day}.jsonl")
 ANNOTATIONS = JournalKind("annotations", "annotations-{day}.jsonl")
 TRENDS = JournalKind("trends", f"{PROBES}/history.jsonl")
 SIZES = JournalKind("sizes", f"{PROBES}/sizes.jsonl")
+#: Our extension (docs/catalog.md): the Rust tool reads only calls and annotations, so it is unaffected.
+CATALOGS = JournalKind("catalogs", "catalogs-{day}.jsonl")
 #: Every journal kind, in the order tables and listings present them.
-JOURNAL_KINDS = (CALLS, ANNOTATIONS, TRENDS, SIZES)
+JOURNAL_KINDS = (CALLS, ANNOTATIONS, TRENDS, SIZES, CATALOGS)
 
 #: Every name directly under a root (or a Parquet dataset), what it is and who writes it.
 FILES: dict[str, str] = {
@@ -152,7 +161,8 @@ FILES: dict[str, str] = {
     SALT: "secret: the fingerprint salt, created once, never shared",
     CONFIG: "settings: retention_days, promotion_threshold (read, never written)",
     CORPUS: "private: a readiness corpus (SPEC 15) for the report's placement lines (read, never written)",
-    AUDIT: "log: one record per share, erase, retention, verify and serve write",
+    AUDIT: "log: one record per share, erase, retention, verify, serve write and catalog pin",
+    CATALOG_PINS: "settings: the approved catalogs' digests and flags (catalog pin; owner-only, not shared)",
     INDEX: "derived: the findings index (rebuilt from the store)",
     INDEX + _LOCK_SUFFIX: "lock: one index writer at a time",
     INDEX_TMP_PREFIX + "<uuid>": "work: a full index build before its rename",
@@ -190,6 +200,16 @@ def calls_path(root: Path, day: str) -> Path:
 def annotations_path(root: Path, day: str) -> Path:
     """``<root>/store/annotations-<day>.jsonl``."""
     return store_dir(root) / ANNOTATIONS.rel(day)
+
+
+def catalogs_path(root: Path, day: str) -> Path:
+    """``<root>/store/catalogs-<day>.jsonl``: catalog records (docs/catalog.md)."""
+    return store_dir(root) / CATALOGS.rel(day)
+
+
+def catalog_pins_path(root: Path) -> Path:
+    """``<root>/catalog-pins.json``: the approved catalogs (beside the store, never shared)."""
+    return root / CATALOG_PINS
 
 
 def history_path(root: Path) -> Path:

@@ -13,8 +13,8 @@ from ..privacy.records import ANNOTATION_KINDS
 from ..probe.doc_schemas import report_schema
 from ..triage.rows import FINDING_ID_SCHEMA, FINDING_JSON_SCHEMA, STATES
 
-__all__ = ["ANNOTATION", "FINDING", "FINDING_ID", "IDENTIFIER", "LABEL", "MANIFEST", "POINT", "REPORT",
-           "STATE", "TARGET", "nullable", "obj"]
+__all__ = ["ANNOTATION", "CATALOG_STATUS", "FINDING", "FINDING_ID", "IDENTIFIER", "LABEL", "MANIFEST",
+           "POINT", "REPORT", "STATE", "TARGET", "nullable", "obj"]
 
 LABEL = {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$",
          "description": "Server label for the report, the journal and the trend history (default probed)."}
@@ -34,7 +34,8 @@ MANIFEST = {"type": "object",
 ANNOTATION = {
     "session": {"type": "string", "minLength": 1,
                 "description": "The raw session value or its stored session:<hex> token (hashed)."},
-    "seq": {"type": "integer", "minimum": 0, "description": "The call's sequence number."},
+    "seq": {"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
+            "description": "The call's sequence number (an integer: 1.0 is refused)."},
     "kind": {"type": "string", "enum": list(ANNOTATION_KINDS)},
     "note": {"type": "string", "maxLength": 240, "description": "At most 240 characters."},
 }
@@ -60,3 +61,21 @@ POINT = obj({
     "cases_passed": {"type": "integer"}, "score": {"type": "integer"}, "manifest_sha256": nullable("string"),
     "standard": nullable("string"), "delta": nullable("string"),
 }, ("ts", "passed", "cases_total", "cases_passed", "score", "manifest_sha256", "standard", "delta"))
+
+
+_DIGEST = nullable("string")
+_WHEN = nullable("string")
+#: One server of ``get_catalog_status`` (``catalog.ServerStatus.to_json``).
+CATALOG_STATUS = obj({
+    "server": {"type": "string"}, "pinned": {"type": "boolean"}, "pinned_at": _WHEN,
+    "latest_listing": _WHEN, "tools": {"type": "integer"},
+    "changes": {"type": "array", "items": obj({
+        "tool": {"type": "string"}, "change": {"type": "string"}, "previous_tool": nullable("string"),
+        "first_seen": _WHEN, "sessions": {"type": "integer"}, "before": _DIGEST, "after": _DIGEST},
+        ("tool", "change", "previous_tool", "first_seen", "sessions", "before", "after"))},
+    "new_flags": {"type": "array", "items": obj({"tool": {"type": "string"}, "flag": {"type": "string"},
+                                                 "first_seen": _WHEN}, ("tool", "flag", "first_seen"))},
+    "dead_tools": {"type": "array", "items": obj(
+        {"tool": {"type": "string"}, "listed_sessions": {"type": "integer"},
+         "catalog_tokens": nullable("integer")}, ("tool", "listed_sessions", "catalog_tokens"))},
+}, ("server", "pinned", "pinned_at", "latest_listing", "tools", "changes", "new_flags", "dead_tools"))

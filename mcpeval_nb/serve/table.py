@@ -10,8 +10,10 @@ argument check (``Tool.checker``), the spawn gate and the audit rule (``call.py`
 from __future__ import annotations
 
 from .base import Tool
+from .catalog_tools import get_catalog_status
 from .schemas import (
     ANNOTATION,
+    CATALOG_STATUS,
     FINDING,
     FINDING_ID,
     IDENTIFIER,
@@ -79,6 +81,11 @@ TOOLS: tuple[Tool, ...] = (
          output=obj({"kind": {"type": "string"}, "session": {"type": "string"}, "seq": {"type": "integer"}},
                     ("kind", "session", "seq")),
          writes=True),
+    Tool("get_catalog_status", "Did a server's tool catalog change since it was approved (pinned)? Per "
+         "server: the changes recorded since its pin, signal flags the pin does not hold, and dead tools. "
+         "Labels, digests and counts only; read-only.", get_catalog_status,
+         input=obj({"server": {**LABEL, "description": "Only this server label."}}),
+         output=obj({"servers": {"type": "array", "items": CATALOG_STATUS}}, ("servers",))),
 )
 #: The tools that launch server processes, in table order.
 SPAWN_TOOLS = tuple(t.name for t in TOOLS if t.spawns)

@@ -5,12 +5,20 @@ from __future__ import annotations
 from .load import LoadReport
 from .parquet import to_parquet
 from .progress import Progress, notebook_progress, text_progress
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, LOAD_REPORT_SCHEMA, SCHEMA_VERSION, TRENDS_SCHEMA
+from .schemas import (
+    ANNOTATIONS_SCHEMA,
+    CALLS_SCHEMA,
+    CATALOGS_SCHEMA,
+    LOAD_REPORT_SCHEMA,
+    SCHEMA_VERSION,
+    TRENDS_SCHEMA,
+)
 from .store import Store, journal_files, open_store
 
 __all__ = [
     "ANNOTATIONS_SCHEMA",
     "CALLS_SCHEMA",
+    "CATALOGS_SCHEMA",
     "LOAD_REPORT_SCHEMA",
     "SCHEMA_VERSION",
     "TRENDS_SCHEMA",

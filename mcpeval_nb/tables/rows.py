@@ -14,10 +14,14 @@ import pyarrow as pa
 
 from ..clock import ts_millis
 from ..jsonfmt import dumps
+from ..privacy.catalog import CatalogRecord, CatalogTool
+from ..privacy.catalog_schema import skeleton_size
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+from .extcols import ext_row, server_ms
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
-__all__ = ["annotation_batch", "call_batch", "call_row", "trend_batch"]
+__all__ = ["annotation_batch", "call_batch", "call_row", "catalog_batch", "catalog_rows", "trend_batch"]
+
 
 def _json(value: Any) -> str | None:
     return None if value is None else dumps(value, sort_keys=True)
@@ -26,9 +30,11 @@ def _json(value: Any) -> str | None:
 def call_row(record: CallRecord) -> dict[str, Any]:
     """One sanitised call record as a row of ``CALLS_SCHEMA`` (plain Python values)."""
     err = record.error
+    ext = ext_row(record.ext)
     return {
-        "ts": ts_millis(record.ts), "session": record.session, "seq": record.seq,
-        "server": record.server, "method": record.method, "tool": record.tool,
+        **ext, "server_ms": server_ms(record.latency_ms, ext["wait_ms"]), "ts": ts_millis(record.ts),
+        "session": record.session, "seq": record.seq, "server": record.server, "method": record.method,
+        "tool": record.tool,
         "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
         "has_error": err is not None,
         "error_code": None if err is None or "code" not in err else dumps(err["code"], sort_keys=True),
@@ -76,3 +82,39 @@ def trend_batch(records: Sequence[TrendPoint]) -> pa.RecordBatch:
              "measurement_profile": None if r.measurement_profile is None
              else dumps(r.measurement_profile.to_dict(), sort_keys=False)} for r in records]
     return _batch(TRENDS_SCHEMA, rows)
+
+
+_HINT_COLUMNS = (("readOnlyHint", "read_only_hint"), ("destructiveHint", "destructive_hint"),
+                 ("idempotentHint", "idempotent_hint"), ("openWorldHint", "open_world_hint"))
+
+
+def _tool_columns(tool: CatalogTool | None, position: int | None) -> dict[str, Any]:
+    if tool is None:
+        return {"position": None, "tool": None, "flags": None}
+    row: dict[str, Any] = {
+        "position": position, "tool": tool.name, "def_digest": tool.def_digest,
+        "desc_digest": tool.desc_digest,
+        "schema_digest": tool.schema_digest, "annotations_digest": tool.annotations_digest,
+        "desc_bucket": tool.desc_bucket,
+        "skeleton": None if tool.skeleton is None else dumps(tool.skeleton, sort_keys=False),
+        "depth": tool.depth, "properties": skeleton_size(tool.skeleton), "icons": tool.icons,
+        "tokens": tool.tokens, "flags": list(tool.flags)}
+    row.update({column: tool.hints.get(hint) for hint, column in _HINT_COLUMNS})
+    return row
+
+
+def catalog_rows(record: CatalogRecord) -> list[dict[str, Any]]:
+    """One sanitised catalog record as ``CATALOGS_SCHEMA`` rows: one per tool, in listing order (one row
+    with a null tool for an empty listing)."""
+    base = {"ts": ts_millis(record.ts), "session": record.session, "seq": record.seq, "server": record.server,
+            "complete": record.complete, "listing_tools": len(record.tools),
+            "capture_id": None if record.identity is None else record.identity.capture_id,
+            "event_id": None if record.identity is None else record.identity.event_id}
+    tools: list[tuple[int | None, CatalogTool | None]] = list(enumerate(record.tools)) or [(None, None)]
+    empty = dict.fromkeys(CATALOGS_SCHEMA.names)
+    return [{**empty, **base, **_tool_columns(tool, position)} for position, tool in tools]
+
+
+def catalog_batch(records: Sequence[CatalogRecord]) -> pa.RecordBatch:
+    """A ``CATALOGS_SCHEMA`` batch from already-sanitised catalog records."""
+    return _batch(CATALOGS_SCHEMA, [row for record in records for row in catalog_rows(record)])

@@ -21,29 +21,33 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from ..journal.audit import audited
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
 from ..root import Root, RootLike, entry_exists, list_dir
 from ..root.layout import store_dir
-from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
+from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
-from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, TRENDS_SCHEMA
+from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
 if TYPE_CHECKING:
     from .parquet import ParquetExport
 
 __all__ = ["Store", "full_digest", "journal_files", "open_store", "window_digest"]
 
-_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA}
+_SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA,
+            "catalogs": CATALOGS_SCHEMA}
 _WINDOW = 64 * 1024
 
 
 def journal_files(root: Path) -> list[tuple[str, Path]]:
-    """The store's journals as ``(kind, path)``: calls, annotations (by day), then the trend history."""
+    """The store's journals as ``(kind, path)``: calls, annotations, catalogs (by day), then the trend
+    history."""
     store = store_dir(root)
     names = list_dir(store)  # an unreadable store is an error, never an empty one
     out: list[tuple[str, Path]] = [("calls", store / n) for n in names if fnmatchcase(n, "calls-*.jsonl")]
     out += [("annotations", store / n) for n in names if fnmatchcase(n, "annotations-*.jsonl")]
+    out += [("catalogs", store / n) for n in names if fnmatchcase(n, "catalogs-*.jsonl")]
     history = store / "probes" / "history.jsonl"
     if "probes" in names and entry_exists(history):
         out.append(("trends", history))
@@ -111,6 +115,19 @@ class Store:
         self._tables: dict[str, list[pa.Table]] = {}
         self._reports: dict[str, LoadReport] = {}
 
+    def _repr_html_(self) -> str:
+        """In a notebook cell: the root, the row counts and the first calls (``tables.html``)."""
+        from .html import lines_html, table_html
+
+        calls = self.calls
+        servers = len(set(calls.column("server").to_pylist()))
+        counts = (f"{calls.num_rows} calls across {servers} server(s), {self.annotations.num_rows} "
+                  f"annotations, {self.trends.num_rows} readiness points, "
+                  f"{self.report.num_rows} skipped lines")
+        head = calls.select([c for c in ("ts", "server", "method", "tool", "args", "latency_ms", "outcome",
+                                         "error_code") if c in calls.column_names])
+        return lines_html(f"store at {self.root}", [counts]) + table_html(head, max_rows=10)
+
     # -- tables -----------------------------------------------------------------------------------
     @property
     def calls(self) -> pa.Table:
@@ -121,6 +138,11 @@ class Store:
     def annotations(self) -> pa.Table:
         """Every annotation, sanitised (``ANNOTATIONS_SCHEMA``)."""
         return self._table("annotations")
+
+    @property
+    def catalogs(self) -> pa.Table:
+        """Every catalog record, sanitised, one row per listed tool (``CATALOGS_SCHEMA``)."""
+        return self._table("catalogs")
 
     @property
     def trends(self) -> pa.Table:
@@ -139,6 +161,10 @@ class Store:
             combined.rows += self._reports[kind].rows
         return combined.table()
 
+    def skipped_lines(self) -> tuple[SkippedLine, ...]:
+        """``report`` as ``SkippedLine``s, for a command to name them."""
+        return tuple(SkippedLine(r["file"], r["line"], r["reason"]) for r in self.report.to_pylist())
+
     def _table(self, kind: str) -> pa.Table:
         if kind not in self._tables:
             self._load((kind,))
@@ -148,14 +174,16 @@ class Store:
         return parts[0] if parts else _SCHEMAS[kind].empty_table()
 
     def to_pandas(self, table: str = "calls", **kwargs: Any) -> Any:
-        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends`` or ``report``).
+        """One table as a pandas DataFrame (``calls``, ``annotations``, ``trends``, ``catalogs`` or
+        ``report``).
 
         Raises:
             UsageError: an unknown table name.
         """
         from ..errors import UsageError
         if table not in (*_SCHEMAS, "report"):
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or report")
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends, catalogs or "
+                             "report")
         return getattr(self, table).to_pandas(**kwargs)
 
     # -- loading ----------------------------------------------------------------------------------
@@ -270,10 +298,15 @@ class Store:
             JournalError: the destination cannot be written.
         """
         from .incremental import export_incremental
-        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
-        journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
-        return export_incremental(self.root, journals, dest, errors=self.errors, trends=trends, verify=verify,
-                                  chunk_bytes=self._chunk_bytes, progress=self._progress)
+        with audited(self.root, "export-parquet") as entry:
+            entry.paths.append(dest)
+            trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+            journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
+            export = export_incremental(self.root, journals, dest, errors=self.errors, trends=trends,
+                                        verify=verify, chunk_bytes=self._chunk_bytes, progress=self._progress)
+            entry.counts.update(files=export.files, calls=export.rows, journals_read=export.rewrote,
+                                skipped_lines=len(export.skipped))
+        return export
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
@@ -285,7 +318,7 @@ class Store:
         """
         from ..errors import UsageError
         if table not in _SCHEMAS:
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations or trends")
+            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or catalogs")
         report = LoadReport()
         for kind, path in journal_files(self.root):
             if kind == table:
@@ -293,14 +326,15 @@ class Store:
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 
-def open_store(root: RootLike = None, *, errors: str = "raise",
+def open_store(root: RootLike = None, *, errors: str = "report",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
     Args:
         root: the capture root (default: ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
-        errors: ``raise`` (stop at the first bad line, naming file and line) or ``report`` (skip it and
-            list it in ``Store.report``).
+        errors: ``report`` (the default: skip a line that is not a usable record and list it in
+            ``Store.report``, so one bad record never takes the store offline) or ``raise`` (stop at
+            the first bad line, naming file and line).
         progress: a ``(done_bytes, total_bytes)`` callback, True for the default display (a bar in a
             notebook, stderr lines in a terminal) or None/False for none.
         chunk_bytes: bytes read per chunk (bounds memory while loading).

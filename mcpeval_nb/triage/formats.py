@@ -24,8 +24,9 @@ __all__ = ["FINDINGS_FORMATS", "FindingsView", "agent_lines", "findings_view", "
 
 
 def agent_lines(f: Finding) -> list[str]:
-    """SPEC 12.5's agent lines of one finding."""
-    return [
+    """SPEC 12.5's agent lines of one finding; the ``repro`` line only when arguments were recorded (as
+    the reference prints them: a finding without recorded arguments has no repro line)."""
+    lines = [
         f"finding {f.finding_id} {f.server}/{f.tool or 'unlisted'} state={f.state} "
         f"probe={f.probe_id or 'none'} consecutive_passes={f.consecutive_passes} "
         f"severity={f.severity} score={f.score:.6f} threshold={f.threshold:.6f} "
@@ -34,8 +35,8 @@ def agent_lines(f: Finding) -> list[str]:
         f"blast={f.blast}",
         f"  cause code={f.err_code or 'null'} template_id={f.err_template_id or 'none'} "
         f"last_seen={f.last_seen or 'unknown'}",
-        f"  repro={f.repro or 'null'}",
     ]
+    return lines + ([f"  repro={f.repro}"] if f.repro is not None else [])
 
 
 def _agent(view: FindingsView, _options: RenderOptions) -> str:
@@ -75,7 +76,11 @@ class FindingsView:
         unknown="unknown format; expected agent, md or json",
         is_empty=lambda view: not view.findings)
     #: What ``findings`` says on stderr when there are none (SPEC 12.5; still exit 0).
-    EMPTY_NOTICE: ClassVar[str] = "no promoted findings; run mcpeval promote --threshold 0 to see every issue"
+    #: SPEC's text names the Rust command and promises every issue, but an issue seen in one session
+    #: only is never promoted, whatever the threshold: this one says what helps.
+    EMPTY_NOTICE: ClassVar[str] = ("no promoted findings: run `mcpeval-nb promote` (it says how many issues "
+                                   "it held back and why; `--threshold 0` promotes every issue seen in more "
+                                   "than one session)")
 
     findings: tuple[Finding, ...]
 

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.probe_support import free_port
+from tests.processes import stop
+
 NODE_DIR = Path(__file__).parent / "node"
 EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+FILESYSTEM = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 
 
 def node_command(script: Path, *args: str) -> list[str]:
@@ -35,3 +43,24 @@ def everything_command(mode: str = "stdio") -> list[str]:
 def everything_stdio() -> list[str]:
     """argv that starts server-everything on stdio."""
     return everything_command("stdio")
+
+
+@pytest.fixture
+def everything_http() -> Iterator[str]:
+    """server-everything in ``streamableHttp`` mode on a free port; yields its loopback endpoint URL."""
+    port = free_port()
+    proc = subprocess.Popen(everything_command("streamableHttp"), env={**os.environ, "PORT": str(port)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail("server-everything did not start listening")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc)

@@ -4,48 +4,19 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
-import time
-import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
 
 from mcpeval_nb.privacy.grammar import opaque_session
 from tests.e2e.capture_helpers import CANARY, run_http, sdk_demo_command, store_text
-from tests.processes import stop
+from tests.processes import first_line, listening, stop
 from tests.shim_helpers import journal
 
 pytestmark = pytest.mark.e2e
-
-
-def _first_line(stream: IO[bytes], timeout: float = 90.0) -> str:
-    line: list[bytes] = []
-    reader = threading.Thread(target=lambda: line.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    assert line and line[0], "the process printed no first line"
-    return line[0].decode().strip()
-
-
-def _listening(url: str, timeout: float = 60.0) -> str:
-    """``url`` once its loopback port accepts connections (the demo server prints its URL before its
-    HTTP server has bound: a client that connects at once may be refused)."""
-    parsed = urllib.parse.urlsplit(url)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
-            return url
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 @pytest.fixture
@@ -53,7 +24,7 @@ def upstream_url() -> Iterator[str]:
     server = subprocess.Popen(sdk_demo_command("http"), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert server.stdout is not None
-        yield _listening(_first_line(server.stdout))
+        yield listening(first_line(server.stdout))
     finally:
         stop(server)
 
@@ -69,7 +40,7 @@ def test_the_sdk_http_client_works_through_shim_http_and_no_canary_reaches_the_s
                                                          "MCPEVAL_HTTP_AUTHORIZATION": f"Bearer {CANARY}"})
     try:
         assert shim.stderr is not None
-        announced = _first_line(shim.stderr)
+        announced = first_line(shim.stderr)
         assert announced.startswith("mcpeval-nb shim-http: listening on http://127.0.0.1:")
         shimmed = run_http(announced.rsplit(" ", 1)[1], calls)
         shim.send_signal(signal.SIGINT)

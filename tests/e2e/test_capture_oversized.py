@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.capture_helpers import CANARY, run_stdio, shim_cli, store_text
-from tests.e2e.conftest import NODE_DIR, node_command
+from tests.e2e.conftest import FILESYSTEM, node_command
 from tests.shim_helpers import journal
 
 pytestmark = pytest.mark.e2e
-
-FILESYSTEM = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
 
 
 def _filesystem(allowed: Path) -> list[str]:

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import everything_command
-from tests.probe_support import case, free_port, manifest, run, verdicts
-from tests.processes import stop
+from tests.probe_support import case, manifest, run, verdicts
 
 pytestmark = pytest.mark.e2e
 
@@ -54,26 +48,6 @@ def test_standard_kinds_pass_against_server_everything_over_stdio() -> None:
     assert first.cases[0].measurements["tool_count"] >= 10
     second = run(command, manifest(*CASES))
     assert _structure(first) == _structure(second)
-
-
-@pytest.fixture
-def everything_http() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(everything_command("streamableHttp"), env={**os.environ, "PORT": str(port)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("server-everything did not start listening")
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop(proc)
 
 
 def test_standard_kinds_pass_against_server_everything_over_streamable_http(everything_http: str) -> None:
