@@ -8,13 +8,13 @@ import contextlib
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpeval_nb.probe.conformance import SuiteScenario, read_conformance_results
+from tests.eras_support import wait_listening
 from tests.processes import stop
 
 NODE_DIR = Path(__file__).parent / "node"
@@ -32,26 +32,26 @@ def _installed() -> None:
     pytest.skip(reason)
 
 
+def _run(mode: str, target: list[str], scenarios: tuple[str, ...], spec_version: str,
+         out: Path) -> tuple[SuiteScenario, ...]:
+    _installed()
+    for scenario in scenarios:
+        subprocess.run([str(NODE22), str(SUITE), mode, *target, "--scenario", scenario, "--spec-version",
+                        spec_version, "-o", str(out)], cwd=NODE_DIR, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=600, check=False)
+    return read_conformance_results(out)
+
+
 def run_suite(url: str, scenarios: tuple[str, ...], *, spec_version: str,
               out: Path) -> tuple[SuiteScenario, ...]:
     """Run the suite's server scenarios against ``url`` at ``spec_version``; their saved results."""
-    _installed()
-    for scenario in scenarios:
-        subprocess.run([str(NODE22), str(SUITE), "server", "--url", url, "--scenario", scenario,
-                        "--spec-version", spec_version, "-o", str(out)], cwd=NODE_DIR,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300, check=False)
-    return read_conformance_results(out)
+    return _run("server", ["--url", url], scenarios, spec_version, out)
 
 
 def run_client_suite(command: str, scenarios: tuple[str, ...], *, spec_version: str,
                      out: Path) -> tuple[SuiteScenario, ...]:
     """Run the suite's client scenarios with ``command`` as the client (the suite appends the URL)."""
-    _installed()
-    for scenario in scenarios:
-        subprocess.run([str(NODE22), str(SUITE), "client", "--command", command, "--scenario", scenario,
-                        "--spec-version", spec_version, "-o", str(out)], cwd=NODE_DIR,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600, check=False)
-    return read_conformance_results(out)
+    return _run("client", ["--command", command], scenarios, spec_version, out)
 
 
 def _free_port() -> int:
@@ -71,15 +71,7 @@ def reference_server(name: str) -> Iterator[str]:
                             env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"reference server {name} did not start listening")
-                time.sleep(0.1)
+        wait_listening(f"http://127.0.0.1:{port}/mcp")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(proc)
