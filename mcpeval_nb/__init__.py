@@ -341,6 +341,11 @@ if typing.TYPE_CHECKING:
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
+    from .probe.conformance import Conformance as Conformance
+    from .probe.conformance import ConformanceBaseline as ConformanceBaseline
+    from .probe.conformance import judge_conformance as judge_conformance
+    from .probe.conformance import load_conformance_baseline as load_conformance_baseline
+    from .probe.conformance import read_conformance_results as read_conformance_results
     from .probe.corpus import Corpus as Corpus
     from .probe.corpus import load_corpus as load_corpus
     from .probe.diff import ProbeDiff as ProbeDiff
@@ -636,6 +641,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.conformance": (
+        "Conformance", "ConformanceBaseline", "judge_conformance", "load_conformance_baseline",
+        "read_conformance_results",
+    ),
     ".probe.corpus": ("Corpus", "load_corpus",),
     ".probe.era_matrix": ("EraMatrix", "era_matrix",),
     ".probe.guidance": ("Guidance", "guidance",),

@@ -27,8 +27,8 @@ from .terminal import escaped_streams
 __all__ = ["cli", "main"]
 
 #: Command modules, one per command family.
-COMMAND_MODULES = ("annotate", "capture", "catalog", "findings", "gates", "governance", "mock", "probe",
-                   "readiness", "review", "scale", "serve", "sizes", "tables")
+COMMAND_MODULES = ("annotate", "capture", "catalog", "conformance", "findings", "gates", "governance",
+                   "mock", "probe", "readiness", "review", "scale", "serve", "sizes", "tables")
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
 

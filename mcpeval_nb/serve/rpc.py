@@ -10,13 +10,14 @@ acknowledged with 202 and ``null``; ``initialize``, ``ping``, ``tools/list`` and
 answered with 200; any other method is -32601 and a missing method -32600.  A tool's refusal or failure
 is -32000 with the tool layer's safe message.
 
-Modern (2026-07-28, stateless): a request whose ``params._meta`` names a protocol version, or whose
-``MCP-Protocol-Version`` header names one that is not a handshake version, is served on its own, with no
-session: the header checks first (``MCP-Protocol-Version``, ``Mcp-Method`` and, for ``tools/call``,
-``Mcp-Name`` present, single and equal to the body; else HTTP 400 with -32020), then the ``_meta``
-checks (version and client capabilities present: else 400 with -32602; a version other than 2026-07-28:
-400 with -32022 listing the supported versions).  ``server/discover`` answers the supported versions,
-capabilities and server info; every result carries ``resultType: "complete"`` and the server info in
+Modern (2026-07-28, stateless): a request whose ``MCP-Protocol-Version`` header names a version that is
+not a handshake version (any method), or whose ``params._meta`` names a version (``initialize`` apart),
+is served on its own, with no session: first ``_meta`` must carry the version and the client
+capabilities (else HTTP 400 with -32602); then ``MCP-Protocol-Version``, ``Mcp-Method`` and, for
+``tools/call``, ``Mcp-Name`` must be present, single and equal to the body (else 400 with -32020); then
+a version other than 2026-07-28 is 400 with -32022 listing the supported versions and echoing the
+requested one.  ``server/discover`` answers the supported versions, capabilities and server info;
+every result carries ``resultType: "complete"`` and the server info in
 ``_meta``; ``server/discover`` and ``tools/list`` carry ``ttlMs`` and ``cacheScope``.  ``ping`` and
 ``initialize`` are not modern methods (404 with -32601).  The tool set, the spawn gate and the tool call
 path are the legacy era's.  A backend refuses a call with ``RpcFailure`` (its code and safe message).
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -52,6 +54,9 @@ _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 _META_SERVER = "io.modelcontextprotocol/serverInfo"
 _NOT_FOUND = 404
+#: A requested version is echoed in a -32022 refusal (the schema requires it) only when it is short,
+#: printable ASCII without quotes or backslashes.
+_ECHOABLE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]{1,64}")
 
 #: The JSON-RPC answer to a stdio line that is not JSON (HTTP answers 400 instead).
 PARSE_ERROR = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}'
@@ -145,7 +150,7 @@ def handle_message(message: Any, backend: Backend, *, headers: Headers | None = 
         return 200, _reply(msg_id, error=(-32600, "invalid request"))
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
-    if method != "initialize" and _is_modern(params, headers or ()):
+    if _is_modern(method, params, headers or ()):
         return _modern(msg_id, method, params, headers, backend)
     return 200, _legacy(msg_id, method, params, backend)
 
@@ -177,11 +182,14 @@ def _values(headers: Headers, name: str) -> list[str]:
     return [v for k, v in headers if k == name]
 
 
-def _is_modern(params: dict[str, Any], headers: Headers) -> bool:
-    meta = params.get("_meta")
-    if isinstance(meta, dict) and _META_VERSION in meta:
+def _is_modern(method: str, params: dict[str, Any], headers: Headers) -> bool:
+    """A request of the 2026-07-28 era: its header names a version that is not a handshake version (any
+    method: an ``initialize`` stamped so is a modern request, refused as unknown), or its ``_meta``
+    names a version (``initialize`` excepted: a legacy client may stamp it)."""
+    if any(v not in _HANDSHAKE_VERSIONS for v in _values(headers, "mcp-protocol-version")):
         return True
-    return any(v not in _HANDSHAKE_VERSIONS for v in _values(headers, "mcp-protocol-version"))
+    meta = params.get("_meta")
+    return method != "initialize" and isinstance(meta, dict) and _META_VERSION in meta
 
 
 def _decoded(value: str) -> str | None:
@@ -215,16 +223,18 @@ def _modern(msg_id: Any, method: str, params: dict[str, Any], headers: Headers |
     meta = params.get("_meta")
     meta = meta if isinstance(meta, dict) else {}
     version = meta.get(_META_VERSION)
+    if not isinstance(version, str) or not isinstance(meta.get(_META_CAPABILITIES), dict):
+        return 400, _reply(msg_id, error=(-32602, "request _meta lacks the protocol version or the client "
+                                                  "capabilities"))
     wrong = None if headers is None else _header_error(method, params, headers, version)
     if wrong is not None:
         return 400, _reply(msg_id, error=(-32020, f"header mismatch: {wrong} is missing or disagrees "
                                                   "with the request body"))
-    if not isinstance(version, str) or not isinstance(meta.get(_META_CAPABILITIES), dict):
-        return 400, _reply(msg_id, error=(-32602, "request _meta lacks the protocol version or the client "
-                                                  "capabilities"))
     if version != MODERN_VERSION:
-        return 400, _reply(msg_id, error=(-32022, "unsupported protocol version"),
-                           data={"supported": list(SUPPORTED_VERSIONS)})
+        data: dict[str, Any] = {"supported": list(SUPPORTED_VERSIONS)}
+        if _ECHOABLE.fullmatch(version):
+            data["requested"] = version
+        return 400, _reply(msg_id, error=(-32022, "unsupported protocol version"), data=data)
     return _answer(msg_id, method, params, backend)
 
 

@@ -87,7 +87,7 @@ class SizesMode(Panel):
             target = self.state.target()
             if z.manifest is None:
                 raise UsageError("calls: load a valid call manifest first")
-            options = z.options(server=self.state.server, root=self.root)
+            options = z.options(server=self.state.server, root=self.root, protocol=self.state.protocol)
         except MCPEvalError as exc:
             z.status = str(exc)
             self._render()

@@ -72,10 +72,11 @@ class SizesState:
         self.allow_mutation = bool(value) and self.mutation_available
         return self.allow_mutation
 
-    def options(self, *, server: str, root: RootLike) -> SizesOptions:
-        """The run's options from this state."""
+    def options(self, *, server: str, root: RootLike, protocol: str = "auto") -> SizesOptions:
+        """The run's options from this state (``protocol``: the panel's era choice)."""
         return SizesOptions(
-            server=server.strip(), root=root, allow_mutation=self.allow_mutation and self.mutation_available
+            server=server.strip(), root=root, allow_mutation=self.allow_mutation and self.mutation_available,
+            protocol=protocol,
         )
 
     def start(self) -> None:
