@@ -1,5 +1,5 @@
 """ipywidgets panels over the public API: explore captures, probe a server, follow readiness, review,
-rank and verify findings.
+rank and verify findings, watch tool catalogs.
 
 Each panel keeps its state in a plain dataclass (``panel.state``) and renders it; long work runs on a
 worker thread with progress and a Cancel button, and ``panel.wait(timeout)`` blocks until it settles.
@@ -8,6 +8,7 @@ Panels show labels, counts, shaped arguments and numbers only, never raw payload
 
 from __future__ import annotations
 
+from .catalog_panel import CatalogPanel, CatalogState
 from .explorer_panel import ExplorerPanel
 from .explorer_state import ExplorerFilters, ExplorerState
 from .findings_panel import FindingsPanel
@@ -21,6 +22,8 @@ from .trends_panel import TrendsPanel, TrendsState
 __all__ = [
     "CHECKLIST",
     "CaseRow",
+    "CatalogPanel",
+    "CatalogState",
     "ExplorerFilters",
     "ExplorerPanel",
     "ExplorerState",
