@@ -141,6 +141,9 @@ if typing.TYPE_CHECKING:
         ProfileError as ProfileError,
     )
     from .errors import (
+        ProtocolMismatch as ProtocolMismatch,
+    )
+    from .errors import (
         RecordTooLarge as RecordTooLarge,
     )
     from .errors import (
@@ -317,6 +320,8 @@ if typing.TYPE_CHECKING:
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
+    from .probe.corpus import Corpus as Corpus
+    from .probe.corpus import load_corpus as load_corpus
     from .probe.diff import ProbeDiff as ProbeDiff
     from .probe.diff import diff_reports as diff_reports
     from .probe.doc_schemas import (
@@ -331,6 +336,10 @@ if typing.TYPE_CHECKING:
     from .probe.doc_schemas import (
         report_schema_text as report_schema_text,
     )
+    from .probe.era_matrix import EraMatrix as EraMatrix
+    from .probe.era_matrix import era_matrix as era_matrix
+    from .probe.guidance import Guidance as Guidance
+    from .probe.guidance import guidance as guidance
     from .probe.history import (
         load_trends as load_trends,
     )
@@ -568,7 +577,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
-        "ProbeError", "ProfileError", "RecordTooLarge", "ReviewError", "SaltError", "ShareOutputError",
+        "ProbeError", "ProfileError", "ProtocolMismatch", "RecordTooLarge", "ReviewError", "SaltError",
+        "ShareOutputError",
         "ShareRefused", "TransportError", "TrendHistoryCorrupt", "UsageError", "describe",
     ),
     ".gates.budgets": (
@@ -593,6 +603,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.corpus": ("Corpus", "load_corpus",),
+    ".probe.era_matrix": ("EraMatrix", "era_matrix",),
+    ".probe.guidance": ("Guidance", "guidance",),
     ".probe.diff": ("ProbeDiff", "diff_reports",),
     ".probe.doc_schemas": ("diff_schema", "diff_schema_text", "report_schema", "report_schema_text",),
     ".probe.history": (

@@ -12,6 +12,7 @@ rule was broken, never the payload text that broke it.  The CLI maps each class 
     │   ├── ManifestError             manifest rejected by the schema or the semantic rules
     │   ├── DocumentError             an input document (report, diff base) is not acceptable
     │   ├── ProfileError              a measurement profile fails its rules (SPEC 7.2)
+    │   ├── ProtocolMismatch          the server and --protocol name different eras (says which to use)
     │   └── MissingExtra              an optional engine is not installed (names the extra to install)
     ├── JournalError                  exit 3: the capture root or a journal could not be used
     │   ├── RecordTooLarge            a record over 4 MiB (including the newline)
@@ -56,6 +57,7 @@ __all__ = [
     "MissingExtra",
     "ProbeError",
     "ProfileError",
+    "ProtocolMismatch",
     "RecordTooLarge",
     "ReviewError",
     "SaltError",
@@ -98,6 +100,19 @@ class DocumentError(UsageError):
 
 class ProfileError(UsageError):
     """A measurement profile that fails validation (SPEC 7.2); the message never echoes values."""
+
+
+class ProtocolMismatch(UsageError):
+    """The server does not serve the protocol era ``--protocol`` asked for; the message names the era the
+    server needs and the flag to use (``run with --protocol auto``), never server text.
+
+    Attributes:
+        required: what the server serves: ``2026-07-28`` or ``legacy``.
+    """
+
+    def __init__(self, message: str, *, required: str) -> None:
+        super().__init__(message)
+        self.required = required
 
 
 class MissingExtra(UsageError):

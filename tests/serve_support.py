@@ -80,12 +80,13 @@ def call(address: tuple[str, int], name: str, arguments: dict[str, Any]) -> dict
     return answer
 
 
-def sdk(url: str, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``work(client)`` with the real ``mcp`` SDK client connected to ``url`` over Streamable HTTP."""
+def sdk(url: str, work: Callable[[Any], Awaitable[T]], *, mode: str = "auto") -> T:
+    """Run ``work(client)`` with the real ``mcp`` SDK client connected to ``url`` over Streamable HTTP
+    (``mode``: the SDK's era choice, ``auto``, ``legacy`` or ``2026-07-28``)."""
     from mcp import Client
 
     async def main() -> T:
-        async with Client(url) as client:
+        async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
             return await work(client)
 
     return asyncio.run(main())

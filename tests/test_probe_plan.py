@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb import ManifestError, ProbeOptions, StdioTarget, UsageError
-from mcpeval_nb.probe.eras import ERAS, LEGACY_ERA
+from mcpeval_nb.probe.eras import DEFAULT_ERA, LEGACY_ERA
 from mcpeval_nb.probe.plan import RunPlan, Work, open_run, plan_probes, plan_run, select
 from mcpeval_nb.probe.runner import run_plan
 from tests.probe_support import SANDBOXES, case, fixture, manifest, writer_case
@@ -25,7 +25,7 @@ def test_checks_run_in_one_order_label_battery_era_manifest_target() -> None:
         plan_probes([], manifest=NOT_A_MANIFEST, options=_options(server="bad label"), era="1999-01-01")
     with pytest.raises(UsageError, match='battery must be "standard" or None'):
         plan_probes([], manifest=NOT_A_MANIFEST, options=_options(battery="other"), era="1999-01-01")
-    with pytest.raises(UsageError, match="unknown protocol era; use one of 2025-06-18"):
+    with pytest.raises(UsageError, match="--protocol must be auto, legacy or 2026-07-28"):
         plan_probes([], manifest=NOT_A_MANIFEST, options=_options(), era="1999-01-01")
     with pytest.raises(ManifestError):
         plan_probes([], manifest=NOT_A_MANIFEST, options=_options())
@@ -43,7 +43,8 @@ def test_a_plan_holds_the_selection_limits_and_era_and_touches_nothing(root: Pat
                        options=_options(case_id="more", journal=True, max_requests=7, root=root))
     assert [c.id for c in plan.work.items] == ["more"] and plan.work.manifest_sha256 is not None
     assert plan.limits.timeout_s == 2.5 and plan.limits.max_requests == 7
-    assert plan.era == LEGACY_ERA and isinstance(plan.target, StdioTarget) and not plan.runs_battery
+    assert plan.era == DEFAULT_ERA == "auto" and isinstance(plan.target, StdioTarget)
+    assert not plan.runs_battery
     assert not root.exists()  # no salt, no store: building a plan writes nothing
     ctx = open_run(plan)
     assert ctx.journal is not None and (root / ".salt").exists()  # the run is opened: its journal's salt
@@ -58,8 +59,19 @@ def test_a_selection_made_once_is_the_plan_s_work_as_it_was() -> None:
 
 
 def test_every_connection_of_a_run_is_opened_in_the_plan_s_era() -> None:
+    plan: RunPlan[None] = plan_run(fixture("probe_clean"), options=_options(protocol=LEGACY_ERA), work=Work)
+    ctx = open_run(plan)
+    with ctx.connect() as session:
+        assert session.protocol_version == "2025-06-18" and ctx.negotiated is not None
+    assert ctx.budget.used == 1  # the handshake, charged to the run's budget
+
+
+def test_auto_negotiates_on_the_first_connection_only() -> None:
     plan: RunPlan[None] = plan_run(fixture("probe_clean"), options=_options(), work=Work)
     ctx = open_run(plan)
     with ctx.connect() as session:
-        assert session.protocol_version == LEGACY_ERA == ERAS[plan.era].name
-    assert ctx.budget.used == 1  # the handshake, charged to the run's budget
+        assert session.negotiated is not None and session.negotiated.era == "legacy"
+    assert ctx.budget.used == 1  # the handshake; the discover probe a legacy server refused is free
+    with ctx.connect():
+        pass
+    assert ctx.budget.used == 2  # the era is the run's: no second probe

@@ -88,8 +88,17 @@ def _public_functions_taking_a_root() -> list[tuple[str, inspect.Parameter]]:
             held = inspect.isclass(obj) and params.get("root", None) is not None and \
                 params["root"].annotation in (Path, "Path")
             if "root" in params and not held:
-                found.append((name, params["root"]))
+                found.append((name, _expanded(target, params["root"])))
     return found
+
+
+def _expanded(target: object, param: inspect.Parameter) -> inspect.Parameter:
+    """``param`` with a module-level type alias of its annotation spelled out (``Source`` is
+    ``"RootLike | Store"``: a function that also takes an open store still takes the one shape)."""
+    alias = getattr(inspect.getmodule(target), str(param.annotation), None)
+    if isinstance(alias, str) or getattr(alias, "__origin__", None) is not None:
+        return param.replace(annotation=str(alias))
+    return param
 
 
 def test_every_public_function_that_takes_a_root_accepts_the_one_shape() -> None:

@@ -40,11 +40,17 @@ def _tools(url: str) -> list[dict[str, Any]]:
 _call, _error = sdk_call, sdk_error
 
 
-def test_the_sdk_initializes_and_lists_the_read_tools_in_spec_order(server: me.FindingsServer) -> None:
+@pytest.mark.parametrize(("mode", "expected"), [("legacy", "2025-06-18"), ("auto", "2026-07-28"),
+                                               ("2026-07-28", "2026-07-28")])
+def test_the_sdk_initializes_and_lists_the_read_tools_in_spec_order(server: me.FindingsServer, mode: str,
+                                                                     expected: str) -> None:
     async def work(client: Any) -> Any:
-        return client.protocol_version, client.server_info.name, client.server_capabilities.tools
-    version, name, tools_capability = sdk(server.url, work)
-    assert (version, name) == ("2025-06-18", "mcpeval-nb") and tools_capability is not None
+        info, caps = client.server_info, client.server_capabilities  # a pinned modern client skips discover
+        return client.protocol_version, info and info.name, caps and caps.tools
+    version, name, tools_capability = sdk(server.url, work, mode=mode)
+    assert version == expected
+    if mode != "2026-07-28":
+        assert name == "mcpeval-nb" and tools_capability is not None
     tools = _tools(server.url)
     assert [t["name"] for t in tools] == READ
     for tool in tools:

@@ -102,6 +102,7 @@ def findings_cmd(root: str | None, fmt: str, state: str | None, since: str | Non
     "--allow-mutation", is_flag=True, help="Authorise a mutating case that names a declared sandbox."
 )
 @opt.allow_remote_http
+@opt.protocol
 @opt.root
 @opt.url
 @opt.command_argument
@@ -111,6 +112,7 @@ def verify_cmd(
     manifest: str,
     allow_mutation: bool,
     allow_remote_http: bool,
+    protocol: str,
     root: str | None,
     url: str | None,
     command: tuple[str, ...],
@@ -125,6 +127,7 @@ def verify_cmd(
         target=target,
         allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http,
+        protocol=protocol,
     )
     first, *rest = result.lines()
     click.echo(first)

@@ -25,6 +25,7 @@ __all__ = [
     "finish_interrupted_erase",
     "output_format",
     "price_per_mtok",
+    "protocol",
     "root",
     "server",
     "skip_tool",
@@ -75,6 +76,11 @@ skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
 no_catalog = _doc(click.option("--no-catalog", is_flag=True,
                                help="Do not record catalog records of tools/list listings."),
                   "``--no-catalog``: record calls only, no catalog records (docs/catalog.md).")
+protocol = _doc(click.option("--protocol", type=click.Choice(["auto", "legacy", "2026-07-28"]),
+                             default="auto", show_default=True,
+                             help="Protocol era: auto (server/discover, falling back to the initialize "
+                                  "handshake), legacy (initialize only) or 2026-07-28 (stateless only)."),
+                "``--protocol auto|legacy|2026-07-28``: the protocol era (docs/protocol.md).")
 
 
 def _positive_price(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:

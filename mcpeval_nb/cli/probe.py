@@ -44,6 +44,7 @@ def _progress(event: mcpeval_nb.ProgressEvent) -> None:
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
+@opt.protocol
 @click.option("--no-journal", is_flag=True, help="Do not journal the cases' tool calls.")
 @click.option("--no-history", is_flag=True, help="Do not append the full run's readiness trend point.")
 @opt.root
@@ -53,7 +54,7 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
               brief: bool, price_per_mtok: float | None, allow_mutation: bool, allow_remote_http: bool,
               gate_only: bool,
               confirm_read_only: bool, allow_open_world: bool, skip_tools: tuple[str, ...],
-              no_journal: bool, no_history: bool,
+              protocol: str, no_journal: bool, no_history: bool,
               root: str | None, url: str | None, command: tuple[str, ...]) -> int:
     """Run a probe manifest against a server: `probe --server L [opts] -- CMD...` or `--url URL`.
 
@@ -65,12 +66,13 @@ def probe_cmd(server: str, manifest_path: str | None, kind: str | None, case_id:
         server=server, probe=kind, case_id=case_id, allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http, root=root, journal=not no_journal,
         battery=None if gate_only else "standard", history=not no_history,
-        confirm_read_only=confirm_read_only, allow_open_world=allow_open_world, skip_tools=skip_tools)
+        confirm_read_only=confirm_read_only, allow_open_world=allow_open_world, skip_tools=skip_tools,
+        protocol=protocol)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     manifest = manifest_path or "mcp-eval.manifest.json"
     report = mcpeval_nb.run_probes(target, manifest=manifest, options=options, progress=_progress)
-    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok),
-               nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok,
+                                 corpus=mcpeval_nb.load_corpus(root)), nl=False)
     return report.exit_code
 
 

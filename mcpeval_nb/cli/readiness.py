@@ -47,22 +47,23 @@ def _load_report(path: str) -> Any:
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
+@opt.protocol
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | None, confirm_read_only: bool,
-              allow_open_world: bool, skip_tools: tuple[str, ...], allow_remote_http: bool, url: str | None,
-              command: tuple[str, ...]) -> int:
+              allow_open_world: bool, skip_tools: tuple[str, ...], protocol: str, allow_remote_http: bool,
+              url: str | None, command: tuple[str, ...]) -> int:
     """Run the standard readiness battery alone: `score --server L -- CMD...` or `--url URL`.
 
     Exit 0 when scored, 2 on a usage error, 3 when the battery could not complete.
     """
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
                                         allow_open_world=allow_open_world, progress=_progress,
-                                        history=not no_history, root=root)
+                                        history=not no_history, root=root, protocol=protocol)
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     report = mcpeval_nb.score_server(target, server=server, options=options)
-    click.echo(mcpeval_nb.render(report, fmt, brief=brief), nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, corpus=mcpeval_nb.load_corpus(root)), nl=False)
     return int(report.exit_code)
 
 
@@ -77,19 +78,20 @@ def score_cmd(server: str, fmt: str, brief: bool, no_history: bool, root: str | 
 @click.option("--server", default=None, help="The server's label (as probe takes it), named in the summary.")
 @opt.confirm_read_only
 @opt.allow_open_world
+@opt.protocol
 @opt.allow_remote_http
 @opt.url
 @opt.command_argument
 def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], server: str | None,
-             confirm_read_only: bool, allow_open_world: bool, allow_remote_http: bool, url: str | None,
-             command: tuple[str, ...]) -> int:
+             confirm_read_only: bool, allow_open_world: bool, protocol: str, allow_remote_http: bool,
+             url: str | None, command: tuple[str, ...]) -> int:
     """Scaffold a read-only probe manifest from a live server."""
     if not dry_run and not force and Path(output).exists():
         raise mcpeval_nb.UsageError(f"{output} exists; pass --force to overwrite it")
     target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
     scaffold = mcpeval_nb.scaffold_manifest(target, tools=tools or None, confirm_read_only=confirm_read_only,
                                             dry_run=dry_run, allow_open_world=allow_open_world,
-                                            server=server)
+                                            server=server, protocol=protocol)
     click.echo(scaffold.decision_lines(), nl=False)
     if dry_run:
         return 0
@@ -105,15 +107,17 @@ def init_cmd(output: str, force: bool, dry_run: bool, tools: tuple[str, ...], se
               help="The manifest the cases came from (locates SARIF results).")
 @click.option("--brief", is_flag=True, help="Text and markdown without hints or the per-area breakdown.")
 @opt.price_per_mtok
-def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_mtok: float | None) -> int:
+@opt.root
+def report_cmd(doc: str, fmt: str, manifest: str | None, brief: bool, price_per_mtok: float | None,
+               root: str | None) -> int:
     """Re-render a saved v1 or v2 probe report (DOC or - for stdin).
 
     Exit 0 when the document passed, 1 when a case failed, 2 for an invalid document, 3 when it
     records a case or battery that could not complete.
     """
     report = _load_report(doc)
-    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok),
-               nl=False)
+    click.echo(mcpeval_nb.render(report, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok,
+                                 corpus=mcpeval_nb.load_corpus(root)), nl=False)
     return int(report.exit_code)
 
 
@@ -136,7 +140,9 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
                epilog=opt.example(
                    "mcpeval-nb compare --endpoint a=http://127.0.0.1:3001/mcp --endpoint b=http://127.0.0.1:3002/mcp"))
 @click.option("--endpoint", "endpoints", multiple=True, help="LABEL=URL of a Streamable HTTP target.")
-@opt.output_format("text", "markdown", "json")
+@click.option("--eras", is_flag=True,
+              help="Probe one target as legacy, auto and 2026-07-28: the protocol era matrix.")
+@opt.output_format("text", "markdown", "json", "junit")
 @click.option("--manifest", default=None, type=click.Path(dir_okay=False),
               help="Also run this manifest's cases against every target.")
 @click.option("--gate-only", is_flag=True, help="Run the manifest only, not the readiness battery.")
@@ -144,14 +150,17 @@ def diff_cmd(base: str, current: str, fmt: str, fail_on_regression: bool, fail_o
 @opt.confirm_read_only
 @opt.allow_open_world
 @opt.skip_tool
+@opt.protocol
 @opt.allow_remote_http
 @opt.command_argument
-def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate_only: bool,
+def compare_cmd(endpoints: tuple[str, ...], eras: bool, fmt: str, manifest: str | None, gate_only: bool,
                 allow_mutation: bool, confirm_read_only: bool, allow_open_world: bool,
-                skip_tools: tuple[str, ...], allow_remote_http: bool, command: tuple[str, ...]) -> int:
+                skip_tools: tuple[str, ...], protocol: str, allow_remote_http: bool,
+                command: tuple[str, ...]) -> int:
     """Score two or more targets side by side (`--endpoint L=URL`..., and `-- CMD` as column `stdio`).
 
-    With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  Never
+    With ``--manifest`` every target runs its cases too (``--gate-only``: the cases alone).  With
+    ``--eras`` one target is scored as legacy, auto and 2026-07-28 (the protocol era matrix).  Never
     gates: exit 0, or 3 when a target could not be scored or a case could not complete.
     """
     targets: list[tuple[str, Any]] = []
@@ -163,11 +172,41 @@ def compare_cmd(endpoints: tuple[str, ...], fmt: str, manifest: str | None, gate
     if command:
         targets.append(("stdio", mcpeval_nb.make_target(list(command))))
     options = mcpeval_nb.BatteryOptions(confirm_read_only=confirm_read_only, skip_tools=skip_tools,
-                                        allow_open_world=allow_open_world, progress=_progress)
+                                        allow_open_world=allow_open_world, progress=_progress,
+                                        protocol=protocol)
+    if eras:
+        if len(targets) != 1 or manifest is not None:
+            raise mcpeval_nb.UsageError("--eras takes exactly one target (--endpoint L=URL or -- CMD) and no "
+                                        "--manifest")
+        matrix = mcpeval_nb.era_matrix(targets[0][1], server=targets[0][0], options=options)
+        click.echo(mcpeval_nb.render(matrix, fmt), nl=False)
+        return int(matrix.exit_code)
+    if fmt == "junit":
+        raise mcpeval_nb.UsageError("--format junit needs --eras")
     comparison = mcpeval_nb.compare_servers(targets, options=options, manifest=manifest, gate_only=gate_only,
                                             allow_mutation=allow_mutation)
     click.echo(mcpeval_nb.render(comparison, fmt), nl=False)
     return int(comparison.exit_code)
+
+
+@click.command("guidance",
+               epilog=opt.example("mcpeval-nb guidance --server time -- python -m mcp_server_time"))
+@click.option("--server", required=True, help="Server label for the output.")
+@opt.output_format("text", "markdown", "json", "junit")
+@opt.protocol
+@opt.allow_remote_http
+@opt.url
+@opt.command_argument
+def guidance_cmd(server: str, fmt: str, protocol: str, allow_remote_http: bool, url: str | None,
+                 command: tuple[str, ...]) -> int:
+    """Discovery against behaviour: instructions, capabilities and catalog, as content-free findings.
+
+    Exit 0 without findings, 1 with, 2 on a usage error, 3 when the server could not be reached.
+    """
+    target = opt.target_of(url, command, allow_remote_http=allow_remote_http)
+    found = mcpeval_nb.guidance(target, server=server, protocol=protocol)
+    click.echo(mcpeval_nb.render(found, fmt), nl=False)
+    return int(found.exit_code)
 
 
 @click.command("trends", epilog=opt.example("mcpeval-nb trends --last 5"))
@@ -195,4 +234,4 @@ def schema_diff_cmd() -> int:
 
 
 SCHEMA_COMMANDS: tuple[Any, ...] = (schema_report_cmd, schema_diff_cmd)
-COMMANDS = (score_cmd, init_cmd, report_cmd, diff_cmd, compare_cmd, trends_cmd)
+COMMANDS = (score_cmd, init_cmd, report_cmd, diff_cmd, compare_cmd, guidance_cmd, trends_cmd)

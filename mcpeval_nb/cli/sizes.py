@@ -30,7 +30,7 @@ def _calling(f: F) -> F:
     """The options of a command that makes listed calls: the mutation flag, the target, the journal."""
     for decorate in (opt.command_argument, opt.url, opt.root,
                      click.option("--no-journal", is_flag=True, help="Do not journal the calls as synthetic "
-                                  "records."), opt.allow_remote_http, opt.allow_mutation):
+                                  "records."), opt.allow_remote_http, opt.allow_mutation, opt.protocol):
         f = decorate(f)
     return f
 
@@ -40,7 +40,8 @@ def _run_of(server: str, calling: dict[str, Any], **extra: Any) -> tuple[Any, An
     remote = calling["allow_remote_http"]
     options = mcpeval_nb.SizesOptions(server=server, allow_mutation=calling["allow_mutation"],
                                       allow_remote_http=remote, root=calling["root"],
-                                      journal=not calling["no_journal"], **extra)
+                                      journal=not calling["no_journal"], protocol=calling["protocol"],
+                                      **extra)
     return options, opt.target_of(calling["url"], calling["command"], allow_remote_http=remote)
 
 

@@ -108,7 +108,8 @@ def _probe(target: Target, label: str, manifest: Work[ProbeCase], battery: Batte
     options = ProbeOptions(server=label, allow_mutation=allow_mutation, journal=False, history=False,
                            battery=None if gate_only else "standard",
                            confirm_read_only=battery.confirm_read_only,
-                           allow_open_world=battery.allow_open_world, skip_tools=battery.skip_tools)
+                           allow_open_world=battery.allow_open_world, skip_tools=battery.skip_tools,
+                           protocol=battery.protocol)
     return run_probes(target, manifest=manifest, options=options)
 
 

@@ -26,9 +26,10 @@ from ..privacy.records import CallRecord
 from ..root import RootLike
 from ..transport.budget import BUDGET_EXCEEDED, Budget
 from ..transport.cancel import watch
+from ..transport.era import Negotiated
 from ..transport.messages import Catalog, Target, ToolOutcome
 from ..transport.session import McpSession
-from .eras import ERAS, LEGACY_ERA
+from .eras import DEFAULT_ERA, ERAS
 
 __all__ = [
     "BATTERIES",
@@ -92,6 +93,8 @@ class ProbeOptions:
         allow_open_world: let the battery call tools annotated ``openWorldHint: true``.
         skip_tools: tool names the battery must skip.
         max_requests / max_seconds: the shared evaluation budget (SPEC 8.4: 4096 and 300 s).
+        protocol: the protocol era (``--protocol``): ``auto`` (negotiate), ``legacy`` or ``2026-07-28``;
+            the plan's era (``plan.plan_run``).
     """
 
     server: str
@@ -103,6 +106,7 @@ class ProbeOptions:
     journal: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     battery: Literal["standard"] | None = "standard"
+    protocol: str = DEFAULT_ERA
     history: bool = True
     confirm_read_only: bool = False
     allow_open_world: bool = False
@@ -160,7 +164,8 @@ class RunContext:
     Attributes:
         target: the server target. options: the run's options. budget: the shared budget.
         timeout: per-request timeout in seconds (the plan's limits), or None for the transport default.
-        era: the protocol era every connection of the run is opened in (``eras.ERAS``).
+        era: the protocol era choice every connection of the run is opened with (``eras.ERAS``).
+        negotiated: the era and version the run's first connection found (kept for every later one).
         catalog: the gate catalog (tools listed at the first connection), or None when it failed.
         server_capabilities: the capabilities the server declared at the first handshake.
         journal: the synthetic journal, or None when journaling is off.
@@ -172,7 +177,8 @@ class RunContext:
     options: ProbeOptions
     budget: Budget
     timeout: float | None
-    era: str = LEGACY_ERA
+    era: str = DEFAULT_ERA
+    negotiated: Negotiated | None = None
     catalog: Catalog | None = None
     server_capabilities: dict[str, Any] = field(default_factory=dict)
     journal: SyntheticJournal | None = None
@@ -194,7 +200,8 @@ class RunContext:
 
         Args:
             capabilities: client capabilities offered in the handshake ({} by default).
-            initialize: run the era's handshake (``protocolVersion 2025-06-18``) before returning.
+            initialize: greet the server in the run's era (negotiated on the run's first connection)
+                before returning; False opens the channel only (the negotiation kind greets it itself).
             timeout: per-request timeout (default: the run's).
 
         Returns:
@@ -202,18 +209,22 @@ class RunContext:
 
         Raises:
             TransportError: the connection or handshake failed (the session is closed).
+            ProtocolMismatch: the server does not serve the era the run asked for.
         """
         self.check_cancel()
         era = ERAS[self.era]
-        session = era.connect(self.target, timeout=self.timeout if timeout is None else timeout,
-                              budget=self.budget)
-        watch(self.cancel, session)  # a CancelScope closes it (and reaps a stdio child) when set
-        if initialize:
-            try:
-                era.handshake(session, capabilities or {})
-            except BaseException:
-                session.close()
-                raise
+
+        def fresh() -> McpSession:
+            opened = era.connect(self.target, timeout=self.timeout if timeout is None else timeout,
+                                 budget=self.budget)
+            watch(self.cancel, opened)  # a CancelScope closes it (and reaps a stdio child) when set
+            return opened
+
+        if not initialize:
+            return fresh()
+        session = era.open(fresh, capabilities or {}, self.negotiated)
+        if self.negotiated is None:
+            self.negotiated = session.negotiated
         return session
 
     def open_gate(self, check: Callable[[Catalog], None] | None = None) -> McpSession:

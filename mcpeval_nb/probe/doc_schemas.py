@@ -78,7 +78,9 @@ def report_schema() -> dict[str, Any]:
                     "manifest_sha256": _SHA, "passed": {"type": "boolean"},
                     "readiness": {"oneOf": [{"type": "null"}, _readiness()]},
                     "readiness_error": {"oneOf": [{"type": "null"}, {"enum": sorted(TRANSPORT_REASONS)}]},
-                    "schema": {"const": REPORT_SCHEMA_V2}, "server": _SERVER})}
+                    "schema": {"const": REPORT_SCHEMA_V2}, "server": _SERVER,
+                    "protocol": _strict(["era", "version"], {"era": {"const": "modern"},
+                                                             "version": {"const": "2026-07-28"}})})}
 
 
 def diff_schema() -> dict[str, Any]:

@@ -31,7 +31,7 @@ from ..transport.budget import Budget
 from ..transport.messages import HttpTarget, StdioTarget, Target
 from .cases import ProbeCase
 from .context import BATTERIES, ProbeOptions, RunContext, SyntheticJournal
-from .eras import LEGACY_ERA, check_era
+from .eras import check_era
 from .manifest import Manifest, coerce_manifest, select_cases
 
 __all__ = [
@@ -143,7 +143,7 @@ class RunPlan(Generic[W]):
 
 
 def plan_run(target: Target | str | Sequence[str], *, options: ProbeOptions, work: Callable[[], Work[W]],
-             era: str = LEGACY_ERA, timeout_s: float | None = None) -> RunPlan[W]:
+             era: str | None = None, timeout_s: float | None = None) -> RunPlan[W]:
     """Build a run plan: the one place a run's checks and setup are assembled, in one order.
 
     Args:
@@ -151,7 +151,7 @@ def plan_run(target: Target | str | Sequence[str], *, options: ProbeOptions, wor
         options: the run's options (its label, budget, journal and battery choices).
         work: the kind of run's own checks, made after the label and before the target (manifest,
             selection, the manifest half of the mutation gate); returns what the run will do.
-        era: the protocol era of every connection (default: the 2025-06-18 handshake).
+        era: the protocol era of every connection (default: ``options.protocol``, ``auto``).
         timeout_s: the per-request timeout when the work does not set one.
 
     Returns:
@@ -163,6 +163,7 @@ def plan_run(target: Target | str | Sequence[str], *, options: ProbeOptions, wor
     check_label(options.server)
     if options.battery not in BATTERIES:
         raise UsageError('battery must be "standard" or None')
+    era = options.protocol if era is None else era
     check_era(era)
     chosen = work()
     resolved = make_target(target, allow_remote_http=options.allow_remote_http, env=options.env)
@@ -189,7 +190,7 @@ def select(manifest: ManifestInput, *, probe: str | None = None, case_id: str | 
 
 
 def plan_probes(target: Target | str | Sequence[str], *, manifest: ManifestInput | Work[ProbeCase],
-                options: ProbeOptions, era: str = LEGACY_ERA) -> RunPlan[ProbeCase]:
+                options: ProbeOptions, era: str | None = None) -> RunPlan[ProbeCase]:
     """``run_probes``' plan: ``plan_run`` with the manifest's cases as ``options`` select them.
 
     Args:

@@ -39,12 +39,15 @@ class RenderOptions:
         manifest: the manifest file a report's cases came from (SARIF locates each case's line).
         price_per_mtok: USD per million tokens: a report's text and markdown add the session cost line.
         fail_on_change: a diff's changed cases are JUnit failures too.
+        corpus: a readiness corpus (``probe.corpus.Corpus``): a report's text and markdown add the
+            placement lines when its standard is the readiness's (never JSON).
     """
 
     brief: bool = False
     manifest: str | Path | None = None
     price_per_mtok: float | None = None
     fail_on_change: bool = False
+    corpus: Any = None
 
 
 def _never(_doc: Any) -> bool:
@@ -117,15 +120,15 @@ class Rendered(Protocol):
 
 
 def render(doc: Rendered, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
-           price_per_mtok: float | None = None, fail_on_change: bool = False) -> str:
+           price_per_mtok: float | None = None, fail_on_change: bool = False, corpus: Any = None) -> str:
     """Write a document in one of its formats (what every ``--format`` prints).
 
     Args:
         doc: a document whose class declares ``FORMATS`` (``ProbeReport``, ``ProbeDiff``, ``Comparison``,
             ``GateReport``, ``ResultSizes``, ``PhaseView``).
         fmt: a name from its table (``type(doc).FORMATS.names``).
-        brief / manifest / price_per_mtok / fail_on_change: see ``RenderOptions`` (ignored by formats
-            that do not use them).
+        brief / manifest / price_per_mtok / fail_on_change / corpus: see ``RenderOptions`` (ignored by
+            formats that do not use them).
 
     Returns:
         The text, ending with a newline (or a format's empty text).
@@ -134,7 +137,7 @@ def render(doc: Rendered, fmt: str = "text", *, brief: bool = False, manifest: s
         UsageError: an unknown format or a refused option (an invalid price).
     """
     options = RenderOptions(brief=brief, manifest=manifest, price_per_mtok=price_per_mtok,
-                            fail_on_change=fail_on_change)
+                            fail_on_change=fail_on_change, corpus=corpus)
     return type(doc).FORMATS.render(doc, fmt, options)
 
 

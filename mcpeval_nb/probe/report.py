@@ -16,7 +16,9 @@ from .._version import __version__
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
+from ..transport.era import MODERN_VERSION, Negotiated
 from .cases import MEASUREMENT_KEYS, CaseResult, Detail, listed
+from .corpus import Corpus, placement_lines
 from .cost import check_price, cost_suffix
 from .kinds.table import KIND_TABLE
 from .readiness.model import Readiness
@@ -41,12 +43,22 @@ REPORT_SCHEMA_V2 = "mcpeval.probe-report/v2"
 GENERATOR_NAME = "mcpeval-nb"
 
 
+def _placement(report: ProbeReport, options: RenderOptions, sep: str) -> str:
+    lines = placement_lines(options.corpus, report.readiness)
+    return "".join(line + sep for line in lines)
+
+
 def _text(report: ProbeReport, options: RenderOptions) -> str:
-    return report.render_text(brief=options.brief) + cost_suffix(report, options, "text")
+    return (report.render_text(brief=options.brief) + _placement(report, options, "\n")
+            + cost_suffix(report, options, "text"))
 
 
 def _markdown(report: ProbeReport, options: RenderOptions) -> str:
-    return report.render_markdown(brief=options.brief) + cost_suffix(report, options, "markdown")
+    placed = _placement(report, options, "\n\n")
+    body = report.render_markdown(brief=options.brief)
+    if placed:
+        body += "\n" + placed.rstrip("\n") + "\n"
+    return body + cost_suffix(report, options, "markdown")
 
 
 def _json(report: ProbeReport, _options: RenderOptions) -> str:
@@ -66,6 +78,9 @@ class ProbeReport:
         generator: ``{"name", "version"}`` of the producing tool.
         cancelled: the run was cancelled; ``not_run`` lists the case ids that never started.
         legacy_score: a v1 document's display-only readiness score.
+        protocol: the era and version the run spoke (``transport.era.Negotiated``), or None when no
+            connection was made.  The document carries it (``protocol``) only for the 2026-07-28 era:
+            a legacy run's document is byte-identical to what it was before the modern era existed.
     """
 
     #: The report's format table: the price of the session cost line is checked before any format writes.
@@ -84,6 +99,12 @@ class ProbeReport:
     cancelled: bool = False
     not_run: tuple[str, ...] = ()
     legacy_score: Any = None
+    protocol: Negotiated | None = None
+
+    @property
+    def modern(self) -> bool:
+        """The run spoke the 2026-07-28 era."""
+        return self.protocol is not None and self.protocol.modern
 
     @property
     def passed(self) -> bool:
@@ -108,20 +129,23 @@ class ProbeReport:
         return 3 if self.errored else (0 if self.passed else 1)
 
     def to_json(self) -> dict[str, Any]:
-        """The probe-report/v2 object."""
-        return {
+        """The probe-report/v2 object (``protocol`` only for a 2026-07-28 run)."""
+        out = {
             "cases": [c.to_json() for c in self.cases], "gate": self.gate,
             "generator": dict(self.generator) or _generator(), "manifest_sha256": self.manifest_sha256,
             "passed": self.passed, "readiness": None if self.readiness is None else self.readiness.to_json(),
             "readiness_error": self.readiness_error, "schema": REPORT_SCHEMA_V2, "server": self.server,
         }
+        if self.protocol is not None and self.protocol.modern:
+            out["protocol"] = self.protocol.to_json()
+        return out
 
     def dumps(self) -> str:
         """The v2 document as pretty, key-sorted JSON with a trailing newline (byte-stable)."""
         return json_text(self.to_json())
 
     def render(self, fmt: str = "text", *, brief: bool = False, manifest: str | Path | None = None,
-               price_per_mtok: float | None = None) -> str:
+               price_per_mtok: float | None = None, corpus: Corpus | None = None) -> str:
         """Render in one of ``REPORT_FORMATS``.
 
         Args:
@@ -129,6 +153,8 @@ class ProbeReport:
             brief: text without hint lines or the per-area readiness breakdown.
             manifest: the manifest file the cases came from (SARIF locates each case's line).
             price_per_mtok: USD per million tokens: text and markdown add the session cost line.
+            corpus: a readiness corpus (``probe.corpus.load_corpus``): text and markdown add the SPEC 15
+                placement lines when its standard is the readiness's.
 
         Returns:
             The document; text, markdown and JSON end with a newline.
@@ -137,7 +163,7 @@ class ProbeReport:
             UsageError: an unknown format or a price that is not a positive finite number.
             DocumentError: the manifest cannot be read (SARIF).
         """
-        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok)
+        return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok, corpus=corpus)
 
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
@@ -153,6 +179,8 @@ class ProbeReport:
             lines.append(f"{self.server} cancelled: {len(self.not_run)} case(s) not run")
         if self.legacy_score is not None:
             lines.append(f"{self.server} legacy score {self.legacy_score} (display only)")
+        if self.modern:
+            lines.append(f"{self.server} protocol {MODERN_VERSION} (stateless)")
         lines += readiness_lines(self.server, self.readiness, self.readiness_error, "text", brief=brief)
         return lines_text(lines)
 
@@ -174,6 +202,8 @@ class ProbeReport:
             out.append(f"**Gate:** {gate['passed']}/{gate['total']} passed")
         if self.cancelled:
             out.append(f"**Cancelled:** {len(self.not_run)} case(s) not run")
+        if self.modern:
+            out.append(f"**Protocol:** {MODERN_VERSION} (stateless)")
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
 
@@ -283,4 +313,15 @@ def parse_report(text: str | bytes, *, source: str = "report") -> ProbeReport:
         raise _bad(source, "readiness_error")
     readiness = None if raw is None else parse_readiness(raw, where=f"{source}: readiness")
     return ProbeReport(server=doc["server"], cases=cases, manifest_sha256=sha, readiness=readiness,
-                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen)
+                       readiness_error=error, schema=REPORT_SCHEMA_V2, generator=gen,
+                       protocol=_protocol(doc.get("protocol"), source))
+
+
+def _protocol(raw: Any, source: str) -> Negotiated | None:
+    """A document's ``protocol`` member: absent (a legacy run), or the modern era and its version."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, dict) and set(raw) == {"era", "version"} and raw["era"] == "modern"
+            and raw["version"] == MODERN_VERSION):
+        raise _bad(source, "protocol")
+    return Negotiated("modern", MODERN_VERSION)

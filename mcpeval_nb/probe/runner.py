@@ -163,7 +163,7 @@ def run_plan(plan: RunPlan[ProbeCase], *, progress: Progress | None = None,
     report = ProbeReport(server=plan.server, cases=tuple(run.results),
                          manifest_sha256=plan.work.manifest_sha256, readiness=readiness,
                          readiness_error=readiness_error, cancelled=bool(run.not_run),
-                         not_run=tuple(run.not_run))
+                         not_run=tuple(run.not_run), protocol=ctx.negotiated)
     if plan.options.history:
         record_report_trend(report, root=plan.options.root)
     return report

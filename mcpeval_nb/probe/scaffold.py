@@ -22,7 +22,9 @@ from ..root.outputs import write_new_file
 from ..transport.budget import Budget
 from ..transport.cancel import watch
 from ..transport.messages import Target
+from ..transport.negotiate import open_session
 from ..transport.session import McpSession
+from .eras import DEFAULT_ERA, check_era
 from .manifest import parse_manifest
 from .readiness.observations import tool_tokens
 
@@ -160,7 +162,7 @@ def _tool_cases(sc: Scaffold, session: McpSession, candidates: list[dict[str, An
 def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, confirm_read_only: bool = False,
                       dry_run: bool = False, timeout: float | None = None,
                       allow_open_world: bool = False, server: str | None = None,
-                      cancel: threading.Event | None = None) -> Scaffold:
+                      cancel: threading.Event | None = None, protocol: str = DEFAULT_ERA) -> Scaffold:
     """Scaffold a manifest from the live server at ``target``.
 
     Args:
@@ -171,6 +173,7 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
         server: the server's label (``--server``, as ``probe`` takes it): checked before connecting and
             named in the summary line.
         cancel: a ``transport.cancel.CancelScope`` closes the session (and reaps a stdio child) when set.
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
 
     Returns:
         The decisions and (unless ``dry_run``) the validated manifest cases.
@@ -180,12 +183,19 @@ def scaffold_manifest(target: Target, *, tools: Sequence[str] | None = None, con
             (``--tool <name>: <reason>``).
         ProbeError: the server declared no tools.
         TransportError: the server could not be reached.
+        ProtocolMismatch: the server does not serve the era ``protocol`` names.
     """
     if server is not None and not valid_server(server):
         raise UsageError("server label is invalid")
-    with McpSession.connect(target, timeout=timeout, budget=Budget()) as session:
-        watch(cancel, session)
-        session.initialize()
+    check_era(protocol)
+    budget = Budget()
+
+    def fresh() -> McpSession:
+        opened = McpSession.connect(target, timeout=timeout, budget=budget)
+        watch(cancel, opened)
+        return opened
+
+    with open_session(fresh, protocol=protocol) as session:
         catalog = session.list_tools()
         if not catalog.tools:
             raise ProbeError("the server declared no tools; there is nothing to scaffold")

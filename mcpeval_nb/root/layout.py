@@ -7,6 +7,7 @@ audit log, and the work files of governance operations::
     <root>/
       .salt                         secret: the fingerprint salt (32 bytes; never shared)
       config.json                   settings: retention_days, promotion_threshold
+      corpus.json                   private: a readiness corpus for placement lines (read, never written)
       store/                        the share-safe capture tree
         calls-<day>.jsonl           journal "calls": call records by UTC day
         annotations-<day>.jsonl     journal "annotations": annotations by UTC day
@@ -41,6 +42,7 @@ __all__ = [
     "CATALOGS",
     "CATALOG_PINS",
     "CONFIG",
+    "CORPUS",
     "DATASET_CHECKPOINT",
     "DATASET_TRENDS",
     "ENGINE_DATASET",
@@ -64,6 +66,7 @@ __all__ = [
     "catalog_pins_path",
     "catalogs_path",
     "config_path",
+    "corpus_path",
     "engine_dataset_path",
     "erase_intent_path",
     "erase_work_path",
@@ -84,6 +87,7 @@ __all__ = [
 STORE = "store"
 SALT = ".salt"
 CONFIG = "config.json"
+CORPUS = "corpus.json"
 AUDIT = "audit.jsonl"
 CATALOG_PINS = "catalog-pins.json"
 INDEX = "index.db"
@@ -156,6 +160,7 @@ FILES: dict[str, str] = {
     STORE: "the share-safe capture tree: the journals (JOURNAL_KINDS)",
     SALT: "secret: the fingerprint salt, created once, never shared",
     CONFIG: "settings: retention_days, promotion_threshold (read, never written)",
+    CORPUS: "private: a readiness corpus (SPEC 15) for the report's placement lines (read, never written)",
     AUDIT: "log: one record per share, erase, retention, verify, serve write and catalog pin",
     CATALOG_PINS: "settings: the approved catalogs' digests and flags (catalog pin; owner-only, not shared)",
     INDEX: "derived: the findings index (rebuilt from the store)",
@@ -215,6 +220,11 @@ def history_path(root: Path) -> Path:
 def sizes_path(root: Path) -> Path:
     """``<root>/store/probes/sizes.jsonl``: result-size points."""
     return store_dir(root) / SIZES.rel()
+
+
+def corpus_path(root: Path) -> Path:
+    """``<root>/corpus.json``: a private readiness corpus (SPEC 15)."""
+    return root / CORPUS
 
 
 def salt_path(root: Path) -> Path:

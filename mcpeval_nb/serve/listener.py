@@ -4,7 +4,8 @@ Handling order per connection: read the request under one 5 s deadline with at m
 bytes and a 1 MiB body (any failure: 400 ``invalid request``); the shared provenance checks
 (``transport.loopback``: repeated headers 400, a non-loopback Origin 403, a missing Host 400, a
 non-loopback Host 403; a POST without ``application/json`` 415); a method other than POST 405; then
-the JSON-RPC layer (``rpc.py``).  Every response is JSON with ``Connection: close``.
+the JSON-RPC layer (``rpc.py``, both protocol eras: the 2026-07-28 requests' header checks run there,
+on top of these).  Every response is JSON with ``Connection: close``.
 
 The acceptor hands connections to ``SERVE_WORKERS`` threads through a queue of ``SERVE_ACCEPT_QUEUE``;
 when it is full the acceptor waits (connections queue in the kernel) rather than refuse.  ``close``
@@ -168,7 +169,7 @@ class FindingsServer:
             return refusal
         if request.method != "POST":
             return _POST_ONLY
-        status, body = handle_body(request.body, TOOLS, self._ctx)
+        status, body = handle_body(request.body, TOOLS, self._ctx, headers=request.headers)
         return json_response(status, body)
 
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ..clock import now_ts
 from ..errors import TransportError
 from ..probe.context import Link, ProbeOptions, RunContext
+from ..probe.eras import DEFAULT_ERA
 from ..probe.plan import RunPlan, Work, open_run, plan_run
 from ..root import Root, RootLike
 from ..transport.messages import Target, ToolOutcome
@@ -51,6 +52,7 @@ class SizesOptions:
         history: append the run's sizes point (``probe_result_sizes`` only).
         env: variables laid over the inherited environment of a stdio server.
         timeout_s: per-call deadline (default: the transport's, 30 s stdio / 5 s HTTP).
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
     """
 
     server: str
@@ -61,6 +63,7 @@ class SizesOptions:
     history: bool = True
     env: Mapping[str, str] | None = field(default=None, repr=False)
     timeout_s: float | None = None
+    protocol: str = DEFAULT_ERA
 
 
 def plan_calls(target: Target | str | Sequence[str], options: SizesOptions,
@@ -76,6 +79,7 @@ def plan_calls(target: Target | str | Sequence[str], options: SizesOptions,
         env=options.env,
         battery=None,
         history=False,
+        protocol=options.protocol,
     )
     return plan_run(target, options=probe, work=work, timeout_s=options.timeout_s)
 

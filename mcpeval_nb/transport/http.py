@@ -12,6 +12,15 @@ request's deadline (never less than 5 s); redirects are refused, never followed;
 from the server is echoed on every later request and the negotiated ``MCP-Protocol-Version`` too.
 ``MCPEVAL_HTTP_AUTHORIZATION`` is validated as a header value, kept in memory, sent as
 ``Authorization`` and never printed, logged or persisted.
+
+In the 2026-07-28 era (``set_modern``) the channel is stateless: no ``Mcp-Session-Id`` is kept or
+sent, no GET stream is opened and no DELETE sent; each request carries the headers the session computed
+(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``: ``transport.headers``).  A 4xx
+answer (other than 401/403) whose body is the JSON-RPC error for the request (-32020 header mismatch,
+-32022 unsupported version, -32601 on 404, ...) is delivered as that response; any other 4xx fails the
+request alone (the channel stays usable), which is what era negotiation needs.  ``abort(request_id)``
+closes one request's stream: the revision's cancellation on HTTP (and the end of
+``subscriptions/listen``).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import socket
 import ssl
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import TransportError, UsageError
@@ -46,6 +56,16 @@ CONTENT_TYPE = "HTTP response has an unsupported content type"
 SESSION_EXPIRED = "MCP HTTP session expired"
 STREAM_ENDED = "MCP server closed the stream before answering"
 _END = object()
+
+
+class _Rejected(Exception):
+    """A 4xx answer to a modern request (status and bounded body), handled by ``_reject``."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        super().__init__(status)
+        self.status = status
+        self.body = body
+
 _LISTEN_S = 3600.0
 _NO_REQUEST: dict[str, Any] = {"id": None, "method": None}
 
@@ -100,16 +120,29 @@ class HttpChannel:
         self._workers: set[threading.Thread] = set()
         self._failure: TransportError | None = None
         self._listening = False
+        self._live: dict[int, http.client.HTTPConnection] = {}
+        self._aborted_ids: set[int] = set()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.modern: str | None = None
 
     def __repr__(self) -> str:
         return f"HttpChannel(loopback={self._endpoint.is_loopback}, session={self.session_id is not None})"
 
     # --- sending ----------------------------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any], *, deadline: float) -> None:
+    def set_modern(self, version: str | None) -> None:
+        """Speak the stateless 2026-07-28 era at ``version`` from now on (None: the legacy era again)."""
+        self.modern = version
+
+    def send(self, message: dict[str, Any], *, deadline: float,
+             headers: Mapping[str, str] | None = None) -> None:
         """POST one message; a request's answer arrives through ``receive``.
+
+        Args:
+            message: the JSON-RPC message.
+            deadline: a ``time.monotonic()`` instant.
+            headers: extra request headers (the modern era's ``MCP-Protocol-Version``/``Mcp-*``).
 
         Raises:
             TransportError: the body exceeds 8 MiB (nothing sent); for notifications and replies: the
@@ -120,14 +153,27 @@ class HttpChannel:
         body = jsonrpc.encode(message)[:-1]
         if len(body) > MAX_HTTP_BODY_BYTES:
             raise jsonrpc.refused(OUTGOING_BODY_TOO_LARGE)
+        extra = dict(headers or {})
         if "method" in message and "id" in message:
             if message["method"] == "resources/subscribe":
                 self.listen()
-            self._start(self._exchange, message, body, deadline)
+            self._start(self._exchange, message, body, deadline, extra)
             return
         with self._open(deadline) as conn:
-            response = self._post(conn, body)
+            try:
+                response = self._post(conn, body, extra)
+            except _Rejected as rejected:
+                raise jsonrpc.failure(f"HTTP endpoint answered status {rejected.status}") from None
             self._drain(response)
+
+    def abort(self, request_id: int) -> None:
+        """Close the stream of one outstanding request (the modern era's cancellation on HTTP)."""
+        with self._lock:
+            conn = self._live.pop(request_id, None)
+            self._aborted_ids.add(request_id)
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
 
     def _start(self, target: Any, *args: Any) -> None:
         worker = threading.Thread(target=target, args=args, name="mcpeval-http", daemon=True)
@@ -143,7 +189,7 @@ class HttpChannel:
         fails the channel; its messages share the 16-message queue and its bytes the 8 MiB body bound.
         """
         with self._lock:
-            if self._listening or self._closed.is_set():
+            if self._listening or self._closed.is_set() or self.modern is not None:
                 return
             self._listening = True
         self._start(self._listen_loop)
@@ -164,8 +210,13 @@ class HttpChannel:
         except (TransportError, OSError, http.client.HTTPException):
             return
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.modern is not None:
+            if self.__authorization is not None:
+                headers["Authorization"] = self.__authorization
+            headers.update(extra or {})
+            return headers
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version is not None:
@@ -204,23 +255,28 @@ class HttpChannel:
                 self._connections.discard(conn)
             conn.close()
 
-    def _post(self, conn: http.client.HTTPConnection, body: bytes) -> http.client.HTTPResponse:
+    def _post(self, conn: http.client.HTTPConnection, body: bytes,
+              extra: Mapping[str, str] | None = None) -> http.client.HTTPResponse:
         assert conn.sock is not None
         read_timeout = conn.sock.gettimeout()
         conn.sock.settimeout(DEFAULT_IO_TIMEOUT_S)
-        conn.request("POST", self._endpoint.path, body=body, headers=self._headers())
+        conn.request("POST", self._endpoint.path, body=body, headers=self._headers(extra))
         conn.sock.settimeout(read_timeout)
         response = conn.getresponse()
         status = response.status
         if 300 <= status < 400:
             raise jsonrpc.failure(REDIRECT)
-        if status == 404 and self.session_id is not None:
+        if status == 404 and self.session_id is not None and self.modern is None:
             raise jsonrpc.closed(SESSION_EXPIRED)
         if status in (401, 403):
             raise jsonrpc.unauthorized(status, configured=self.__authorization is not None)
+        if self.modern is not None and 400 <= status < 500:
+            raise _Rejected(status, self._read_body(response))
         if not 200 <= status < 300:
             raise jsonrpc.failure(f"HTTP endpoint answered status {status}")
         session_id = response.getheader("Mcp-Session-Id")
+        if self.modern is not None:
+            session_id = None
         if session_id is not None and self.session_id is None:
             if not _header_safe(session_id, _MAX_SESSION_ID):
                 raise jsonrpc.failure("HTTP session id is not a valid header value")
@@ -249,10 +305,19 @@ class HttpChannel:
 
     # --- request workers ----------------------------------------------------------------------------------
 
-    def _exchange(self, message: dict[str, Any], body: bytes, deadline: float) -> None:
+    def _exchange(self, message: dict[str, Any], body: bytes, deadline: float,
+                  extra: Mapping[str, str] | None = None) -> None:
+        request_id = message.get("id")
         try:
             with self._open(deadline) as conn:
-                response = self._post(conn, body)
+                if type(request_id) is int:
+                    with self._lock:
+                        self._live[request_id] = conn
+                try:
+                    response = self._post(conn, body, extra)
+                except _Rejected as rejected:
+                    self._reject(rejected, message)
+                    return
                 kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
                 if response.status == 202:
                     return
@@ -266,9 +331,31 @@ class HttpChannel:
                 elif self._read_body(response):
                     raise jsonrpc.failure(CONTENT_TYPE)
         except TransportError as exc:
-            if exc.reason != "transport-timeout" and not self._closed.is_set():
+            aborted = type(request_id) is int and self._aborted(request_id)
+            if not aborted and exc.reason != "transport-timeout" and not self._closed.is_set():
                 self._failure = self._failure or exc
                 self._put(_END)
+        finally:
+            if type(request_id) is int:
+                with self._lock:
+                    self._live.pop(request_id, None)
+
+    def _aborted(self, request_id: int) -> bool:
+        with self._lock:
+            return request_id in self._aborted_ids
+
+    def _reject(self, rejected: _Rejected, request: dict[str, Any]) -> None:
+        """A modern 4xx: the request's JSON-RPC error when the body is one, else a failure of it alone."""
+        message = jsonrpc.decode(rejected.body.strip())
+        answer = message is not None and "error" in message and message.get("id") == request.get("id")
+        if answer and type(request.get("id")) is int:
+            if not self._put((message, len(rejected.body))):
+                raise jsonrpc.failure(jsonrpc.QUEUE_FULL)
+            return
+        failed = jsonrpc.failure(f"HTTP endpoint answered status {rejected.status}")
+        failed.keeps_session = True  # type: ignore[attr-defined]
+        failed.http_status = rejected.status  # type: ignore[attr-defined]
+        self._put(failed)
 
     def _deliver_json(self, body: bytes, request: dict[str, Any]) -> None:
         stripped = body.strip()
@@ -325,6 +412,8 @@ class HttpChannel:
             return None
         if item is _END:
             raise self._failure or jsonrpc.closed()
+        if isinstance(item, TransportError):
+            raise item
         assert isinstance(item, tuple)
         return item
 

@@ -7,13 +7,20 @@ buffered up to 128 frames and 4 MiB per request; server-to-client requests are a
 (default -32601) up to a bound; a response with an unknown id fails fast unless it is the late reply to
 an abandoned (timed-out) request, which is discarded once.  Any failure other than a response timeout
 closes the session.  Errors are ``TransportError`` with a reason and a fixed message, never contents.
+
+Both protocol eras (``transport.era``): ``initialize`` opens a legacy session; ``discover`` and
+``adopt`` a modern (2026-07-28) one, after which every request carries ``_meta`` (protocol version,
+client info, client capabilities) and, on HTTP, the ``Mcp-*`` headers; ``tools/call``,
+``prompts/get`` and ``resources/read`` are driven through input-required rounds and task polling by
+``transport.modern.settle`` under the same deadline and server-request bound.  Which era a connection
+speaks is decided by ``transport.negotiate``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -28,6 +35,9 @@ from . import jsonrpc
 from .budget import BUDGET_EXCEEDED, Budget
 from .classify import classify_tool_response
 from .dispatch import Inbox, SubRequests
+from .era import Negotiated, supported_versions
+from .eras import CLIENT_NAME, EraMixin
+from .headers import ParamHeaders
 from .jsonrpc import Incoming
 from .messages import (
     Catalog,
@@ -39,11 +49,14 @@ from .messages import (
     Target,
     ToolOutcome,
 )
+from .modern import Observed, settle
+from .streams import StreamsMixin
 
 __all__ = ["CLIENT_NAME", "PROTOCOL_VERSION", "Channel", "McpSession"]
 
 PROTOCOL_VERSION = "2025-06-18"
-CLIENT_NAME = "mcpeval"
+#: The methods a modern server may answer with input-required rounds (and tools/call with a task).
+_OPERATIONS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 class Channel(Protocol):
@@ -52,7 +65,8 @@ class Channel(Protocol):
     @property
     def closed(self) -> bool: ...  # pragma: no cover - protocol
 
-    def send(self, message: dict[str, Any], *, deadline: float) -> None: ...  # pragma: no cover
+    def send(self, message: dict[str, Any], *, deadline: float,
+             headers: Mapping[str, str] | None = None) -> None: ...  # pragma: no cover
 
     def receive(self, deadline: float) -> Incoming | None: ...  # pragma: no cover
 
@@ -61,7 +75,7 @@ class Channel(Protocol):
     def listen(self) -> None: ...  # pragma: no cover
 
 
-class McpSession:
+class McpSession(EraMixin, StreamsMixin):
     """One MCP connection with hard limits; use ``connect`` to open one.
 
     Args:
@@ -73,6 +87,11 @@ class McpSession:
         server_capabilities: the ``capabilities`` object of the initialize result ({} before).
         protocol_version: the protocol version the server answered, or None.
         server_info: the ``serverInfo`` object of the initialize result ({} before); in memory only.
+        negotiated: the era and version this connection speaks, once ``initialize`` or ``adopt`` ran.
+        instructions: the server's instructions (initialize or discover result), in memory only.
+        supported_versions: the versions a discover result named (modern only).
+        observed: counters of what a modern connection saw (result types, input rounds, tasks, cache
+            hints), for the battery.
     """
 
     def __init__(self, channel: Channel, *, timeout: float, budget: Budget | None = None) -> None:
@@ -84,6 +103,14 @@ class McpSession:
         self.server_capabilities: dict[str, Any] = {}
         self.protocol_version: str | None = None
         self.server_info: dict[str, Any] = {}
+        self.negotiated: Negotiated | None = None
+        self.instructions: str | None = None
+        self.supported_versions: tuple[str, ...] = ()
+        self.observed = Observed()
+        self._modern: str | None = None
+        self._free = False
+        self._caps: dict[str, Any] = {}
+        self._params: dict[str, ParamHeaders | None] = {}
 
     @classmethod
     def connect(cls, target: Target, *, timeout: float | None = None,
@@ -148,10 +175,13 @@ class McpSession:
         if not isinstance(result, dict):
             raise jsonrpc.failure("MCP initialize result is not an object")
         caps, version = result.get("capabilities"), result.get("protocolVersion")
-        info = result.get("serverInfo")
+        info, instructions = result.get("serverInfo"), result.get("instructions")
         self.server_capabilities = caps if isinstance(caps, dict) else {}
         self.protocol_version = version if isinstance(version, str) else None
         self.server_info = info if isinstance(info, dict) else {}
+        self.instructions = instructions if isinstance(instructions, str) else None
+        shaped = supported_versions({"supported": [version]})
+        self.negotiated = Negotiated("legacy", shaped[0] if shaped else protocol_version)
         if send_initialized:
             self.notify("notifications/initialized")
         return result
@@ -188,13 +218,16 @@ class McpSession:
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
             if not cursor:
                 break
+        if self.modern:
+            self.learn_tools(tools)
         return Catalog(tools=tools, pages=pages)
 
     # --- requests ---------------------------------------------------------------------------------------
 
     def request(self, method: str, params: Any = None, *, timeout: float | None = None,
                 on_server_request: ServerRequestHandler | None = None,
-                max_server_requests: int | None = None) -> Response:
+                max_server_requests: int | None = None,
+                headers: Mapping[str, str] | None = None, meta: Mapping[str, Any] | None = None) -> Response:
         """Send one request and wait for its response until a deadline fixed now.
 
         Args:
@@ -203,6 +236,10 @@ class McpSession:
             timeout: seconds until the deadline (default: the session's timeout).
             on_server_request: answers server-to-client requests meanwhile (default: -32601).
             max_server_requests: how many server requests may be answered (default 8).
+            headers: modern HTTP only: headers laid over the computed ones (the battery's header check
+                sends a deliberately wrong one); a modern operation with them is one plain request.
+            meta: modern only: ``_meta`` members laid over the computed ones (the battery's version check
+                asks at a version the server does not serve).
 
         Returns:
             The response (result or JSON-RPC error).
@@ -212,9 +249,28 @@ class McpSession:
                 once), ``transport-closed``, ``transport-error`` (a limit or the protocol broken; the session
                 is closed) or ``evaluation-budget-exceeded``.
         """
-        pending = self._send_request(method, params, timeout)
         subs = SubRequests(on_server_request, max_server_requests)
-        return self._await(pending, self._deadline(pending.started, timeout), subs)
+        if self.modern and method in _OPERATIONS and headers is None and meta is None:
+            return self._settle(method, params, timeout, subs)[0]
+        pending = self._send_request(method, params, timeout, headers=headers, meta=meta)
+        response = self._await(pending, self._deadline(pending.started, timeout), subs)
+        if self.modern and response.error is None:
+            self.observed.note(method, response.result)
+        return response
+
+    def _settle(self, method: str, params: Any, timeout: float | None,
+                subs: SubRequests) -> tuple[Response, float]:
+        """One modern operation (rounds and task polls) under one deadline; (response, start)."""
+        started = time.monotonic()
+        deadline = self._deadline(started, timeout)
+        body = params if isinstance(params, dict) else {}
+        response = settle(self._exchange, method, body, deadline=deadline, subs=subs, declared=self._caps,
+                          seen=self.observed)
+        return response, started
+
+    def _exchange(self, method: str, params: Any, deadline: float, subs: SubRequests) -> Response:
+        pending = self._send_request(method, params, None, deadline=deadline)
+        return self._await(pending, deadline, subs)
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send one notification (no response is awaited; not charged to the budget).
@@ -251,10 +307,15 @@ class McpSession:
         Raises:
             TransportError: as ``request``.
         """
-        pending = self._send_request("tools/call", {"name": name, "arguments": arguments}, timeout)
         subs = SubRequests(on_server_request, max_server_requests)
-        response = self._await(pending, self._deadline(pending.started, timeout), subs)
-        latency_ms = int((time.monotonic() - pending.started) * 1000)
+        params = {"name": name, "arguments": arguments}
+        if self.modern:
+            response, started = self._settle("tools/call", params, timeout, subs)
+        else:
+            pending = self._send_request("tools/call", params, timeout)
+            started = pending.started
+            response = self._await(pending, self._deadline(pending.started, timeout), subs)
+        latency_ms = int((time.monotonic() - started) * 1000)
         return classify_tool_response(response, latency_ms=latency_ms, server_requests=subs.count)
 
     def ping(self, *, timeout: float | None = None) -> Response:
@@ -271,103 +332,6 @@ class McpSession:
         """
         return self.request("ping", timeout=timeout)
 
-    # --- cancellation and notifications -----------------------------------------------------------------
-
-    def start_call(self, name: str, arguments: dict[str, Any]) -> PendingCall:
-        """Send ``tools/call`` without waiting for its response (for the cancellation kind).
-
-        Args:
-            name: the tool name.
-            arguments: the arguments object.
-
-        Returns:
-            The pending call; pass it to ``cancel`` or ``finish``.
-
-        Raises:
-            TransportError: as ``request``.
-        """
-        return self._send_request("tools/call", {"name": name, "arguments": arguments}, None)
-
-    def cancel(self, call: PendingCall, *, reason: str = "cancelled by mcpeval",
-               grace_seconds: float = 1.0) -> Response | None:
-        """Send ``notifications/cancelled {requestId, reason}`` and wait up to ``grace_seconds``.
-
-        Args:
-            call: the pending call from ``start_call``.
-            reason: the cancellation reason sent to the server.
-            grace_seconds: how long to wait for a response after cancelling.
-
-        Returns:
-            The response if one arrived within the grace period, else None (its late reply will be
-            discarded once).
-
-        Raises:
-            TransportError: a transport failure other than the grace period running out.
-        """
-        self.notify("notifications/cancelled", {"requestId": call.request_id, "reason": reason})
-        deadline = self._cap(time.monotonic() + grace_seconds)
-        try:
-            return self._await(call, deadline, SubRequests(None, None))
-        except TransportError as exc:
-            if exc.reason == "transport-timeout":
-                return None
-            raise
-
-    def finish(self, call: PendingCall, *, timeout: float | None = None) -> Response:
-        """Wait for the response of a call sent with ``start_call``; the deadline runs from its send.
-
-        Args:
-            call: the pending call.
-            timeout: seconds from the send (default: the session's timeout).
-
-        Returns:
-            The response.
-
-        Raises:
-            TransportError: as ``request``.
-        """
-        return self._await(call, self._deadline(call.started, timeout), SubRequests(None, None))
-
-    @property
-    def notifications(self) -> list[dict[str, Any]]:
-        """Notifications buffered since the last request was sent (raw; in memory only)."""
-        return list(self._inbox.notes)
-
-    def wait_notification(self, match: Callable[[dict[str, Any]], bool], *,
-                          timeout: float) -> dict[str, Any] | None:
-        """Return the first buffered or incoming notification ``match`` accepts, waiting up to ``timeout``.
-
-        Server requests arriving meanwhile are declined (bound 8); the notification bounds still apply.
-        Over HTTP this opens the standalone GET stream first (server-initiated messages travel there).
-
-        Args:
-            match: accepts the wanted notification (the raw message object).
-            timeout: seconds to wait at most (capped by the budget).
-
-        Returns:
-            The notification, or None when none matched in time.
-
-        Raises:
-            TransportError: a transport failure or a broken limit.
-        """
-        found = next((note for note in self._inbox.notes if match(note)), None)
-        if found is None:
-            self._channel.listen()
-        deadline = self._cap(time.monotonic() + timeout)
-        subs = SubRequests(None, None)
-        with self._guard():
-            while found is None:
-                item = self._channel.receive(deadline)
-                if item is None:
-                    return None
-                message = item[0]
-                if "method" in message and "id" not in message:
-                    self._inbox.buffer(message, item[1])
-                    found = message if match(message) else None
-                else:
-                    self._inbox.route(item, None, subs, self._reply)
-        return found
-
     # --- internals ----------------------------------------------------------------------------------------
 
     def _cap(self, deadline: float) -> float:
@@ -376,19 +340,27 @@ class McpSession:
     def _deadline(self, start: float, timeout: float | None) -> float:
         return self._cap(start + (self.timeout if timeout is None else timeout))
 
-    def _send_request(self, method: str, params: Any, timeout: float | None) -> PendingCall:
+    def _send_request(self, method: str, params: Any, timeout: float | None, *,
+                      deadline: float | None = None, headers: Mapping[str, str] | None = None,
+                      meta: Mapping[str, Any] | None = None) -> PendingCall:
         with self._guard():
             if self._channel.closed:
                 raise jsonrpc.closed()
-            if self._budget is not None:
+            if self._budget is not None and not self._free:
                 self._budget.charge()
             request_id, self._next_id = self._next_id, self._next_id + 1
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if self._modern is not None:
+                params = self._with_meta(params, meta)
             if params is not None:
                 message["params"] = params
             self._inbox.clear_notifications()
             started = time.monotonic()
-            self._channel.send(message, deadline=self._deadline(started, timeout))
+            sent = self._headers(message)
+            if sent is not None and headers:
+                sent.update(headers)
+            self._channel.send(message, deadline=self._deadline(started, timeout) if deadline is None
+                               else deadline, headers=sent)
             return PendingCall(request_id=request_id, started=started)
 
     def _await(self, call: PendingCall, deadline: float, subs: SubRequests) -> Response:

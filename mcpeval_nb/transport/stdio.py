@@ -185,12 +185,14 @@ class StdioChannel:
 
     # --- writing --------------------------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any], *, deadline: float) -> None:
+    def send(self, message: dict[str, Any], *, deadline: float,
+             headers: Mapping[str, str] | None = None) -> None:
         """Encode one JSON-RPC message and write its frame (newline included) before ``deadline``.
 
         Args:
             message: the JSON-RPC object to send.
             deadline: a ``time.monotonic()`` instant.
+            headers: ignored (stdio has no header layer; the modern era's metadata is in ``_meta``).
 
         Raises:
             TransportError: the frame exceeds 4 MiB (``transport-error``, nothing written, channel still

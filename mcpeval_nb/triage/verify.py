@@ -21,6 +21,7 @@ from ..errors import UsageError
 from ..governance import audit
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
+from ..probe.eras import DEFAULT_ERA
 from ..probe.manifest import Manifest, coerce_manifest
 from ..probe.plan import plan_probes, select
 from ..probe.report import ProbeReport
@@ -87,6 +88,7 @@ def verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
@@ -123,6 +125,7 @@ def _verify_finding(
     allow_remote_http: bool = False,
     progress: Callable[[ProgressEvent], None] | None = None,
     cancel: threading.Event | None = None,
+    protocol: str = DEFAULT_ERA,
 ) -> VerifyResult:
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
@@ -132,6 +135,7 @@ def _verify_finding(
         allow_mutation: the operator's half of the mutation double gate (``--allow-mutation``).
         allow_remote_http: permit a non-loopback HTTPS endpoint.
         progress / cancel: as for ``run_probes``.
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``).
 
     Returns:
         The ``VerifyResult`` (``exit_code``: 0 green, 1 red, 3 could not complete).
@@ -172,6 +176,7 @@ def _verify_finding(
         allow_mutation=allow_mutation,
         allow_remote_http=allow_remote_http,
         root=base,
+        protocol=protocol,
     )
     plan = plan_probes(target, manifest=work, options=options)
     report = run_plan(plan, progress=progress, cancel=cancel)

@@ -7,8 +7,10 @@ import math
 import re
 from typing import Any
 
+from ...errors import TransportError
 from ...jsonfmt import dumps
 from ...privacy.grammar import valid_tool
+from ...transport.era import META_VERSION, MODERN_VERSION, UNSUPPORTED_VERSION, supported_versions
 from ..cases import CaseResult, Detail, listed
 from .base import CaseContext, failed, passed
 
@@ -163,14 +165,38 @@ def _handshake(ctx: CaseContext, version: str) -> str | bool | None:
     return answered if isinstance(answered, str) and _VERSION_RE.fullmatch(answered) else False
 
 
+def _modern_negotiation(ctx: CaseContext, bogus: str) -> CaseResult:
+    """The 2026-07-28 form (no handshake): a request at ``bogus`` must be refused with -32022 whose
+    ``data.supported`` names date-shaped versions including the one this run speaks."""
+    try:
+        response = ctx.session.request("tools/list", None, meta={META_VERSION: bogus},
+                                       headers={"MCP-Protocol-Version": bogus})
+    except TransportError as exc:
+        if not getattr(exc, "keeps_session", False):
+            raise
+        return failed(ctx.case, "negotiation-invalid-version", 1, 1)
+    if response.error is None:
+        return failed(ctx.case, "negotiation-echoed-unknown", 1, 1)
+    supported = supported_versions(response.error.data)
+    if response.error.code != UNSUPPORTED_VERSION or not supported:
+        return failed(ctx.case, "negotiation-invalid-version", 1, 1)
+    if MODERN_VERSION not in supported:
+        return failed(ctx.case, "negotiation-inconsistent-support", 1, 1)
+    return passed(ctx.case, 1)
+
+
 def protocol_negotiation(ctx: CaseContext) -> CaseResult:
     """Three fresh handshakes: the supported version, the bogus one, then the version the server claimed.
 
     A server that refuses the bogus version with a JSON-RPC error is treated as negotiating correctly
     (MCP lets a server reject a version it cannot speak); one that answers must answer a date-shaped
-    version other than the bogus one, and must accept that version on a third handshake.
+    version other than the bogus one, and must accept that version on a third handshake.  In the
+    2026-07-28 era (no handshake) one request at the bogus version must be refused with -32022 naming
+    the versions the server serves (``_modern_negotiation``).
     """
     bogus = ctx.fields["bogus_version"]
+    if ctx.session.modern:
+        return _modern_negotiation(ctx, bogus)
     first = _handshake(ctx, SUPPORTED_VERSION)
     if first is False or first is None:
         return failed(ctx.case, "negotiation-invalid-version", 1, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ...errors import TransportError
@@ -72,6 +73,8 @@ def resource_subscription(ctx: CaseContext) -> CaseResult:
     if ctx.session.request("resources/read", {"uri": uri}).error is not None:
         return failed(ctx.case, "resource-unreadable", 1, 1)
     ctx.run.check_cancel()
+    if ctx.session.modern:
+        return _listen_for_update(ctx, uri)
     if ctx.session.request("resources/subscribe", {"uri": uri}).error is not None:
         return failed(ctx.case, "subscription-rejected", 2, 2)
     attempts = 2
@@ -80,6 +83,28 @@ def resource_subscription(ctx: CaseContext) -> CaseResult:
         attempts += 1
     seen = ctx.session.wait_notification(_updated_for(uri), timeout=float(f["max_wait_seconds"]))
     ctx.session.request("resources/unsubscribe", {"uri": uri})
+    if seen is None:
+        return failed(ctx.case, "subscription-notification-missing", attempts, attempts)
+    return passed(ctx.case, attempts)
+
+
+def _listen_for_update(ctx: CaseContext, uri: str) -> CaseResult:
+    """The 2026-07-28 form: ``subscriptions/listen`` for the URI, trigger, await the tagged update."""
+    f = ctx.fields
+    wait = float(f["max_wait_seconds"])
+    subscription = ctx.session.listen({"resourceSubscriptions": [uri]}, timeout=wait)
+    if subscription is None:
+        return failed(ctx.case, "subscription-rejected", 2, 2)
+    attempts = 2
+    try:
+        if f.get("trigger_tool") is not None:
+            ctx.call(f["trigger_tool"], f.get("trigger_arguments", {}))
+            attempts += 1
+        match = _updated_for(uri)
+        seen = subscription.wait(lambda n: match(n) and subscription.tagged(n),
+                                 deadline=time.monotonic() + wait)
+    finally:
+        subscription.close()
     if seen is None:
         return failed(ctx.case, "subscription-notification-missing", attempts, attempts)
     return passed(ctx.case, attempts)

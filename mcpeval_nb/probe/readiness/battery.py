@@ -26,13 +26,17 @@ from ...limits import (
 )
 from ...privacy.grammar import valid_tool
 from ...root import RootLike
+from ...transport.era import TASKS_EXTENSION
 from ...transport.messages import Catalog, Target, ToolOutcome
 from ..context import ProbeOptions, RunContext
+from ..eras import DEFAULT_ERA
 from ..history import record_report_trend
 from ..plan import RunPlan, Work, open_run, plan_run
 from ..report import ProbeReport
 from .checks import Connection, protocol_checks, run_contention, run_payload
+from .labels import MODERN_STANDARD, STANDARD
 from .model import Readiness, measurement_profile
+from .modern_checks import ModernFacts, modern_protocol_checks
 from .observations import BatteryObservations, CallObservation, HonestyObservation, ToolFacts, ToolRun
 from .schema_tools import schema_test
 from .score import score_readiness
@@ -57,6 +61,8 @@ class BatteryOptions:
         progress: called with short content-free lines (``battery tool 3/13``); None for silence.
         history: ``score_server`` appends the scored run's trend point (``--no-history`` turns it off).
         root: the capture root of that history (default ``$MCPEVAL_HOME``).
+        protocol: the protocol era (``--protocol``: ``auto``, ``legacy`` or ``2026-07-28``); a server
+            that speaks 2026-07-28 is scored under ``mcpeval-modern/1``.
     """
 
     confirm_read_only: bool = False
@@ -66,6 +72,7 @@ class BatteryOptions:
     progress: Progress | None = None
     history: bool = True
     root: RootLike = None
+    protocol: str = DEFAULT_ERA
 
 
 def check_skip_names(skip_tools: Sequence[str], catalog: Catalog | None = None) -> None:
@@ -125,7 +132,7 @@ class _Battery:
             return HonestyObservation("transport-error")
         try:
             replied = True
-            self.conn.session.ping(timeout=self.options.call_timeout_s)
+            self.conn.alive(timeout=self.options.call_timeout_s)
         except TransportError as exc:
             self.conn.lost(exc)
             replied = False
@@ -178,8 +185,15 @@ class _Battery:
                 break
         return contention, payload
 
+    def modern_facts(self, names: list[str], caps: dict[str, Any], surfaces: bool) -> ModernFacts:
+        return ModernFacts(names=tuple(names), surfaces=surfaces,
+                           resources=isinstance(caps.get("resources"), dict), tasks=_tasks_declared(caps))
+
     def run(self) -> Readiness:
         catalog = self.conn.session.list_tools()
+        modern = self.conn.modern
+        if modern and _tasks_declared(self.conn.session.server_capabilities):
+            self.conn.declare({"extensions": {TASKS_EXTENSION: {}}})
         check_skip_names(self.options.skip_tools, catalog)
         caps = dict(self.conn.session.server_capabilities)
         facts = [ToolFacts.from_entry(e) for e in catalog.tools]
@@ -192,14 +206,22 @@ class _Battery:
         contention, payload = self.shared_cases(entries)
         self.say("battery protocol checks")
         surfaces = isinstance(caps.get("resources"), dict) or isinstance(caps.get("prompts"), dict)
-        protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
+        if modern:
+            protocol = modern_protocol_checks(self.conn, self.modern_facts(catalog.names, caps, surfaces))
+        else:
+            protocol = protocol_checks(self.conn, surfaces_declared=surfaces)
         unasked = tuple(r.name for r in runs if r.not_called == "coverage-open-world" and valid_tool(r.name))
         profile = measurement_profile(attested_read_only=self.options.confirm_read_only,
                                       skip_tools=(*self.options.skip_tools, *unasked),
                                       call_timeout_ms=round(self.options.call_timeout_s * 1000))
         return score_readiness(BatteryObservations(
             tuple(facts), tuple(runs), protocol, contention, payload, self.options.confirm_read_only,
-            profile))
+            profile, MODERN_STANDARD if modern else STANDARD))
+
+
+def _tasks_declared(caps: dict[str, Any]) -> bool:
+    extensions = caps.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def _first_string_property(schema: Any) -> str | None:
@@ -263,7 +285,7 @@ def score_server(target: Target, *, server: str, options: BatteryOptions | None 
     plan: RunPlan[None] = plan_run(
         target, options=ProbeOptions(server=server, journal=False, confirm_read_only=chosen.confirm_read_only,
                                      skip_tools=chosen.skip_tools, max_requests=max_requests,
-                                     max_seconds=max_seconds),
+                                     max_seconds=max_seconds, protocol=chosen.protocol),
         work=lambda: _battery_work(chosen))
     report = _scored(open_run(plan, cancel=cancel), chosen)
     if chosen.history:
@@ -285,7 +307,8 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
         reason = ctx.reason(exc)
         if options.progress is not None:  # the report carries the label; say why, as probe does
             options.progress(f"readiness {reason}: {exc}")
-        return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason)
+        return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason,
+                           protocol=ctx.negotiated)
     except Cancelled:
-        return ProbeReport(server=server, cases=(), readiness=None, cancelled=True)
-    return ProbeReport(server=server, cases=(), readiness=readiness)
+        return ProbeReport(server=server, cases=(), readiness=None, cancelled=True, protocol=ctx.negotiated)
+    return ProbeReport(server=server, cases=(), readiness=readiness, protocol=ctx.negotiated)

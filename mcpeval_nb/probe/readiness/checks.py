@@ -16,6 +16,7 @@ from typing import Any
 from ...errors import TransportError
 from ...limits import BATTERY_PAYLOAD_BYTES, MAX_SERVER_REQUESTS, MAX_TOOL_PAGES
 from ...transport.budget import BUDGET_EXCEEDED
+from ...transport.modern import Observed
 from ...transport.session import McpSession
 from ..cases import CaseResult, ProbeCase
 from ..context import RunContext
@@ -24,7 +25,7 @@ from ..kinds.catalog import pagination, protocol_negotiation, surface_listing
 from ..kinds.sessions import contention
 
 __all__ = ["BOGUS_VERSION", "UNKNOWN_METHOD", "UNKNOWN_TOOL", "Connection", "protocol_checks",
-           "run_contention", "run_payload"]
+           "run_contention", "run_payload", "run_protocol_checks", "shared_checks"]
 
 BOGUS_VERSION = "2000-01-01"
 UNKNOWN_METHOD = "mcpeval/unknown"
@@ -36,11 +37,54 @@ _NEGOTIATION = {"negotiation-echoed-unknown": "protocol-negotiation-echoed-unkno
 
 
 class Connection:
-    """The battery's current connection: opened on demand, dropped after a transport failure."""
+    """The battery's current connection: opened on demand, dropped after a transport failure.
+
+    It also sums what its modern sessions observed (``transport.modern.Observed``) for the
+    ``mcpeval-modern/1`` checks.
+    """
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self._session: McpSession | None = None
+        self._seen = Observed()
+        self._caps: dict[str, Any] = {}
+
+    def declare(self, capabilities: dict[str, Any]) -> None:
+        """Send ``capabilities`` with every later modern request of the battery (the tasks extension)."""
+        self._caps = dict(capabilities)
+        if self._session is not None and not self._session.closed:
+            self._session.declare(self._caps)
+
+    def absorb(self, session: McpSession) -> None:
+        """Close another session of the battery and add what it observed."""
+        session.close()
+        self._seen.add(session.observed)
+
+    def observed(self) -> Observed:
+        """What every session of the battery observed so far (the current one included)."""
+        total = Observed()
+        total.add(self._seen)
+        if self._session is not None:
+            total.add(self._session.observed)
+        return total
+
+    @property
+    def modern(self) -> bool:
+        """The battery's connections speak the 2026-07-28 era."""
+        return self.session.modern
+
+    def alive(self, *, timeout: float | None = None) -> None:
+        """One request any server must answer: ``ping`` (legacy), a ``tools/list`` page (modern, which
+        removed ``ping``).
+
+        Raises:
+            TransportError: no answer.
+        """
+        session = self.session
+        if session.modern:
+            session.request("tools/list", timeout=timeout)
+        else:
+            session.ping(timeout=timeout)
 
     @property
     def session(self) -> McpSession:
@@ -50,13 +94,13 @@ class Connection:
             TransportError: the connection or handshake failed.
         """
         if self._session is None or self._session.closed:
-            self._session = self.ctx.connect()
+            self._session = self.ctx.connect(capabilities=self._caps or None)
         return self._session
 
     def drop(self) -> None:
         """Close the current session (a transport failure left it unusable)."""
         if self._session is not None:
-            self._session.close()
+            self.absorb(self._session)
             self._session = None
 
     def lost(self, exc: TransportError) -> None:
@@ -135,18 +179,36 @@ def _negotiation(conn: Connection) -> str | None:
     return _NEGOTIATION.get(result.reason or "", "protocol-negotiation-invalid-version")
 
 
+Check = tuple[str, Callable[[Connection], str | None]]
+
+
+def shared_checks(*, surfaces_declared: bool) -> list[Check]:
+    """The protocol checks both standards share: unknown method and tool, pagination, surfaces."""
+    checks: list[Check] = [("protocol.unknown-method", _unknown_method),
+                           ("protocol.unknown-tool", _unknown_tool), ("protocol.pagination", _pagination)]
+    if surfaces_declared:
+        checks.append(("protocol.surfaces", _surfaces))
+    return checks
+
+
 def protocol_checks(conn: Connection, *, surfaces_declared: bool) -> tuple[tuple[str, str | None], ...]:
-    """Run the protocol checks in order; (check id, reason or None) for each applicable one.
+    """Run the ``mcpeval-standard/2`` protocol checks in order; (check id, reason or None) for each
+    applicable one.
 
     Raises:
         TransportError: only ``evaluation-budget-exceeded``.
     """
-    checks: list[tuple[str, Callable[[Connection], str | None]]] = [
-        ("protocol.unknown-method", _unknown_method), ("protocol.ping", _ping),
-        ("protocol.unknown-tool", _unknown_tool), ("protocol.pagination", _pagination)]
-    if surfaces_declared:
-        checks.append(("protocol.surfaces", _surfaces))
-    checks.append(("protocol.negotiation", _negotiation))
+    shared = shared_checks(surfaces_declared=surfaces_declared)
+    checks = [shared[0], ("protocol.ping", _ping), *shared[1:], ("protocol.negotiation", _negotiation)]
+    return run_protocol_checks(conn, checks)
+
+
+def run_protocol_checks(conn: Connection, checks: list[Check]) -> tuple[tuple[str, str | None], ...]:
+    """Run ``checks`` in order; a transport failure costs that check (``protocol-call-failed``).
+
+    Raises:
+        TransportError: only ``evaluation-budget-exceeded``.
+    """
     out: list[tuple[str, str | None]] = []
     for check_id, check in checks:
         conn.ctx.check_cancel()

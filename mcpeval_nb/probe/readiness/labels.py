@@ -1,5 +1,10 @@
-"""The closed vocabularies of readiness (SPEC 9.2-9.3): the standard, its areas and weights, check ids,
-and every readiness reason with its fixed remediation hint.
+"""The closed vocabularies of readiness (SPEC 9.2-9.3): the standards, their areas and weights, check
+ids, and every readiness reason with its fixed remediation hint.
+
+Two standards are scored: ``mcpeval-standard/2`` for servers that speak the initialize handshake (SPEC
+9.3, unchanged), and ``mcpeval-modern/1`` for servers that speak the stateless 2026-07-28 revision
+(docs/readiness.md): the same six areas and weights; its protocol area drops what the revision removed
+(``ping``, the initialize negotiation) and checks what it introduced.
 
 Reports, the parser and the published report schema all draw on these tables; nothing outside them is
 ever accepted from a saved document.
@@ -7,17 +12,30 @@ ever accepted from a saved document.
 
 from __future__ import annotations
 
-__all__ = ["AREAS", "CHECK_IDS", "READINESS_REASONS", "STANDARD", "reason_hint"]
+__all__ = ["AREAS", "CHECK_IDS", "LEGACY_PROTOCOL_CHECKS", "MODERN_PROTOCOL_CHECKS", "MODERN_STANDARD",
+           "READINESS_REASONS", "SCORED_STANDARDS", "STANDARD", "check_ids", "reason_hint"]
 
 STANDARD = "mcpeval-standard/2"
+MODERN_STANDARD = "mcpeval-modern/1"
+#: The standards this evaluator scores; any other is display-only (only its score is shown).
+SCORED_STANDARDS: tuple[str, ...] = (STANDARD, MODERN_STANDARD)
 #: (area, weight) in report order; weights sum to 100.
 AREAS: tuple[tuple[str, int], ...] = (
     ("protocol", 15), ("catalog", 20), ("context", 15), ("error-honesty", 15), ("reliability", 20),
     ("coverage", 15))
 
+LEGACY_PROTOCOL_CHECKS: tuple[str, ...] = (
+    "protocol.unknown-method", "protocol.ping", "protocol.unknown-tool", "protocol.pagination",
+    "protocol.surfaces", "protocol.negotiation")
+MODERN_PROTOCOL_CHECKS: tuple[str, ...] = (
+    "protocol.discover", "protocol.unknown-method", "protocol.unknown-tool", "protocol.pagination",
+    "protocol.surfaces", "protocol.unknown-resource", "protocol.version-refusal", "protocol.headers",
+    "protocol.result-type", "protocol.cache-hints", "protocol.tools-order", "protocol.input-required",
+    "protocol.tasks")
+
+#: Every check id by area, over both scored standards (``check_ids`` gives one standard's).
 CHECK_IDS: dict[str, tuple[str, ...]] = {
-    "protocol": ("protocol.unknown-method", "protocol.ping", "protocol.unknown-tool", "protocol.pagination",
-                 "protocol.surfaces", "protocol.negotiation"),
+    "protocol": tuple(dict.fromkeys(LEGACY_PROTOCOL_CHECKS + MODERN_PROTOCOL_CHECKS)),
     "catalog": ("catalog.description", "catalog.params-described", "catalog.params-typed",
                 "catalog.read-only-declared", "catalog.destructive-declared", "catalog.output-schema",
                 "catalog.empty"),
@@ -28,6 +46,12 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
                     "reliability.contention", "reliability.payload"),
     "coverage": ("coverage.exercised",),
 }
+
+def check_ids(standard: str) -> dict[str, tuple[str, ...]]:
+    """The check ids of one scored standard, by area."""
+    protocol = MODERN_PROTOCOL_CHECKS if standard == MODERN_STANDARD else LEGACY_PROTOCOL_CHECKS
+    return {**CHECK_IDS, "protocol": protocol}
+
 
 #: Every readiness reason with its remediation hint (fixed text, never a payload).
 READINESS_REASONS: dict[str, str] = {
@@ -44,6 +68,25 @@ READINESS_REASONS: dict[str, str] = {
     "protocol-negotiation-inconsistent-support": "Accept the protocol version you offered when a client "
                                                  "asks for it.",
     "protocol-call-failed": "The protocol check could not complete; keep the connection answering.",
+    "protocol-discover-incomplete": "Answer server/discover with supportedVersions, capabilities, "
+                                    "resultType, cache hints and serverInfo in _meta.",
+    "protocol-unknown-resource-code": "Refuse resources/read of an unknown URI with -32602 (2026-07-28 "
+                                      "replaced -32002).",
+    "protocol-version-accepted": "Refuse a request at a protocol version you do not serve with -32022.",
+    "protocol-version-refusal-invalid": "Refuse an unsupported version with -32022 whose data.supported "
+                                        "lists the versions you serve.",
+    "protocol-header-mismatch-accepted": "Refuse a request whose Mcp-Method or Mcp-Name header disagrees "
+                                         "with its body: HTTP 400 with -32020.",
+    "protocol-result-type-missing": "Put resultType on every result (complete, input_required or task).",
+    "protocol-cache-hints-missing": "Put ttlMs (>= 0) and cacheScope (public or private) on list, read and "
+                                    "discover results.",
+    "protocol-tools-order-unstable": "Return tools/list in a deterministic order.",
+    "protocol-input-undeclared": "Ask for input (elicitation, sampling, roots) only when the client "
+                                 "declared the capability.",
+    "protocol-input-malformed": "Give every input_required result inputRequests or a requestState, and "
+                                "only elicitation, sampling or roots requests.",
+    "protocol-task-lifecycle-broken": "Let a task reach a terminal status through tasks/get, and refuse "
+                                      "tasks/get for an unknown task id.",
     "catalog-short-description": "Describe the tool in at least 40 characters: what it does and when to "
                                  "use it.",
     "catalog-undescribed-params": "Give every input property a description.",

@@ -16,7 +16,7 @@ from typing import Any
 from ..._version import __version__
 from ...privacy.grammar import valid_tool
 from ...privacy.records import MeasurementProfile
-from .labels import STANDARD, reason_hint
+from .labels import SCORED_STANDARDS, STANDARD, reason_hint
 
 __all__ = [
     "Area",
@@ -117,8 +117,9 @@ class Readiness:
 
     @property
     def display_only(self) -> bool:
-        """Scored under another standard: only ``score`` and ``standard`` are shown, nothing compares."""
-        return self.standard != STANDARD
+        """Scored under a standard this evaluator does not score: only ``score`` and ``standard`` are
+        shown, nothing compares."""
+        return self.standard not in SCORED_STANDARDS
 
     def area(self, name: str) -> Area:
         """The area called ``name`` (KeyError if absent)."""

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ...jsonfmt import dumps
 from ...privacy.records import MeasurementProfile
+from .labels import STANDARD
 
 __all__ = [
     "BatteryObservations",
@@ -158,6 +159,7 @@ class BatteryObservations:
         runs: one entry per non-writer tool, by name (missing entries count as not called).
         protocol: (check id, failure reason or None) for each applicable protocol check.
         contention, payload: (tool, passed) when that case ran, else None.
+        standard: the standard the run is scored under (``mcpeval-modern/1`` for a 2026-07-28 server).
     """
 
     tools: tuple[ToolFacts, ...]
@@ -167,3 +169,4 @@ class BatteryObservations:
     payload: tuple[str, bool] | None = None
     attested_read_only: bool = False
     measurement_profile: MeasurementProfile | None = None
+    standard: str = STANDARD

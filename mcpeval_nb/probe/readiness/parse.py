@@ -12,7 +12,7 @@ from typing import Any
 from ...errors import DocumentError, ProfileError
 from ...privacy.grammar import valid_tool
 from ...privacy.records import MeasurementProfile
-from .labels import AREAS, CHECK_IDS, READINESS_REASONS, STANDARD
+from .labels import AREAS, READINESS_REASONS, SCORED_STANDARDS, check_ids
 from .model import Area, Check, Readiness, Surface
 
 __all__ = ["parse_readiness"]
@@ -30,9 +30,9 @@ def _obj(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _parse_check(raw: Any, area: str, where: str) -> Check:
+def _parse_check(raw: Any, area: str, where: str, ids: dict[str, tuple[str, ...]]) -> Check:
     d = _obj(raw, where)
-    if d.get("id") not in CHECK_IDS[area]:
+    if d.get("id") not in ids[area]:
         raise DocumentError(f"{where}: unknown check id")
     if d.get("reason") not in READINESS_REASONS:
         raise DocumentError(f"{where}: unknown reason")
@@ -46,7 +46,7 @@ def _parse_check(raw: Any, area: str, where: str) -> Check:
     return Check(d["id"], d["reason"], score, observed, tool)
 
 
-def _parse_area(raw: Any, where: str) -> Area:
+def _parse_area(raw: Any, where: str, ids: dict[str, tuple[str, ...]]) -> Area:
     d = _obj(raw, where)
     weights = dict(AREAS)
     name = d.get("name")
@@ -63,11 +63,13 @@ def _parse_area(raw: Any, where: str) -> Area:
     measurements = _obj(d.get("measurements", {}), f"{where} measurements")
     parsed = {k: _u64(v, f"{where} measurement") for k, v in measurements.items() if isinstance(k, str)}
     return Area(name, weights[name], score,
-                tuple(_parse_check(c, name, f"{where} check {i + 1}") for i, c in enumerate(checks)), parsed)
+                tuple(_parse_check(c, name, f"{where} check {i + 1}", ids) for i, c in enumerate(checks)),
+                parsed)
 
 
 def parse_readiness(raw: Any, *, where: str = "readiness") -> Readiness:
-    """Parse a report's readiness object; strict under ``mcpeval-standard/2``.
+    """Parse a report's readiness object; strict under the scored standards (``mcpeval-standard/2``,
+    ``mcpeval-modern/1``: each with its own protocol check ids).
 
     Other standards keep only ``score`` and ``standard`` (display-only, not comparable) and the object
     itself, which ``Readiness.to_json`` writes back unchanged.
@@ -101,12 +103,13 @@ def parse_readiness(raw: Any, *, where: str = "readiness") -> Readiness:
             raise DocumentError(f"{where}: {exc}") from None
         if profile.attested_read_only != attested:
             raise DocumentError(f"{where}: inconsistent read-only attestation")
-    if standard != STANDARD:
+    if standard not in SCORED_STANDARDS:
         return Readiness(score, (), Surface(0, 0, 0, 0), attested, profile, standard, copy.deepcopy(d))
     areas_raw = d.get("areas")
     if not isinstance(areas_raw, list):
         raise DocumentError(f"{where} areas must be an array")
-    areas = tuple(_parse_area(a, f"{where} area {i + 1}") for i, a in enumerate(areas_raw))
+    ids = check_ids(standard)
+    areas = tuple(_parse_area(a, f"{where} area {i + 1}", ids) for i, a in enumerate(areas_raw))
     if sorted(a.name for a in areas) != sorted(n for n, _ in AREAS):
         raise DocumentError(f"{where} must score each of the six areas once")
     s = _obj(d.get("surface"), f"{where} surface")

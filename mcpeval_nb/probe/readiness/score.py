@@ -1,4 +1,5 @@
-"""Readiness under ``mcpeval-standard/2`` (SPEC 9.3): a pure function from battery observations.
+"""Readiness under ``mcpeval-standard/2`` (SPEC 9.3) and ``mcpeval-modern/1``: a pure function from
+battery observations (the two standards differ only in their protocol checks).
 
 ``score_readiness`` turns ``BatteryObservations`` (``readiness.observations``) into a ``Readiness``: six
 areas, each rounded half away from zero, and the weighted overall score.  No I/O, no payloads.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .labels import AREAS
+from .labels import AREAS, MODERN_STANDARD
 from .model import Area, Check, Readiness, Surface
 from .observations import BatteryObservations, ToolFacts, ToolRun
 
@@ -46,7 +47,8 @@ def _run_for(obs: BatteryObservations, name: str) -> ToolRun:
 
 def _protocol(obs: BatteryObservations) -> tuple[float, list[Check], dict[str, int]]:
     if not obs.protocol:
-        return 0.0, [Check("protocol.ping", "protocol-call-failed")], {}
+        first = "protocol.discover" if obs.standard == MODERN_STANDARD else "protocol.ping"
+        return 0.0, [Check(first, "protocol-call-failed")], {}
     lost = [Check(cid, reason) for cid, reason in obs.protocol if reason is not None]
     return 100.0 * (len(obs.protocol) - len(lost)) / len(obs.protocol), lost, {}
 
@@ -210,4 +212,5 @@ def score_readiness(obs: BatteryObservations) -> Readiness:
     writers = sum(t.writer for t in obs.tools)
     exercised = sum(_run_for(obs, t.name).not_exercised_reason() is None for t in _non_writers(obs))
     surface = Surface(len(obs.tools), len(obs.tools) - writers, writers, exercised)
-    return Readiness(overall, tuple(areas), surface, obs.attested_read_only, obs.measurement_profile)
+    return Readiness(overall, tuple(areas), surface, obs.attested_read_only, obs.measurement_profile,
+                     obs.standard)

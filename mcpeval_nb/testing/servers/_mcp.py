@@ -108,6 +108,8 @@ class Server:
         self.asks = 0
         self._buffer = b""
         self.skip_ids = False
+        #: The request headers of the POST being answered (lowercase names; HTTP only, else None).
+        self.request_headers: dict[str, str] | None = None
 
     # --- registration --------------------------------------------------------------------------------
 
@@ -210,6 +212,7 @@ class Server:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
+                server.request_headers = {k.lower(): v for k, v in self.headers.items()}
                 try:
                     message = json.loads(self.rfile.read(length))
                 except ValueError:

@@ -3,6 +3,7 @@
 One server, started in the era, transport and features a test needs::
 
     python -m mcpeval_nb.testing.servers.sdk_eras [--era dual|modern|legacy] [--http [--json]] [--oauth]
+                                                  [--readiness]
 
 * ``--era dual`` (the default) serves both eras, as the SDK does: a client that opens with
   ``server/discover`` (or any request carrying the 2026-07-28 ``_meta`` envelope) is served statelessly,
@@ -40,6 +41,9 @@ Tools (both eras unless noted):
 * ``touch()``: sends ``notifications/tools/list_changed`` to ``subscriptions/listen`` streams.
 
 Prompts and resources: ``greet(name)`` and ``note://{key}``, both plain.
+
+``--readiness`` adds instructions and read-only annotated tools for the readiness battery, with canaries
+in the instructions, a description and an elicitation URL (``_eras_readiness``).
 """
 
 from __future__ import annotations
@@ -127,17 +131,22 @@ async def _keep_question(item: str) -> Elicit[Keep]:
     return Elicit(f"keep {item}?", Keep)
 
 
-def build(*, auth: dict[str, Any] | None = None) -> MCPServer[Any]:
+def build(*, auth: dict[str, Any] | None = None, readiness: bool = False) -> MCPServer[Any]:
     """The fixture server with its tools, prompt, resource and the Tasks extension.
 
     Args:
         auth: ``MCPServer`` keyword arguments that make it a protected resource (``--oauth``), or None.
+        readiness: add the ``--readiness`` profile (instructions and annotated tools).
 
     Returns:
         The server.
     """
+    from mcpeval_nb.testing.servers._eras_readiness import INSTRUCTIONS, add_readiness_tools
+
     server: MCPServer[Any] = MCPServer("sdk-eras", log_level="WARNING", extensions=[TasksExtension()],
-                                       **(auth or {}))
+                                       instructions=INSTRUCTIONS if readiness else None, **(auth or {}))
+    if readiness:
+        add_readiness_tools(server)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -208,24 +217,24 @@ def _bind() -> tuple[socket.socket, int]:
     return sock, int(sock.getsockname()[1])
 
 
-async def _serve_http(*, era: str, json_response: bool, oauth: bool) -> None:
+async def _serve_http(*, era: str, json_response: bool, oauth: bool, readiness: bool) -> None:
     import uvicorn
 
     from mcpeval_nb.testing.servers._eras_http import era_gate, oauth_settings
 
     sock, port = _bind()
     origin = f"http://127.0.0.1:{port}"
-    server = build(auth=oauth_settings(origin) if oauth else None)
+    server = build(auth=oauth_settings(origin) if oauth else None, readiness=readiness)
     app = server.streamable_http_app(json_response=json_response, stateless_http=True, host="127.0.0.1")
     config = uvicorn.Config(era_gate(app, era), log_level="warning", lifespan="on")
     print(f"{origin}/mcp", flush=True)
     await uvicorn.Server(config).serve(sockets=[sock])
 
 
-async def _serve_stdio(era: str) -> None:
+async def _serve_stdio(era: str, readiness: bool) -> None:
     from mcpeval_nb.testing.servers._eras_stdio import serve_stdio
 
-    await serve_stdio(build(), era)
+    await serve_stdio(build(readiness=readiness), era)
 
 
 def main(argv: list[str]) -> int:
@@ -235,11 +244,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--oauth", action="store_true")
+    parser.add_argument("--readiness", action="store_true")
     args = parser.parse_args(argv)
     if args.http:
-        asyncio.run(_serve_http(era=args.era, json_response=args.json, oauth=args.oauth))
+        asyncio.run(_serve_http(era=args.era, json_response=args.json, oauth=args.oauth,
+                                readiness=args.readiness))
     else:
-        asyncio.run(_serve_stdio(args.era))
+        asyncio.run(_serve_stdio(args.era, args.readiness))
     return 0
 
 
