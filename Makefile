@@ -3,17 +3,29 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
 NODE_DIR   := tests/e2e/node
 NODE_STAMP := $(NODE_DIR)/node_modules/.installed-stamp
 WEB_DIR    := web
 WEB_STAMP  := $(WEB_DIR)/node_modules/.installed-stamp
 
-.PHONY: setup demo test lint typecheck unit notebooks bench lab clean
+.PHONY: setup demo-setup demo test lint typecheck unit notebooks bench lab clean
 
-$(STAMP): pyproject.toml setup.py mcpeval_nb/tables/_canon.c
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,browser,scale,otel,otel-test,engines-test]'
+# Two install sets: `make demo` installs only what the demo runs (the package and its `demo` extra:
+# the SDK and time servers it captures, DuckDB, the notebook runner), `make test` adds everything else
+# the suite uses.  pip shows its progress (no -q): a fresh install takes a few minutes.
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check --upgrade pip
+
+$(DEMO_STAMP): pyproject.toml setup.py mcpeval_nb/tables/_canon.c | $(PY)
+	@echo "[setup] installing the package and the demo's dependencies into $(VENV)" >&2
+	$(PY) -m pip install --disable-pip-version-check -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
+	@echo "[setup] installing the test suite's dependencies into $(VENV)" >&2
+	$(PY) -m pip install --disable-pip-version-check -e '.[demo,test,browser,scale,otel,otel-test,engines-test]'
 	touch $(STAMP)
 
 # npm peers for the end-to-end tests (installed from the lock file when there is one).
@@ -34,7 +46,9 @@ $(WEB_STAMP): $(WEB_DIR)/package.json $(wildcard $(WEB_DIR)/package-lock.json)
 
 setup: $(STAMP) $(NODE_STAMP) $(WEB_STAMP)
 
-demo: setup
+demo-setup: $(DEMO_STAMP) $(WEB_STAMP)
+
+demo: demo-setup
 	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo
 
 lint: $(STAMP)

@@ -16,6 +16,7 @@ Raw-content types (sessions, responses, the capture correlator) are deliberately
 from __future__ import annotations
 
 import importlib
+import sys
 import typing
 
 from ._version import __version__ as __version__
@@ -411,6 +412,8 @@ if typing.TYPE_CHECKING:
     from .probe.scaffold import (
         write_manifest as write_manifest,
     )
+    from .progress import Progress as Progress
+    from .progress import byte_progress as byte_progress
     from .review import (
         FlaggedLine as FlaggedLine,
     )
@@ -530,6 +533,7 @@ if typing.TYPE_CHECKING:
     from .tables import (
         open_store as open_store,
     )
+    from .tables.coerce import as_table as as_table
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
@@ -637,6 +641,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".sizes.phases": ("PhaseCapture", "PhaseView", "capture_phases", "load_phases",),
     ".sizes.table": ("result_size_history", "sizes_schema_text",),
     ".serve": ("FindingsServer", "ServeConfig", "ServeOptions", "run_serve", "serve_config",),
+    ".progress": ("Progress", "byte_progress",),
+    ".tables.coerce": ("as_table",),
     ".tables": (
         "ANNOTATIONS_SCHEMA", "CALLS_SCHEMA", "CATALOGS_SCHEMA", "LOAD_REPORT_SCHEMA", "Store",
         "TRENDS_SCHEMA", "open_store",
@@ -675,3 +681,7 @@ def __getattr__(name: str) -> typing.Any:
 def __dir__() -> list[str]:
     """Public names included, loaded or not."""
     return sorted(set(globals()) | set(__all__))
+
+
+if "IPython" in sys.modules:  # in a notebook, tables render as tables (tables/html.py; cheap check)
+    importlib.import_module(".tables.html", __name__).register_table_html()

@@ -182,11 +182,16 @@ class TransportError(MCPEvalError):
     Attributes:
         reason: one of ``transport-timeout``, ``transport-closed``, ``transport-error``,
             ``evaluation-budget-exceeded``.
+        detail: lines ``describe`` adds below the message: for a stdio server that closed the
+            connection, its exit status and its last stderr lines (bounded, through the redaction
+            check's text patterns; ``transport.stderr_tail``).  Shown to the operator, never stored.
     """
 
-    def __init__(self, message: str, reason: str = "transport-error") -> None:
+    def __init__(self, message: str, reason: str = "transport-error", *,
+                 detail: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.reason = reason
+        self.detail = detail
 
 
 class ProbeError(MCPEvalError):
@@ -266,6 +271,8 @@ def describe(exc: BaseException) -> str:
         An ``MCPEvalError``'s message (paths, line numbers, labels; never payload text), else
         ``unexpected <Type> (details withheld)``: a foreign exception's message may quote anything.
     """
+    if isinstance(exc, TransportError) and exc.detail:
+        return "\n  ".join((str(exc), *exc.detail))
     if isinstance(exc, MCPEvalError):
         return str(exc) or type(exc).__name__
     return f"unexpected {type(exc).__name__} (details withheld)"

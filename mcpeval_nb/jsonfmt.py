@@ -26,7 +26,22 @@ _TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?)(\d)(?:\.(\d+))?e([+-]\d+)')
 
 
 class JSONFormatError(ValueError):
-    """Text that serde_json would refuse to parse; the message never quotes the text."""
+    """Text that serde_json would refuse to parse; the message never quotes the text.
+
+    Attributes:
+        line / column: where the text stops being JSON (1-based), when known.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
+        where = "" if line is None else f"line {line}, column {column}: "
+        super().__init__(where + message)
+        self.line, self.column = line, column
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of ``pos`` in ``text``."""
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
 def _ryu_layout(sign: str, digits: str, exp10: int) -> str:
@@ -283,10 +298,15 @@ def loads(text: str | bytes) -> Any:
         value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
     except JSONFormatError:
         raise
-    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+    except json.JSONDecodeError as exc:  # its message is a fixed phrase: it never quotes the text
+        raise JSONFormatError(exc.msg[:1].lower() + exc.msg[1:], line=exc.lineno, column=exc.colno) from None
+    except UnicodeDecodeError as exc:
+        raise JSONFormatError(f"invalid UTF-8 at byte {exc.start}") from None
+    except (ValueError, RecursionError) as exc:
         raise JSONFormatError(f"invalid JSON ({type(exc).__name__})") from None
-    if _skip_ws(text, end) != len(text):
-        raise JSONFormatError("trailing characters after JSON value")
+    if (stop := _skip_ws(text, end)) != len(text):
+        line, column = _position(text, stop)
+        raise JSONFormatError("trailing characters after JSON value", line=line, column=column)
     if (text.count("[") + text.count("{") >= MAX_JSON_DEPTH) and max_depth_exceeded(value):
         raise JSONFormatError("recursion limit exceeded")
     if "\\u" in text and _SURROGATE_RE.search(text) and _has_lone_surrogate(value):

@@ -12,15 +12,17 @@ are never checked here: they may use anything, and go to ``jsonschema``.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.resources
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["KEYWORDS", "SchemaChecker", "Violation", "packaged_checker", "packaged_schema", "packaged_text"]
+__all__ = ["KEYWORDS", "SchemaChecker", "Violation", "packaged_checker", "packaged_schema", "packaged_text",
+           "unknown_field_words"]
 
 #: Keywords that constrain (each implemented below).
 _ASSERTIONS = frozenset({
@@ -45,17 +47,41 @@ class Violation:
         path: where in the instance (keys and indexes), as a tuple.
         validator_value: the keyword's value in the schema.
         instance: the part of the document that failed (never printed by the package).
+        allowed: for ``additionalProperties``, the fields the schema declares at ``path``.
     """
 
     validator: str | None
     path: tuple[str | int, ...]
     validator_value: Any
     instance: Any
+    allowed: tuple[str, ...] = ()
 
     @property
     def absolute_path(self) -> tuple[str | int, ...]:
         """``path`` under ``jsonschema``'s name."""
         return self.path
+
+
+def unknown_field_words(v: Violation, names: Collection[str]) -> str:
+    """Name what an ``additionalProperties`` violation found without quoting the file: a field the
+    schema defines elsewhere (``names``) by its name, any other by the nearest allowed field.
+
+    Args:
+        v: the violation (``v.allowed`` holds the fields allowed at its path).
+        names: every field name the schema defines (safe to print: they are the schema's, not the file's).
+
+    Returns:
+        ``"`tool` is not a field here"`` or ``"unknown field (did you mean `timeout_ms`?)"``, then the
+        fields allowed there.
+    """
+    extras = [k for k in v.instance if k not in v.allowed] if isinstance(v.instance, dict) else []
+    allowed = f"; allowed here: {', '.join(v.allowed)}" if v.allowed else ""
+    named = [k for k in extras if k in names]
+    if named:
+        return f"`{named[0]}` is not a field here{allowed}"
+    close = difflib.get_close_matches(str(extras[0]), v.allowed, n=1) if extras else []
+    guess = f" (did you mean `{close[0]}`?)" if close else ""
+    return f"unknown field{guess}{allowed}"
 
 
 def _is_type(value: Any, name: str) -> bool:
@@ -190,7 +216,7 @@ class SchemaChecker:
                 for name in extras:
                     yield from self._errors(value, instance[name], (*path, name))
             elif value is False and extras:
-                yield fail
+                yield Violation(key, path, value, instance, tuple(schema.get("properties", {})))
         elif key == "propertyNames":
             for name in instance:
                 yield from self._errors(value, name, path)

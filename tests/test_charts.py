@@ -28,7 +28,8 @@ def test_latency_distribution_draws_one_box_per_tool_on_the_given_axes(store: mc
     out = charts.plot_latency_distribution(store.calls, ax=ax)
     assert out is ax
     labels = sorted(t.get_text() for t in ax.get_yticklabels())
-    assert labels == ["tool_0", "tool_1", "tool_2", "tool_3"]
+    # one tool name on two servers is drawn per server, never pooled
+    assert labels == [f"server-{s}/tool_{t}" for s in range(2) for t in range(4)]
     assert ax.get_xscale() == "symlog" and ax.get_xlim()[0] == 0
     plt.close(fig)
 

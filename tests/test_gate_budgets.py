@@ -75,7 +75,8 @@ def test_a_bad_budgets_file_is_refused_with_the_json_path_of_the_problem(doc: An
 
 
 def test_text_that_is_not_json_and_repeated_selectors_are_refused() -> None:
-    with pytest.raises(DocumentError, match=r"^b\.json: not valid JSON$"):
+    where = r"\(line 1, column 28: expecting value\)"
+    with pytest.raises(DocumentError, match=rf"^b\.json: not valid JSON {where}$"):
         parse_budgets(b'{"version": 1, "budgets": [' + CANARY.encode(), source="b.json")
     doc = {"version": 1, "budgets": [{"server": "docs"}, {"tool": "x"}, {"server": "docs", "tool": "*"}]}
     with pytest.raises(DocumentError, match="/budgets/2 has the same server and tool as /budgets/0"):

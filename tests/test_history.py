@@ -49,7 +49,8 @@ def test_a_trend_point_is_appended_as_one_compact_line_in_struct_order(root: Pat
 
 
 def test_missing_history_prints_the_exact_no_history_message(root: Path) -> None:
-    assert trends_text(root=root) == "no trend history yet; run \x60mcpeval probe\x60 first\n"
+    assert trends_text(root=root) == ("no trend history yet; run `mcpeval-nb score` or `mcpeval-nb probe` "
+                                      "first\n")
     assert NO_HISTORY.encode() == b"no trend history yet; run `mcpeval probe` first\n"
 
 

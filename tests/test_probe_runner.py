@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,6 +162,20 @@ def test_a_server_that_never_answers_gives_every_case_the_transport_reason() -> 
     assert report.exit_code == 3
 
 
+def test_a_server_that_dies_at_start_is_reported_once_with_its_stderr_and_no_battery_retry() -> None:
+    code = "import sys; print('config file missing', file=sys.stderr); sys.exit(2)"
+    doc = manifest(case("pages", "pagination", max_pages=2), case("more", "pagination", max_pages=2))
+    events: list[ProgressEvent] = []
+    report = mcpeval_nb.run_probes([sys.executable, "-c", code], manifest=doc,
+                                   options=ProbeOptions(server="demo", journal=False, history=False),
+                                   progress=events.append)
+    assert [e.diagnostic for e in events if e.diagnostic] == [
+        "connect transport-closed: MCP server closed the connection\n"
+        "  the server exited with status 2; its last stderr lines:\n  | config file missing"]
+    assert report.readiness_error == "transport-closed" and report.exit_code == 3
+    assert report.render_text().count("hint:") == 1
+
+
 def test_the_case_after_a_lost_connection_runs_on_a_fresh_one() -> None:
     doc = manifest(case("crash", "degradation-over-n", tool="crash", arguments={}, max_attempts=2),
                    case("after", "degradation-over-n", tool="out_ok", arguments={}, max_attempts=2))
@@ -170,7 +185,8 @@ def test_the_case_after_a_lost_connection_runs_on_a_fresh_one() -> None:
                                    progress=events.append)
     assert verdicts(report) == {"crash": (False, "transport-closed", 1), "after": (True, None, None)}
     diagnostics = [e.diagnostic for e in events if e.diagnostic]
-    assert diagnostics == ["crash transport-closed: MCP server closed the connection"]
+    assert diagnostics == ["crash transport-closed: MCP server closed the connection\n"
+                           "  the server exited with status 3 and wrote nothing to stderr"]
     assert [(e.phase, e.case_id, e.verdict) for e in events if e.phase != "diagnostic"] == [
         ("start", "crash", None), ("done", "crash", "error"),
         ("start", "after", None), ("done", "after", "pass")]

@@ -24,6 +24,8 @@ RANKS: dict[str, float] = {
     "jsonfmt": 0,
     "junit": 0,
     "schemacheck": 0,
+    "progress": 0,
+    "htmltext": 0,
     "privacy": 1,
     "root": 1.5,
     "journal": 2,

@@ -104,9 +104,9 @@ def test_score_of_an_unreachable_server_exits_3_and_records_nothing(
     assert not (root / "store" / "probes" / "history.jsonl").exists()
 
 
-def test_trends_without_history_prints_the_fixed_message(
+def test_trends_without_history_names_this_command(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    expected = "no trend history yet; run `mcpeval probe` first\n"
+    expected = "no trend history yet; run `mcpeval-nb score` or `mcpeval-nb probe` first\n"
     assert run(capsys, "trends", "--last", "3") == (0, expected, "")
 
 

@@ -72,6 +72,7 @@ def test_with_root_given_the_shim_names_that_root_and_with_mcpeval_home_it_says_
             *echo_argv()]
     result = subprocess.run(argv, input=call(1, "navigate"), capture_output=True, timeout=60,
                             env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
-    assert f"recording to {chosen} (MCPEVAL_HOME is not set" in result.stderr.decode()
+    assert f"mcpeval-nb shim: recording to {chosen} (--root)\n" in result.stderr.decode()
+    assert "MCPEVAL_HOME is not set" not in result.stderr.decode()
     quiet = subprocess.run(shim_argv(), input=call(1, "navigate"), capture_output=True, timeout=60)
     assert b"recording to" not in quiet.stderr

@@ -98,20 +98,21 @@ def test_to_pandas_converts_each_table_and_refuses_unknown_names(root: Path) -> 
         store.to_pandas("secrets")
 
 
-def test_text_progress_prints_ten_percent_steps_for_large_loads_only() -> None:
+def test_text_progress_is_the_one_tqdm_bar_with_rate_and_time_left_for_large_loads_only() -> None:
     import io
 
     from mcpeval_nb.tables import text_progress
     out = io.StringIO()
     report = text_progress(out, min_bytes=100)
-    for done in range(0, 1001, 50):
-        report(done, 1000)
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "loading store: 0% (0/0 MiB)" and lines[-1].startswith("loading store: 100%")
-    assert len(lines) == 11
+    for done in range(0, 2049, 64):
+        report(done, 2048)
+    final = out.getvalue().split("\r")[-1].strip()
+    assert final.startswith("loading store: 100%") and "2.00k/2.00kB" in final, final
+    assert "<00:00" in final and "B/s" in final  # time left and rate
     quiet = io.StringIO()
     text_progress(quiet, min_bytes=100)(50, 99)
     assert quiet.getvalue() == ""
+
 
 
 def test_a_planted_symlink_in_the_parquet_destination_is_refused_and_nothing_is_touched(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
-from mcpeval_nb.errors import TransportError
+from mcpeval_nb.errors import TransportError, describe
 from mcpeval_nb.testing.servers.transport_fault import CANARY
 from mcpeval_nb.transport import Budget, McpSession, StdioTarget, jsonrpc
+from mcpeval_nb.transport.stderr_tail import MAX_TAIL_LINE_CHARS, MAX_TAIL_LINES
 
 from .transport_helpers import assert_gone, assert_reaped, child_pid, fixture_session
 
@@ -75,17 +77,56 @@ def test_close_terminates_and_reaps_the_child_and_its_process_group() -> None:
     assert_gone(pids["child"])
 
 
-def test_server_stderr_goes_to_dev_null() -> None:
+def test_server_stderr_is_drained_through_a_pipe() -> None:
     with fixture_session("resource_bounds", "pid") as session:
         pid = session.request("ping").result["pid"]
-        assert os.readlink(f"/proc/{pid}/fd/2") == "/dev/null"
+        assert os.readlink(f"/proc/{pid}/fd/2").startswith("pipe:")
 
 
-def test_a_command_that_cannot_start_is_a_transport_error_without_its_path() -> None:
+def test_a_command_that_cannot_start_names_the_program_and_the_errno_but_not_its_directory() -> None:
     secret = f"/nonexistent/{CANARY}/server"
     with pytest.raises(TransportError) as info:
         McpSession.connect(StdioTarget((secret,)))
-    assert (info.value.reason, str(info.value)) == ("transport-error", jsonrpc.SPAWN_FAILED)
+    assert info.value.reason == "transport-error"
+    assert str(info.value) == f'{jsonrpc.SPAWN_FAILED} "server": No such file or directory (ENOENT)'
+    assert CANARY not in describe(info.value)
+
+
+def test_a_program_missing_from_path_says_so() -> None:
+    with pytest.raises(TransportError) as info:
+        McpSession.connect(StdioTarget(("mcpeval-no-such-program",)))
+    assert str(info.value).endswith('"mcpeval-no-such-program": No such file or directory (ENOENT), '
+                                    "not found on PATH")
+
+
+def _crash(stderr: str, status: int = 1) -> TransportError:
+    code = f"import sys; sys.stderr.write({stderr!r}); sys.stderr.flush(); sys.exit({status})"
+    with pytest.raises(TransportError) as info, McpSession.connect(
+            StdioTarget((sys.executable, "-c", code))) as session:
+        session.initialize()
+    return info.value
+
+
+def test_a_server_that_exits_at_start_shows_its_status_and_last_stderr_lines() -> None:
+    lines = "".join(f"line {i}\n" for i in range(20)) + "ModuleNotFoundError: No module named 'foo'\n"
+    error = _crash(lines, status=4)
+    assert (error.reason, str(error)) == ("transport-closed", jsonrpc.CLOSED)
+    assert error.detail[0] == "the server exited with status 4; its last stderr lines:"
+    assert error.detail[-1] == "| ModuleNotFoundError: No module named 'foo'"
+    assert len(error.detail) == 1 + MAX_TAIL_LINES  # bounded: only the last lines
+    assert describe(error).splitlines()[0] == jsonrpc.CLOSED
+
+
+def test_stderr_lines_the_redaction_check_flags_are_withheld_and_long_lines_cut() -> None:
+    error = _crash(f"user {CANARY}@example.com\nopen /home/{CANARY}/x\n{'x' * 5000}\n")
+    text = describe(error)
+    assert CANARY not in text
+    assert "| [line withheld: email-like]" in text and "| [line withheld: home-path]" in text
+    assert max(len(line) for line in text.splitlines()) < MAX_TAIL_LINE_CHARS + 10
+
+
+def test_a_silent_crash_says_it_wrote_nothing() -> None:
+    assert _crash("", status=2).detail == ("the server exited with status 2 and wrote nothing to stderr",)
 
 
 def test_cancelled_call_unanswered_in_the_grace_period_returns_none_and_its_late_reply_is_dropped() -> None:

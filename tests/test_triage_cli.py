@@ -38,7 +38,8 @@ def test_index_promote_findings_lines(root: Path) -> None:
     assert (index.returncode, index.stdout) == (0, "indexed 23 calls, 12 failures, 4 annotations\n")
     empty = _cli(root, "findings", "--format", "json")
     assert empty.stdout == "[]\n"
-    assert empty.stderr == "no promoted findings; run mcpeval promote --threshold 0 to see every issue\n"
+    assert empty.stderr == me.FindingsView.EMPTY_NOTICE + "\n"
+    assert "`mcpeval-nb promote`" in empty.stderr and "mcpeval promote" not in empty.stderr
     assert (
         _cli(root, "promote", "--threshold", "0").stdout
         == "promoted 4 of 5 issues (1 seen in one session only)\n"

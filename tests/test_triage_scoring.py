@@ -162,7 +162,7 @@ def test_generate_stdout_lines() -> None:
         "finding-1",
         "probe=degradation-over-n max_attempts=3",
         "fill: q (str<8)",
-        "fill the placeholders in out.json before mcpeval verify",
+        "fill the placeholders in out.json before mcpeval-nb verify",
     ]
     assert g.manifest_text().endswith("}\n") and '"access": "read_only"' in g.manifest_text()
 

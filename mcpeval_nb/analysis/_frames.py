@@ -8,18 +8,21 @@ import pandas as pd
 import pyarrow as pa
 
 from ..errors import UsageError
+from ..tables.coerce import as_table
 
 __all__ = ["as_frame", "require", "to_table"]
 
 
 def as_frame(data: Any, columns: tuple[str, ...]) -> pd.DataFrame:
-    """The named columns of a ``pyarrow.Table`` or ``pandas.DataFrame`` as a DataFrame.
+    """The named columns of a ``pyarrow.Table``, a ``pandas.DataFrame`` or any Arrow stream as a DataFrame.
 
     Dictionary (categorical) columns become plain object columns so group keys keep nulls.
 
     Raises:
         UsageError: the input is neither a table nor a frame, or lacks a column.
     """
+    if not isinstance(data, pa.Table | pd.DataFrame):
+        data = as_table(data)  # any Arrow stream: polars, DuckDB, ... (raises UsageError otherwise)
     if isinstance(data, pa.Table):
         require(data.column_names, columns)
         table = data.select(list(columns))

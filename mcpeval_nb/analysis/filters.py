@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from ..clock import day_start
 from ..errors import UsageError
+from ..tables.coerce import as_table
 
 __all__ = ["FILTER_COLUMNS", "call_label", "filter_calls"]
 
@@ -53,13 +54,14 @@ def _day_start(day: dt.date, ts: Any) -> pa.Scalar:
     return pa.scalar(day_start(day), ts.type)
 
 
-def filter_calls(calls: pa.Table, *, server: str | None = None, tool: str | None = None,
+def filter_calls(calls: Any, *, server: str | None = None, tool: str | None = None,
                  method: str | None = None, outcome: str | None = None, day_from: dt.date | None = None,
                  day_to: dt.date | None = None) -> pa.Table:
     """The calls that match every given filter; ``None`` matches anything.
 
     Args:
-        calls: a calls table (dictionary-encoded or plain string columns).
+        calls: a calls table (dictionary-encoded or plain string columns), its pandas frame, or any
+            Arrow stream (polars, DuckDB).
         server / tool / method / outcome: exact values of those columns (a null never matches).
         day_from / day_to: an inclusive range of UTC days on ``ts``.
 
@@ -69,6 +71,7 @@ def filter_calls(calls: pa.Table, *, server: str | None = None, tool: str | None
     Raises:
         UsageError: a filtered column is missing.
     """
+    calls = as_table(calls)
     mask: Any = None
     for name, value in zip(FILTER_COLUMNS, (server, tool, method, outcome), strict=True):
         if value is not None:

@@ -270,7 +270,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError("shim needs the server command after --")
     home = Root.of(options.root)
     root, salt = home.path, home.salt()
-    announce_root(root, "shim")
+    announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
     correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt,
                             catalog=options.catalog, known_names=lambda: recorded_names(root))

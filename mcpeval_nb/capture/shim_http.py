@@ -116,7 +116,7 @@ class HTTPShim:
         if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
             correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))
-        announce_root(root, "shim-http")
+        announce_root(root, "shim-http", flag=options.root is not None)
         self.recorder = Recorder(root=root, correlator=correlator)
         self.streams = Streams(self.recorder.submit, limit=options.streams)
         self._active: set[socket.socket] = set()

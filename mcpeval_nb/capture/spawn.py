@@ -26,13 +26,16 @@ def say(message: str, program: str = "shim") -> None:
         sys.stderr.flush()
 
 
-def announce_root(root: Path, program: str) -> None:
+def announce_root(root: Path, program: str, *, flag: bool = False) -> None:
     """Say once on stderr where a shim records when ``MCPEVAL_HOME`` is unset.
 
     Clients that start servers with a clean environment (the Inspector passes only ``-e`` pairs) would
-    otherwise record to ``~/.mcp-eval`` unseen.
+    otherwise record to ``~/.mcp-eval`` unseen.  With ``--root`` (``flag``) the line names that root
+    and its source; with ``MCPEVAL_HOME`` set it says nothing.
     """
-    if not os.environ.get("MCPEVAL_HOME"):
+    if flag:
+        say(f"recording to {root} (--root)", program)
+    elif not os.environ.get("MCPEVAL_HOME"):
         say(f"recording to {root} (MCPEVAL_HOME is not set; pass --root or -e MCPEVAL_HOME=...)", program)
 
 

@@ -20,19 +20,6 @@ _SINCE = click.option(
     "--since", default=None, help="Only from this day or time (YYYY-MM-DD or RFC 3339; an extension)."
 )
 _UNTIL = click.option("--until", default=None, help="Only before this day or time (an extension).")
-_MIB = 1024 * 1024
-
-
-def _progress() -> object:
-    last = [-1]
-
-    def report(done: int, total: int) -> None:
-        step = min(10, done * 10 // max(total, 1))
-        if total >= 32 * _MIB and step > last[0]:
-            last[0] = step
-            click.echo(f"indexing: {step * 10}% ({done // _MIB}/{total // _MIB} MiB)", err=True)
-
-    return report
 
 
 @click.command("index", epilog=opt.example("mcpeval-nb index", "mcpeval-nb index --full"))
@@ -41,7 +28,8 @@ def _progress() -> object:
 def index_cmd(root: str | None, full: bool) -> int:
     """Build or refresh <root>/index.db from the store (incremental when it can be)."""
     opt.finish_interrupted_erase(root)
-    result = mcpeval_nb.build_index(root, full=full, progress=_progress())  # type: ignore[arg-type]
+    progress = mcpeval_nb.byte_progress("indexing", notebook=False)
+    result = mcpeval_nb.build_index(root, full=full, progress=progress)
     if result.full and result.reason not in ("missing", "requested"):
         click.echo(f"index.db {result.reason}: rebuilt", err=True)
     click.echo(result.line())

@@ -17,21 +17,9 @@ __all__ = ["COMMANDS", "doctor_cmd", "share_cmd"]
 _PROGRESS_MIN_BYTES = 64 * 1024 * 1024
 
 
-class _Progress:
-    """One stderr line per tenth of a large scan."""
-
-    def __init__(self, verb: str) -> None:
-        self.verb = verb
-        self.shown = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        if total < _PROGRESS_MIN_BYTES:
-            return
-        tenth = done * 10 // max(total, 1)
-        if tenth > self.shown:
-            self.shown = tenth
-            mib = 1024 * 1024
-            click.echo(f"{self.verb}: {tenth * 10}% ({done // mib} of {total // mib} MiB)", err=True)
+def _bar(label: str) -> mcpeval_nb.Progress:
+    """The one progress bar on stderr, for scans over 64 MiB."""
+    return mcpeval_nb.byte_progress(label, notebook=False, min_bytes=_PROGRESS_MIN_BYTES)
 
 
 @click.command("doctor", epilog=opt.example("mcpeval-nb doctor --root ~/.mcp-eval"))
@@ -40,7 +28,7 @@ class _Progress:
 def doctor_cmd(check_redaction: bool, root: str | None) -> int:
     """Scan the store for lines that look like payload; print their locations."""
     del check_redaction  # the check always runs (SPEC 10)
-    report = mcpeval_nb.check_redaction(root, progress=_Progress("doctor"))
+    report = mcpeval_nb.check_redaction(root, progress=_bar("doctor"))
     for line in report.lines():
         click.echo(line)
     return 0 if report.clean else 1
@@ -61,7 +49,7 @@ def share_cmd(dest: str, include_probe_history: bool, include_annotation_notes: 
     if include_annotation_notes:
         click.echo("warning: annotation notes are included; review them before sharing", err=True)
     try:
-        result = mcpeval_nb.export_share(root, dest=dest, options=options, progress=_Progress("share"))
+        result = mcpeval_nb.export_share(root, dest=dest, options=options, progress=_bar("share"))
     except mcpeval_nb.ShareRefused as refused:
         for flag in refused.flagged:
             click.echo(str(flag), err=True)

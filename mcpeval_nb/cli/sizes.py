@@ -71,6 +71,8 @@ def sizes_cmd(call_manifest: str, server: str, fmt: str, no_history: bool, **cal
     options, target = _run_of(server, calling, history=not no_history)
     sizes = mcpeval_nb.probe_result_sizes(target, call_manifest=call_manifest, options=options,
                                           progress=_call_progress)
+    if sizes.unreached is not None:
+        click.echo(f"sizes: the server could not be reached: {sizes.unreached}", err=True)
     click.echo(mcpeval_nb.render(sizes, fmt), nl=False)
     return sizes.exit_code
 

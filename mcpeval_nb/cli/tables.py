@@ -19,6 +19,10 @@ _ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), defau
               help="Rows per section.")
 def summary_cmd(root: str | None, errors: str, top: int) -> int:
     """Per-tool latency percentiles, outcome rates and the most frequent error templates."""
+    where = mcpeval_nb.resolve_root(root)
+    if not where.exists():
+        raise mcpeval_nb.UsageError(f"no capture root at {where}: nothing has been recorded there "
+                                    "(check --root or MCPEVAL_HOME)")
     store = mcpeval_nb.open_store(root, errors=errors, progress=True)
     calls = store.calls
     servers = len(set(calls.column("server").to_pylist()))

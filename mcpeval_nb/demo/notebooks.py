@@ -13,12 +13,14 @@ out MathJax and Mermaid, which the notebooks do not use.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NOTEBOOKS", "WEB_ASSETS", "copy_web_assets", "run_notebooks"]
+__all__ = ["NOTEBOOKS", "WEB_ASSETS", "copy_web_assets", "run_notebooks", "scrub_paths"]
 
 Say = Callable[[str], None]
 #: The user's entry points, in reading order.
@@ -55,6 +57,44 @@ def copy_web_assets(out: Path, *, assets: Path = WEB_ASSETS) -> dict[str, str]:
         if font.suffix in _FONTS:
             shutil.copyfile(font, fonts / font.name)
     return {"require_js_url": "static/require.js", "widget_renderer_url": "static/embed-amd.js"}
+
+
+_MARKER = re.compile(r"^[ \t]*# NBVAL_[A-Z_]+.*(?:\n|$)", re.M)
+
+
+def _for_readers(nb: Any) -> Any:
+    """The executed notebook without the test runner's ``# NBVAL_...`` marker lines in its code cells."""
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            cell["source"] = _MARKER.sub("", cell["source"])
+    return nb
+
+
+def _machine_paths(notebooks: Path, root: Path, out: Path) -> dict[str, str]:
+    """Absolute paths of the machine that built the pages -> what a reader sees instead (most
+    specific first): the demo directory, the checkout, the interpreter's environment, the home."""
+    checkout = notebooks.resolve().parent
+    found = {str(out.resolve()): "build/demo", str(root.resolve()): "build/demo/root",
+             str(checkout): ".", sys.prefix: ".venv", str(Path.home()): "~"}
+    return dict(sorted(found.items(), key=lambda kv: -len(kv[0])))
+
+
+def scrub_paths(text: str, paths: dict[str, str]) -> str:
+    """Replace each absolute path in ``paths`` (also in its JSON-escaped ``\\/`` form) by its label.
+
+    Args:
+        text: an exported page. paths: path -> label, most specific first.
+
+    Returns:
+        The page without those paths.
+    """
+    for path, label in paths.items():
+        if len(path) > 1:
+            for old, new in ((path, label), (path.replace("/", "\\/"), label.replace("/", "\\/"))):
+                # a whole path only: not inside a longer name, nor a path that merely ends the same way
+                pattern = r"(?<![\w.~\\/-])" + re.escape(old) + r"(?![\w.-])"
+                text = re.sub(pattern, new.replace("\\", "\\\\"), text)
+    return text
 
 
 def run_notebooks(notebooks: Path, root: Path, out: Path, *, say: Say, timeout: int = 600) -> list[Path]:
@@ -100,9 +140,9 @@ def run_notebooks(notebooks: Path, root: Path, out: Path, *, say: Say, timeout: 
                            resources={"metadata": {"path": str(notebooks)}},
                            # keep the kernel's start-up chatter off the demo's progress lines
                            extra_arguments=["--IPKernelApp.log_level=ERROR"]).execute()
-            html, _ = exporter.from_notebook_node(nb)
+            html, _ = exporter.from_notebook_node(_for_readers(nb))
             path = out / f"{name}.html"
-            path.write_text(html, encoding="utf-8")
+            path.write_text(scrub_paths(html, _machine_paths(notebooks, root, out)), encoding="utf-8")
             written.append(path)
     finally:
         for k, v in saved.items():

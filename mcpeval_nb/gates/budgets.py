@@ -15,6 +15,7 @@ must be a number at least 0``), never a value from the file.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
-from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text
+from ..schemacheck import Violation, packaged_checker, packaged_schema, packaged_text, unknown_field_words
 
 __all__ = ["ANY", "BudgetEntry", "Budgets", "CatalogRule", "budgets_schema", "budgets_schema_text",
            "load_budgets", "parse_budgets"]
@@ -100,6 +101,21 @@ def budgets_schema() -> dict[str, Any]:
     return packaged_schema("budgets")
 
 
+@functools.cache
+def _schema_names() -> frozenset[str]:
+    """Every field name the budgets schema declares (safe to print: the schema's, not the file's)."""
+    found: set[str] = set()
+    stack: list[Any] = [budgets_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(node.get("properties", {}))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(found)
+
+
 def _pointer(path: tuple[str | int, ...]) -> str:
     return "/" + "/".join(str(p) for p in path)
 
@@ -113,7 +129,8 @@ def _message(v: Violation) -> str:
         missing = [k for k in v.validator_value if isinstance(v.instance, dict) and k not in v.instance]
         return f"{where} is missing `{missing[0]}`" if missing else f"{where} is missing a field"
     if v.validator == "additionalProperties":
-        return f"{where} has an unknown field"
+        words = unknown_field_words(v, _schema_names())
+        return f"{where} has an {words}" if words.startswith("unknown") else f"{where}: {words}"
     if v.validator == "const":
         return f"{where} must be {dumps(v.validator_value, sort_keys=True)}"
     if v.validator == "pattern":
@@ -160,8 +177,8 @@ def parse_budgets(data: bytes | str | Mapping[str, Any], *, source: str = "budge
     else:
         try:
             doc = loads(data)
-        except JSONFormatError:
-            raise DocumentError(f"{source}: not valid JSON") from None
+        except JSONFormatError as exc:
+            raise DocumentError(f"{source}: not valid JSON ({exc})") from None
     violations = list(packaged_checker("budgets").iter_errors(doc))
     if violations:
         raise DocumentError(f"{source}: {_message(min(violations, key=_order))}")

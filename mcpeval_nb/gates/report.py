@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..htmltext import lines_html
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
 
@@ -222,6 +223,10 @@ class GateReport:
         props = (("calls", str(self.calls)), ("since", self.since or "-"),
                  ("warned", str(self.count("warn"))))
         return [JUnitSuite("gate", tuple(cases), props)]
+
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("traffic gate", self.render_text().splitlines())
 
 
 #: What ``GateReport.render`` writes, in ``--format`` order.

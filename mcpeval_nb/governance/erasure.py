@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EraseIncomplete, JournalError, MCPEvalError
+from ..htmltext import lines_html
 from ..limits import LOCK_TIMEOUT_S
 from ..root import Root, RootLike, drop_engine_dataset
 from ..root.layout import erase_intent_path, erase_work_path, store_dir
@@ -86,6 +87,9 @@ class EraseResult:
             lines.append("audit: 1 record could not be written")
         return lines
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("erase", self.lines())
 
 def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
     if rel.startswith(ANNOTATIONS):

@@ -23,6 +23,7 @@ from .report import ProbeReport
 
 __all__ = [
     "NO_HISTORY",
+    "NO_HISTORY_HINT",
     "load_trends",
     "new_point",
     "record_report_trend",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 NO_HISTORY = "no trend history yet; run `mcpeval probe` first\n"
+#: What ``mcpeval-nb trends`` says instead: SPEC's bytes (``NO_HISTORY``, kept for ``serve``) name the
+#: Rust command.
+NO_HISTORY_HINT = "no trend history yet; run `mcpeval-nb score` or `mcpeval-nb probe` first\n"
 
 
 @dataclass(frozen=True)
@@ -177,5 +181,5 @@ def trends_text(*, root: RootLike = None, last: int = 10) -> str:
     """
     points = load_trends(root=root)
     if points is None:
-        return NO_HISTORY
+        return NO_HISTORY_HINT
     return render_trends(select_recent(points, last))

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from .._version import __version__
 from ..errors import DocumentError
+from ..htmltext import lines_html
 from ..jsonfmt import JSONFormatError, loads
 from ..privacy.grammar import valid_identifier, valid_server, valid_tool
 from ..transport.era import MODERN_VERSION, Negotiated
@@ -165,12 +166,25 @@ class ProbeReport:
         """
         return render(self, fmt, brief=brief, manifest=manifest, price_per_mtok=price_per_mtok, corpus=corpus)
 
+    def _hinted_cases(self) -> set[str]:
+        """The cases whose hint is printed: every one, except that a transport reason (one lost
+        connection that every later case shares) is explained once, at its first case."""
+        shown: set[str] = set()
+        seen: set[str] = set()
+        for case in self.cases:
+            if case.hint is None or (case.reason in TRANSPORT_REASONS and case.reason in seen):
+                continue
+            seen.add(case.reason or "")
+            shown.add(case.id)
+        return shown
+
     def render_text(self, *, brief: bool = False) -> str:
         """SPEC 9.5 text: one line per case, hint lines unless brief, the gate and readiness lines."""
         lines: list[str] = []
+        hinted = self._hinted_cases()
         for case in self.cases:
             lines.append(case.text_line())
-            if case.hint is not None and not brief:
+            if case.id in hinted and not brief:
                 lines.append(f"  hint: {case.hint}")
         gate = self.gate
         if gate is not None:
@@ -194,7 +208,8 @@ class ProbeReport:
             first = "" if c.first_failure is None else str(c.first_failure)
             out.append(f"| {c.id} | {c.probe} | {verdict} | {c.attempts} | {first} | {c.reason or ''} |")
         out.append("")
-        hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.hint is not None]
+        hinted = self._hinted_cases()
+        hints = [f"- **{c.id}**: {c.hint}" for c in self.cases if c.id in hinted]
         if hints and not brief:
             out += ["## Hints", "", *hints, ""]
         gate = self.gate
@@ -207,6 +222,9 @@ class ProbeReport:
         out += readiness_lines(self.server, self.readiness, self.readiness_error, "markdown", brief=brief)
         return "\n".join(out).rstrip("\n") + "\n"
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html(f"probe report: {self.server}", self.render_text().splitlines())
 
 #: What ``ProbeReport.render`` writes, in ``--format`` order.
 REPORT_FORMATS = ProbeReport.FORMATS.names

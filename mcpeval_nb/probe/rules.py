@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..privacy.grammar import valid_identifier, valid_tool
-from ..schemacheck import Violation
+from ..schemacheck import Violation, unknown_field_words
 from .cases import TOOL_FIELDS
 from .kinds.rules import Found
 from .kinds.table import KIND_TABLE
@@ -65,8 +65,8 @@ def structural_message(error: Violation) -> str | None:
             return None
         return f"{_field_name(path)} has the wrong JSON type"
     if v == "additionalProperties":
-        # the unknown key itself is manifest content: never named
-        return "unknown field (every object in a manifest refuses fields the schema does not declare)"
+        # a key the schema does not define is manifest content: never named, the nearest field is
+        return unknown_field_words(error, SCHEMA_KEYS)
     if v == "required":
         wanted = error.validator_value if isinstance(error.validator_value, list) else []
         have = error.instance if isinstance(error.instance, dict) else {}

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import Cancelled, TransportError, UsageError
+from ..errors import Cancelled, TransportError, UsageError, describe
 from ..transport.messages import Catalog, Target
 from .cases import CaseResult, ProbeCase
 from .context import Link, ProbeOptions, ProgressEvent, RunContext
 from .history import record_report_trend
-from .kinds import KIND_TABLE, CaseContext, access_refusal
+from .kinds import KIND_TABLE, CaseContext, access_refusal, undeclared_words
 from .manifest import Manifest
 from .plan import RunPlan, Work, open_run, plan_probes
 from .readiness.battery import run_battery
@@ -56,7 +56,8 @@ def _check_declared(cases: Sequence[ProbeCase], catalog: Catalog) -> None:
             refusal = access_refusal(catalog.get(tool), case.access)
             if refusal == "undeclared":
                 kind = case.probe if stepped else "probe"
-                raise UsageError(f"probe case {case.id}: {kind} tool was not declared by the server")
+                raise UsageError(f"probe case {case.id}: {kind} tool was not declared by the server: "
+                                 f"{undeclared_words(tool, catalog)}")
             if refusal == "writer":
                 what = case.probe if stepped else "a read-only case"
                 raise UsageError(f"probe case {case.id}: {what} refuses a tool annotated as a writer "
@@ -88,7 +89,8 @@ class _Run:
             result = KIND_TABLE[case.probe].run(cctx)
         except TransportError as exc:
             reason = self.link.fail(exc)
-            self.emit(index, case, "diagnostic", reason=reason, diagnostic=f"{case.id} {reason}: {exc}")
+            self.emit(index, case, "diagnostic", reason=reason,
+                      diagnostic=f"{case.id} {reason}: {describe(exc)}")
             return _errored(case, reason, cctx.calls)
         if cctx.needs_reconnect or session.closed:
             self.link.close()
@@ -121,7 +123,7 @@ def _battery(ctx: RunContext, run: _Run) -> tuple[Readiness | None, str | None]:
     except TransportError as exc:
         reason = ctx.reason(exc)
         run.emit(len(run.cases), None, "battery-done", verdict="error", reason=reason,
-                 diagnostic=f"readiness {reason}: {exc}")
+                 diagnostic=f"readiness {reason}: {describe(exc)}")
         return None, reason
     except Cancelled:
         run.emit(len(run.cases), None, "cancelled")
@@ -135,7 +137,7 @@ def _gate(run: _Run) -> None:
     try:
         if run.link.open() is None:
             run.emit(0, None, "diagnostic", reason=run.link.lost,
-                     diagnostic=f"connect {run.link.lost}: {run.link.error}")
+                     diagnostic=f"connect {run.link.lost}: {describe(run.link.error or Exception())}")
     except Cancelled:
         run.not_run = [c.id for c in run.cases]
     if not run.not_run:
@@ -159,7 +161,12 @@ def run_plan(plan: RunPlan[ProbeCase], *, progress: Progress | None = None,
     ctx = open_run(plan, cancel=cancel)
     run = _Run(ctx, plan.work.items, progress)
     _gate(run)
-    readiness, readiness_error = (None, None) if run.not_run or not plan.runs_battery else _battery(ctx, run)
+    if run.not_run or not plan.runs_battery:
+        readiness, readiness_error = None, None
+    elif ctx.catalog is None and run.link.lost is not None:  # the server never answered: reported once
+        readiness, readiness_error = None, run.link.lost
+    else:
+        readiness, readiness_error = _battery(ctx, run)
     report = ProbeReport(server=plan.server, cases=tuple(run.results),
                          manifest_sha256=plan.work.manifest_sha256, readiness=readiness,
                          readiness_error=readiness_error, cancelled=bool(run.not_run),

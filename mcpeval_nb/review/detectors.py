@@ -23,6 +23,7 @@ import numpy as np
 import orjson
 
 from ..jsonfmt import JSONFormatError, dumps, loads
+from ..privacy.textcheck import text_detectors
 
 __all__ = [
     "DETECTORS",
@@ -38,9 +39,6 @@ __all__ = [
 #: SPEC 10's five ids, then the doctor's own ``duplicate-key`` (``dupkeys``: a line repeating a key).
 DETECTORS = ("email-like", "home-path", "token-param", "password", "oversized-string", "duplicate-key")
 
-_EMAIL_RE = re.compile(r"\w@\w")
-_KEYWORDS = ((b"/users/", "home-path"), (b"/home/", "home-path"), (b"token=", "token-param"),
-             (b"password", "password"))
 _PLAIN_TOKENS = frozenset(("null", "uuid", "str<8", "str<32", "str<128", "str<512", "str<4096", "str>4096",
                            "bool:true", "bool:false"))
 # Rust's f64::from_str: optional sign, then inf/infinity/nan (any case) or a decimal with optional exponent.
@@ -58,25 +56,6 @@ class LineVerdict:
 
     detectors: tuple[str, ...]
     has_note: bool = False
-
-
-def text_detectors(text: str) -> list[str]:
-    """The text-pattern detectors that fire on ``text`` (SPEC 10 ``text_patterns``).
-
-    Args:
-        text: one line (or one re-serialised annotation).
-
-    Returns:
-        Detector ids in ``DETECTORS`` order, without duplicates; empty when nothing matched.
-    """
-    found: list[str] = []
-    if "@" in text and _EMAIL_RE.search(text):
-        found.append("email-like")
-    low = text.encode("utf-8", "surrogatepass").lower()  # bytes.lower() is ASCII-only, like Rust's
-    for needle, name in _KEYWORDS:
-        if name not in found and needle in low:
-            found.append(name)
-    return found
 
 
 def _url_token(rest: str) -> bool:

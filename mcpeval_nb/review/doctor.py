@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ReviewError
+from ..htmltext import lines_html
 from ..journal.snapshot import Chunk, iter_chunks, locked_size
 from ..journal.walk import StoreFile, walk_store
 from ..limits import DOCTOR_READ_BYTES
@@ -154,6 +155,9 @@ class RedactionReport:
         out.append(f"do not share: {self.salt} (fingerprint salt)")
         return out
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("redaction check", self.lines())
 
 @dataclass
 class _Tally:

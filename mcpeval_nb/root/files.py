@@ -65,7 +65,8 @@ def read_json_file(path: Path, *, error: Callable[[str], Exception], invalid: st
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"cannot read {path}: {type(exc).__name__}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise error(f"cannot read {path}: {why}") from None
     try:
         return json.loads(text)
     except ValueError:

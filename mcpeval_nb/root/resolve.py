@@ -10,6 +10,7 @@ path does.  Every public function that takes a root accepts ``RootLike`` and res
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -97,11 +98,13 @@ RootLike = str | os.PathLike[str] | Root | None
 
 def _check_usable(path: Path) -> None:
     try:
-        os.stat(path)
+        info = os.stat(path)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise JournalError(f"cannot use capture root {path}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise JournalError(f"cannot use capture root {path}: it is a file, not a directory")
 
 
 def resolve_root(root: RootLike = None) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import UsageError
-from ..probe.kinds import access_refusal
+from ..probe.kinds import access_refusal, undeclared_words
 from ..probe.manifest import require_mutation
 from ..transport.messages import Catalog
 from .manifest import ListedCall
@@ -47,7 +47,8 @@ def check_listed(calls: Sequence[ListedCall], catalog: Catalog, *, where: str = 
         refusal = access_refusal(catalog.get(call.tool), call.access)
         if refusal == "undeclared":
             raise UsageError(
-                f"{where} #{call.index}: the tool was not declared by the server; nothing was called"
+                f"{where} #{call.index}: the tool was not declared by the server "
+                f"({undeclared_words(call.tool, catalog)}); nothing was called"
             )
         if refusal == "writer":
             raise UsageError(

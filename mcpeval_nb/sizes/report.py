@@ -7,9 +7,10 @@ errored (an error is a measurement), 3 only when the run could not reach the ser
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..htmltext import lines_html
 from ..probe.render import Format, FormatSet, aligned, json_text, render
 from .measure import CallSize
 
@@ -51,6 +52,9 @@ class ResultSizes:
         server: the server label. manifest_sha256: SHA-256 of the call manifest's bytes.
         calls: one row per listed call, in manifest order. ts: when the run finished (UTC).
         reached: False when no connection to the server could be made (every row a transport error).
+        unreached: when not reached, why (``errors.describe`` of the first connection's failure: the
+            server's exit status and stderr tail for a stdio server), for the terminal only: never in
+            the document or the history.
     """
 
     #: The sizes run's format table.
@@ -64,6 +68,7 @@ class ResultSizes:
     calls: tuple[CallSize, ...]
     ts: str
     reached: bool = True
+    unreached: str | None = field(default=None, compare=False)
 
     @property
     def exit_code(self) -> int:
@@ -136,3 +141,7 @@ class ResultSizes:
             UsageError: an unknown format.
         """
         return render(self, fmt)
+
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html(f"result sizes: {self.server}", self.to_text().splitlines())

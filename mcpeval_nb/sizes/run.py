@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..clock import now_ts
-from ..errors import TransportError
+from ..errors import TransportError, describe
 from ..probe.context import Link, ProbeOptions, RunContext
 from ..probe.eras import DEFAULT_ERA
 from ..probe.plan import RunPlan, Work, open_run, plan_run
@@ -161,6 +161,7 @@ def probe_result_sizes(
         calls=tuple(run.rows),
         ts=now_ts(),
         reached=reached,
+        unreached=None if reached or run.link.error is None else describe(run.link.error),
     )
     if options.history:
         record_sizes(sizes, root=options.root)

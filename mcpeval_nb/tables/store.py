@@ -114,6 +114,19 @@ class Store:
         self._tables: dict[str, list[pa.Table]] = {}
         self._reports: dict[str, LoadReport] = {}
 
+    def _repr_html_(self) -> str:
+        """In a notebook cell: the root, the row counts and the first calls (``tables.html``)."""
+        from .html import lines_html, table_html
+
+        calls = self.calls
+        servers = len(set(calls.column("server").to_pylist()))
+        counts = (f"{calls.num_rows} calls across {servers} server(s), {self.annotations.num_rows} "
+                  f"annotations, {self.trends.num_rows} readiness points, "
+                  f"{self.report.num_rows} skipped lines")
+        head = calls.select([c for c in ("ts", "server", "method", "tool", "args", "latency_ms", "outcome",
+                                         "error_code") if c in calls.column_names])
+        return lines_html(f"store at {self.root}", [counts]) + table_html(head, max_rows=10)
+
     # -- tables -----------------------------------------------------------------------------------
     @property
     def calls(self) -> pa.Table:

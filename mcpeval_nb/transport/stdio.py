@@ -13,13 +13,16 @@ Limits (SPEC 14, exact):
   ``close()`` from any thread (a self-pipe wakes the poll); a write that misses its deadline fails the
   channel with ``transport-timeout`` (a partial frame may have been written);
 - the child inherits this process's environment less mcpeval-nb's secrets (``transport.environ``);
-- server stderr goes to ``/dev/null``; the child runs in its own session so ``close()`` terminates the
-  whole process group (an ``npx`` wrapper and its ``node``), then reaps the child.
+- server stderr is drained into a bounded tail (``transport.stderr_tail``): when the server closes the
+  connection, the error carries its exit status and its last stderr lines, through the redaction check's
+  text patterns (``TransportError.detail``); the child runs in its own session so ``close()`` terminates
+  the whole process group (an ``npx`` wrapper and its ``node``), then reaps the child.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import queue
 import select
@@ -35,12 +38,28 @@ from ..limits import DEFAULT_RESPONSE_TIMEOUT_S, MAX_FRAME_BYTES, MAX_QUEUED_FRA
 from . import jsonrpc
 from .environ import server_environment
 from .jsonrpc import Incoming
+from .stderr_tail import StderrTail
 
 __all__ = ["StdioChannel"]
 
 _READ_CHUNK = 64 * 1024
 _TERM_GRACE_S = 1.0
+#: How long a closed connection waits for the server to exit and finish its stderr before reporting.
+_EXIT_WAIT_S = 2.0
 _END = object()
+
+
+def _spawn_failed(argv: Sequence[str], exc: OSError | ValueError) -> TransportError:
+    """``could not start the MCP server command "<name>": <strerror> (<ERRNO>)``: the program's name
+    (never its directory, which may be a home path) and the errno."""
+    name = os.path.basename(str(argv[0])) or str(argv[0])
+    if isinstance(exc, OSError) and exc.errno is not None:
+        why = f"{exc.strerror} ({errno.errorcode.get(exc.errno, exc.errno)})"
+    else:
+        why = "invalid command"
+    hint = ", not found on PATH" \
+        if isinstance(exc, FileNotFoundError) and os.sep not in str(argv[0]) else ""
+    return jsonrpc.failure(f'{jsonrpc.SPAWN_FAILED} "{name}": {why}{hint}')
 
 
 class StdioChannel:
@@ -61,12 +80,17 @@ class StdioChannel:
         if not argv:
             raise jsonrpc.failure(jsonrpc.SPAWN_FAILED)
         full_env = server_environment(env)
+        err_r, err_w = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_w,
                 env=full_env, start_new_session=True, bufsize=0, close_fds=True)
-        except (OSError, ValueError):
-            raise jsonrpc.failure(jsonrpc.SPAWN_FAILED) from None
+        except (OSError, ValueError) as exc:
+            os.close(err_r)
+            raise _spawn_failed(argv, exc) from None
+        finally:
+            os.close(err_w)
+        self._stderr = StderrTail(err_r)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._stdin = self._proc.stdin.fileno()
         self._stdout = self._proc.stdout.fileno()
@@ -172,16 +196,44 @@ class StdioChannel:
                 the queue stayed full (``transport-error``), or the channel was closed.
         """
         if self._ended or self._closed.is_set():
-            raise self._failure or jsonrpc.closed()
+            raise self._explained()
         try:
             item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             return None
         if item is _END:
             self._ended = True
-            raise self._failure or jsonrpc.closed()
+            raise self._explained()
         assert isinstance(item, tuple)
         return item
+
+    def _explained(self) -> TransportError:
+        """The channel's failure; a closed connection gains the server's exit status and stderr tail."""
+        error = self._failure or jsonrpc.closed()
+        if error.reason == "transport-closed" and not error.detail and not self._closed.is_set():
+            error = TransportError(str(error), reason=error.reason, detail=self._exit_detail())
+        self._failure = error
+        return error
+
+    def _closed_error(self) -> TransportError:
+        return TransportError(jsonrpc.CLOSED, reason="transport-closed", detail=self._exit_detail())
+
+    def _exit_detail(self) -> tuple[str, ...]:
+        try:
+            status: int | None = self._proc.wait(timeout=_EXIT_WAIT_S)
+        except subprocess.TimeoutExpired:
+            status = None
+        self._stderr.wait_end(_EXIT_WAIT_S if status is not None else 0.0)
+        if status is None:
+            head = "the server closed its stdout but is still running"
+        elif status < 0:
+            head = f"the server was killed by signal {-status}"
+        else:
+            head = f"the server exited with status {status}"
+        lines = self._stderr.lines()
+        if not lines:
+            return (f"{head} and wrote nothing to stderr",)
+        return (f"{head}; its last stderr lines:", *(f"| {line}" for line in lines))
 
     # --- writing --------------------------------------------------------------------------------------
 
@@ -222,7 +274,7 @@ class StdioChannel:
                 self._fail(jsonrpc.timeout(jsonrpc.WRITE_TIMED_OUT))
             events = dict(poller.poll(min(remaining, 1.0) * 1000))
             if events.get(self._stdin, 0) & (select.POLLERR | select.POLLHUP):
-                self._fail(jsonrpc.closed())
+                self._fail(self._closed_error())
             if not events.get(self._stdin, 0) & select.POLLOUT:
                 continue
             try:
@@ -230,7 +282,7 @@ class StdioChannel:
             except BlockingIOError:
                 continue
             except OSError:
-                self._fail(jsonrpc.closed())
+                self._fail(self._closed_error())
 
     def _fail(self, error: TransportError) -> None:
         if self._failure is None:

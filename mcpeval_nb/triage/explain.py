@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..htmltext import lines_html
 from ..root import RootLike
 from .findings import get_finding, reading
 from .rows import Finding
@@ -91,6 +92,9 @@ class Explanation:
         ]
         return out + [f"  {reason}" for reason in self.reasons]
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("why this finding ranks where it does", self.lines())
 
 def _tools(db: sqlite3.Connection, f: Finding) -> tuple[str, ...]:
     rows = db.execute(

@@ -75,7 +75,11 @@ class FindingsView:
         unknown="unknown format; expected agent, md or json",
         is_empty=lambda view: not view.findings)
     #: What ``findings`` says on stderr when there are none (SPEC 12.5; still exit 0).
-    EMPTY_NOTICE: ClassVar[str] = "no promoted findings; run mcpeval promote --threshold 0 to see every issue"
+    #: SPEC's text names the Rust command and promises every issue, but an issue seen in one session
+    #: only is never promoted, whatever the threshold: this one says what helps.
+    EMPTY_NOTICE: ClassVar[str] = ("no promoted findings: run `mcpeval-nb promote` (it says how many issues "
+                                   "it held back and why; `--threshold 0` promotes every issue seen in more "
+                                   "than one session)")
 
     findings: tuple[Finding, ...]
 

@@ -58,7 +58,7 @@ class Generated:
         probe = f"probe={self.kind}{attempts}"
         lines = [self.probe_id, probe, *(f"fill: {p.path} ({p.shape})" for p in self.placeholders)]
         if self.placeholders:
-            lines.append(f"fill the placeholders in {output} before mcpeval verify")
+            lines.append(f"fill the placeholders in {output} before mcpeval-nb verify")
         return lines
 
 

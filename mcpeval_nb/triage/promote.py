@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import Moment, format_ms_auto, now_ms, parse_moment
+from ..htmltext import lines_html
 from ..root import Root, RootLike
 from .groups import Evidence, Group, read_groups
 from .index.build import build_locked, index_lock
@@ -48,6 +49,9 @@ class PromoteResult:
         tail = f" ({', '.join(parts)})" if parts else ""
         return f"promoted {self.promoted} of {self.issues} issues{tail}"
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("promote", [self.line()])
 
 def finding_class(group: Group, codes: list[str], annotated: dict[int, set[str]], recovered: bool) -> str:
     """The group's class, first match (SPEC 12.2): several codes, annotated false-success, annotated

@@ -19,6 +19,7 @@ from typing import Any
 from ..clock import now_ms
 from ..errors import UsageError
 from ..governance import audit
+from ..htmltext import lines_html
 from ..privacy.grammar import valid_identifier
 from ..probe.context import ProbeOptions, ProgressEvent
 from ..probe.eras import DEFAULT_ERA
@@ -76,6 +77,9 @@ class VerifyResult:
             out.append(f"  hint: {self.hint}")
         return out
 
+    def _repr_html_(self) -> str:
+        """How a notebook cell shows it (the same lines as the CLI prints)."""
+        return lines_html("verify", self.lines())
 
 def verify_finding(
     root: RootLike,

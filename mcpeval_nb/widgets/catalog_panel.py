@@ -28,7 +28,7 @@ from mcpeval_nb import (
 from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
 
 from ._base import Panel, error_html
-from ._figure import figure_png
+from ._figure import css_width, figure_png
 from ._html import badge, esc, table
 
 __all__ = ["VIEWS", "CatalogPanel", "CatalogState"]
@@ -36,6 +36,7 @@ __all__ = ["VIEWS", "CatalogPanel", "CatalogState"]
 #: The pictures the panel draws, by toggle label.
 VIEWS = ("timeline", "usage", "transitions")
 _FLAG_COLOUR = "#cf222e"
+_WIDTH = 8.0  # inches: the timeline's legend sits beside the plot
 
 
 def _only(table_: pa.Table, server: str | None) -> pa.Table:
@@ -124,7 +125,7 @@ class CatalogPanel(Panel):
         self.view = w.ToggleButtons(options=list(VIEWS), value=self.state.view)
         self.refresh_button = w.Button(description="Refresh", icon="refresh")
         self.status = w.HTML()
-        self.chart = w.Image(format="png")
+        self.chart = w.Image(format="png", width=css_width(_WIDTH), layout=w.Layout(max_width="100%"))
         self.details = w.HTML()
         super().__init__([w.HTML("<h3>Tool catalogs</h3>"),
                           w.HBox([self.server, self.view, self.refresh_button]), self.status, self.chart,
@@ -169,12 +170,13 @@ class CatalogPanel(Panel):
         s = self.state
         if s.view == "usage" and s.usage is not None:
             usage = s.usage
-            return figure_png(lambda ax: plot_tool_usage(usage, ax=ax), height=4.5)
+            return figure_png(lambda ax: plot_tool_usage(usage, ax=ax), width=_WIDTH, height=4.5)
         if s.view == "transitions" and s.transitions is not None:
             transitions = s.transitions
-            return figure_png(lambda ax: plot_tool_transitions(transitions, ax=ax), height=4.5)
+            return figure_png(lambda ax: plot_tool_transitions(transitions, ax=ax), width=_WIDTH, height=4.5)
         drift, history = s.drift, s.history
-        return figure_png(lambda ax: plot_catalog_timeline(drift, history=history, ax=ax), height=3.2)
+        return figure_png(lambda ax: plot_catalog_timeline(drift, history=history, ax=ax), width=_WIDTH,
+                          height=3.2)
 
     def _render(self) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +25,7 @@ from mcpeval_nb import MissingExtra, duckdb_engine, format_ms
 from mcpeval_nb.charts import plot_latency_distribution, plot_outcome_mix
 
 from ._base import Panel, error_html
-from ._figure import figure_png
+from ._figure import css_width, figure_png
 from ._html import esc, sparkline_svg, table
 from .explorer_state import ANY, ExplorerFilters, ExplorerState
 
@@ -76,8 +77,8 @@ class ExplorerPanel(Panel):
         self.day_to = w.Dropdown(options=[ANY], value=ANY, description="To day")
         self.refresh_button = w.Button(description="Refresh", icon="refresh")
         self.status = w.HTML()
-        self.latency_chart = w.Image(format="png")
-        self.outcome_chart = w.Image(format="png")
+        self.latency_chart = w.Image(format="png", width=css_width(6), layout=w.Layout(max_width="100%"))
+        self.outcome_chart = w.Image(format="png", width=css_width(6), layout=w.Layout(max_width="100%"))
         self.percentiles = w.HTML()
         self.templates = w.HTML()
         for box in (self.server, self.tool, self.method, self.outcome, self.day_from, self.day_to):
@@ -238,6 +239,11 @@ class ExplorerPanel(Panel):
             css_class="mcpeval-latency")
         self.templates.value = table(
             ("template id", "count", "sessions", "tools", "codes", "first seen", "last seen", "per day"),
-            [(t.template_id, t.count, t.sessions, ", ".join(t.tools), ", ".join(t.codes), t.first_seen,
+            [(t.template_id, t.count, t.sessions, ", ".join(t.tools), _codes(t.codes), t.first_seen,
               t.last_seen, sparkline_svg(t.daily)) for t in s.templates],
             raw_columns=(7,), css_class="mcpeval-templates") if s.templates else "<p>no errors here</p>"
+
+
+def _codes(codes: Sequence[str]) -> str:
+    """Error codes as a reader writes them: ``tool-error``, ``-32602`` (the table holds JSON text)."""
+    return ", ".join(code.strip('"') for code in codes)

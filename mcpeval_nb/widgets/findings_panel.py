@@ -19,8 +19,8 @@ from mcpeval_nb import Cancelled, build_index, promote, resolve_root
 from mcpeval_nb.charts import plot_failure_windows, plot_finding_factors
 
 from ._base import Panel, error_html
-from ._figure import figure_png
-from ._html import badge, esc, table
+from ._figure import css_width, figure_png
+from ._html import badge, esc, pre, table
 from .findings_state import FindingsState
 
 __all__ = ["FindingsPanel"]
@@ -52,10 +52,10 @@ class FindingsPanel(Panel):
         self.progress = w.FloatProgress(value=0.0, min=0.0, max=1.0, description="Index")
         self.status = w.HTML()
         self.rows = w.HTML()
-        self.factors = w.Image(format="png")
+        self.factors = w.Image(format="png", width=css_width(7), layout=w.Layout(max_width="100%"))
         self.selector = w.Dropdown(options=[], description="Finding", layout=w.Layout(width="95%"))
         self.explanation = w.HTML()
-        self.windows = w.Image(format="png")
+        self.windows = w.Image(format="png", width=css_width(7), layout=w.Layout(max_width="100%"))
         self.history = w.HTML()
         self.preview = w.HTML()
         self.output = w.Text(value=self.state.output, description="Manifest", layout=w.Layout(width="95%"))
@@ -245,7 +245,7 @@ class FindingsPanel(Panel):
             if d is None:
                 self.explanation.value = self.history.value = self.preview.value = ""
             return
-        self.explanation.value = "<pre class='mcpeval-explain'>" + esc("\n".join(d.explanation)) + "</pre>"
+        self.explanation.value = pre("\n".join(d.explanation), css_class="mcpeval-explain")
         if d.windows is not None:
             windows = d.windows
             self.windows.value = figure_png(lambda ax: plot_failure_windows(windows, ax=ax), height=3.0)
@@ -255,4 +255,4 @@ class FindingsPanel(Panel):
             else "<p>No verify run yet.</p>"
         )
         body = d.preview_error or d.preview + "\n".join(d.fills)
-        self.preview.value = "<b>generate preview</b><pre class='mcpeval-preview'>" + esc(body) + "</pre>"
+        self.preview.value = "<b>generate preview</b>" + pre(body, css_class="mcpeval-preview")

@@ -26,7 +26,7 @@ from mcpeval_nb import (
 )
 
 from ._base import Panel
-from ._html import esc
+from ._html import esc, pre
 from .review_state import CHECKLIST, ReviewState
 
 __all__ = ["ReviewPanel"]
@@ -221,7 +221,7 @@ class ReviewPanel(Panel):
         if s.result is None:
             return ""
         return (f"<p>Envelope: <code class='mcpeval-envelope'>{esc(s.result.dest)}</code></p>"
-                f"<pre class='mcpeval-share-md'>{esc(s.share_md)}</pre>")
+                + pre(s.share_md, css_class="mcpeval-share-md"))
 
     def _exports_html(self) -> str:
         rows = []

@@ -19,7 +19,7 @@ from mcpeval_nb import readiness_history
 from mcpeval_nb.charts import plot_readiness_history
 
 from ._base import Panel, error_html
-from ._figure import figure_png
+from ._figure import css_width, figure_png
 from ._html import badge, esc, table
 
 __all__ = ["TrendRow", "TrendsPanel", "TrendsState"]
@@ -102,7 +102,7 @@ class TrendsPanel(Panel):
         self.last = w.IntSlider(value=last, min=1, max=100, description="Last N")
         self.refresh_button = w.Button(description="Refresh", icon="refresh")
         self.status = w.HTML()
-        self.chart = w.Image(format="png")
+        self.chart = w.Image(format="png", width=css_width(7), layout=w.Layout(max_width="100%"))
         self.points = w.HTML()
         super().__init__([w.HTML("<h3>Readiness history</h3>"),
                           w.HBox([self.servers, self.last, self.refresh_button]), self.status, self.chart,

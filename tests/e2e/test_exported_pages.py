@@ -8,6 +8,7 @@ blank, so this test can fail.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from mcpeval_nb.demo.notebooks import NOTEBOOKS, run_notebooks
 from .browser import CHROMIUM, OFFLINE_ARGS, require_browser
 
 pytestmark = pytest.mark.e2e
+#: Screenshots of every page, to look at (make test leaves them here).
+SHOTS = Path(__file__).resolve().parents[2] / "build" / "browser"
 
 #: Text only a rendered panel shows (widget labels), per page.
 PANEL_TEXT = {
@@ -40,8 +43,9 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int) -> tuple[list[str], list[str]]:
-    """(texts visible on the page, outside requests refused)."""
+def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int,
+             shot: Path | None = None) -> tuple[list[str], list[str]]:
+    """(texts visible on the page, outside requests refused); with ``shot``, a full-page screenshot."""
     from playwright.sync_api import sync_playwright
 
     outside: list[str] = []
@@ -66,6 +70,9 @@ def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int) -> tup
                     seen.append(text)
                 except Exception:
                     pass
+            if shot is not None:
+                page.wait_for_timeout(500)  # let the panels' pictures decode before the screenshot
+                page.screenshot(path=str(shot), full_page=True)
         finally:
             browser.close()
     return seen, outside
@@ -73,7 +80,9 @@ def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int) -> tup
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_panel_renders_offline(pages: Path, name: str) -> None:
-    seen, outside = _visible(pages / f"{name}.html", PANEL_TEXT[name], timeout_ms=30_000)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    seen, outside = _visible(pages / f"{name}.html", PANEL_TEXT[name], timeout_ms=30_000,
+                             shot=SHOTS / f"page-{name}.png")
     assert seen == list(PANEL_TEXT[name])
     assert outside == []
 
@@ -85,3 +94,15 @@ def test_without_the_renderer_beside_it_a_panel_is_blank(pages: Path, tmp_path: 
     (tmp_path / "static" / "require.js").write_bytes((pages / "static" / "require.js").read_bytes())
     seen, _outside = _visible(page, ("Last N",), timeout_ms=4_000)
     assert seen == []
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_pages_show_readers_no_test_markers_spec_references_or_machine_paths(pages: Path, name: str) -> None:
+    import sys
+
+    text = (pages / f"{name}.html").read_text(encoding="utf-8")
+    assert "NBVAL_" not in text and "SPEC 12" not in text
+    checkout = str(Path(__file__).resolve().parents[2])
+    for path in (str(pages), checkout, sys.prefix, str(Path.home())):
+        for form in (path, path.replace("/", "\\/")):  # as text, and inside the widget state's JSON
+            assert re.search(r"(?<![\w.~\\/-])" + re.escape(form) + r"(?![\w.-])", text) is None, path

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .base import CaseContext, KindFn, access_refusal, failed, is_writer, passed
+from .base import CaseContext, KindFn, access_refusal, failed, is_writer, passed, undeclared_words
 from .catalog import estimate_tokens, tool_tokens
 from .expect import check_expectation, json_equal, resolve_pointer
 from .features import output_conforms
@@ -16,6 +16,7 @@ __all__ = [
     "PROBE_KINDS",
     "CaseContext",
     "access_refusal",
+    "undeclared_words",
     "KindFn",
     "KindSpec",
     "Range",

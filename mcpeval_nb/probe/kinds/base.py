@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...transport.messages import ServerRequestHandler, ToolOutcome
+from ...privacy.grammar import valid_tool
+from ...transport.messages import Catalog, ServerRequestHandler, ToolOutcome
 from ...transport.session import McpSession
 from ..cases import CaseResult, Detail, ProbeCase
 from ..context import RunContext
@@ -91,6 +93,23 @@ def is_writer(entry: dict[str, Any] | None) -> bool:
     if not isinstance(notes, dict):
         return False
     return notes.get("readOnlyHint") is False or notes.get("destructiveHint") is True
+
+
+def undeclared_words(tool: str, catalog: Catalog) -> str:
+    """Name an undeclared tool and the nearest tool the server did list (tool names pass the tool
+    grammar before they are printed, as they do before they are journaled).
+
+    Args:
+        tool: the tool the manifest named. catalog: what the server listed.
+
+    Returns:
+        ``"`tool` (the server lists 3 tools; nearest: `get_time`)"``-style words.
+    """
+    listed = [n for n in catalog.names if valid_tool(n)]
+    name = f"`{tool}`" if valid_tool(tool) else "a tool outside the tool grammar"
+    close = difflib.get_close_matches(tool, listed, n=1)
+    nearest = f"; nearest: `{close[0]}`" if close else ""
+    return f"{name} (the server lists {len(catalog.names)} tool(s){nearest})"
 
 
 def access_refusal(entry: dict[str, Any] | None, access: str) -> str | None:

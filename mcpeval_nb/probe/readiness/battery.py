@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import Cancelled, TransportError, UsageError
+from ...errors import Cancelled, TransportError, UsageError, describe
 from ...limits import (
     BATTERY_CALL_TIMEOUT_S,
     BATTERY_REPEATS,
@@ -34,6 +34,7 @@ from ..history import record_report_trend
 from ..plan import RunPlan, Work, open_run, plan_run
 from ..report import ProbeReport
 from .checks import Connection, protocol_checks, run_contention, run_payload
+from .hints import MAX_ALTERNATIVES, string_hints
 from .labels import MODERN_STANDARD, STANDARD
 from .model import Readiness, measurement_profile
 from .modern_checks import ModernFacts, modern_protocol_checks
@@ -114,6 +115,7 @@ class _Battery:
         self.ctx, self.options = ctx, options
         self.conn = Connection(ctx)
         self.args: dict[str, dict[str, Any]] = {}
+        self.refusal = ""  # the first refusal's text in the last calls() (never kept past the tool)
 
     def say(self, line: str) -> None:
         if self.options.progress is not None:
@@ -141,9 +143,12 @@ class _Battery:
     def calls(self, name: str, arguments: dict[str, Any], output_schema: Any) -> tuple[CallObservation, ...]:
         test = None if output_schema is None else _output_test(output_schema)
         observed = []
+        self.refusal = ""
         for _ in range(BATTERY_REPEATS):
             try:
-                observed.append(_observe(self.call(name, arguments), test))
+                outcome = self.call(name, arguments)
+                observed.append(_observe(outcome, test))
+                self.refusal = self.refusal or _error_text(outcome)
             except TransportError as exc:
                 self.conn.lost(exc)
                 observed.append(CallObservation("transport-error"))
@@ -162,12 +167,41 @@ class _Battery:
         invalid = invalid_arguments(schema)
         honesty = None if invalid is None else self.honesty(name, invalid)
         synthesis = synthesize(schema)
-        if synthesis.arguments is None:
+        if synthesis.arguments is None:  # SPEC 8.4's rules (a pattern, a budget): never called
+            self.say(f"battery: could not synthesise a valid argument for {name} ({synthesis.reason})")
             return ToolRun(name, honesty=honesty, not_called="coverage-unsynthesizable")
-        calls = self.calls(name, synthesis.arguments, entry.get("outputSchema"))
+        arguments = synthesis.arguments
+        calls = self.calls(name, arguments, entry.get("outputSchema"))
+        if synthesis.invented and all(_refused(c) for c in calls):  # refused what the rules invented
+            second = self.second_attempt(name, schema, self.refusal)
+            if second is None:
+                self.say(f"battery: could not synthesise a valid argument for {name}")
+                return ToolRun(name, honesty=honesty, not_called="coverage-unsynthesizable")
+            arguments, calls = second, self.calls(name, second, entry.get("outputSchema"))
         if all(c.outcome == "success" for c in calls):
-            self.args[name] = synthesis.arguments
+            self.args[name] = arguments
         return ToolRun(name, honesty=honesty, calls=calls)
+
+    def second_attempt(self, name: str, schema: Any, error_text: str) -> dict[str, Any] | None:
+        """Arguments from the tool's own words (``readiness.hints``) that one call accepts, or None."""
+        tried: list[dict[str, Any]] = []
+        for k in range(MAX_ALTERNATIVES):
+            def hint(prop: str, sub: dict[str, Any], k: int = k, said: str = error_text) -> str | None:
+                values = string_hints(prop, sub, said)
+                return values[min(k, len(values) - 1)] if values else None
+            candidate = synthesize(schema, hint=hint).arguments
+            if candidate is None or candidate in tried:
+                continue
+            tried.append(candidate)
+            try:
+                outcome = self.call(name, candidate)
+            except TransportError as exc:
+                self.conn.lost(exc)
+                return None
+            if outcome.ok:
+                return candidate
+            error_text = _error_text(outcome) or error_text
+        return None
 
     def shared_cases(self, entries: dict[str, dict[str, Any]]) -> tuple[tuple[str, bool] | None, ...]:
         if not self.args:
@@ -222,6 +256,19 @@ class _Battery:
 def _tasks_declared(caps: dict[str, Any]) -> bool:
     extensions = caps.get("extensions")
     return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+
+def _refused(call: CallObservation) -> bool:
+    """A call the server refused for its arguments: an ``isError`` result or ``-32602``."""
+    return call.outcome == "tool-error" or (call.outcome == "rpc-error" and call.code == -32602)
+
+
+def _error_text(outcome: ToolOutcome) -> str:
+    """What a refusal said (read by ``readiness.hints`` in this process only; never kept or shown)."""
+    if outcome.ok:
+        return ""
+    message = (outcome.payload or {}).get("message")
+    return message if isinstance(message, str) else ""
 
 
 def _first_string_property(schema: Any) -> str | None:
@@ -306,7 +353,7 @@ def _scored(ctx: RunContext, options: BatteryOptions) -> ProbeReport:
     except TransportError as exc:
         reason = ctx.reason(exc)
         if options.progress is not None:  # the report carries the label; say why, as probe does
-            options.progress(f"readiness {reason}: {exc}")
+            options.progress(f"readiness {reason}: {describe(exc)}")
         return ProbeReport(server=server, cases=(), readiness=None, readiness_error=reason,
                            protocol=ctx.negotiated)
     except Cancelled:

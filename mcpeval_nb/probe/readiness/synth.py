@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -55,10 +56,13 @@ class Synthesis:
         reason: None on success, else a fixed label: ``not-object``, ``missing-property``, ``ref``,
             ``pattern``, ``type``, ``depth``, ``nodes``, ``bytes``, ``array-items``, ``string-length``,
             ``invalid`` (the candidate failed validation against the full schema).
+        invented: how many string values are the rule's placeholder (``"mcpeval"``), not something the
+            schema said: a server may rightly refuse those.
     """
 
     arguments: dict[str, Any] | None
     reason: str | None = None
+    invented: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,10 +120,17 @@ def _resolve(root: Any, ref: Any) -> Any:
     return target
 
 
+#: ``hint(property name, string schema)``: a value for a free string (see ``readiness.hints``), or None.
+StringHint = Callable[[str, dict[str, Any]], str | None]
+
+
 class _Synth:
-    def __init__(self, root: dict[str, Any]) -> None:
+    def __init__(self, root: dict[str, Any], hint: StringHint | None = None) -> None:
         self.root = root
         self.budget = _Budget()
+        self.hint = hint
+        self.name = ""
+        self.invented = 0
 
     def value(self, schema: Any, depth: int) -> Any:
         if depth > SYNTH_MAX_DEPTH:
@@ -163,11 +174,16 @@ class _Synth:
 
     def string(self, schema: dict[str, Any]) -> str:
         fmt = schema.get("format")
-        if isinstance(fmt, str) and fmt in _FORMATS:
+        hinted = None if self.hint is None or (isinstance(fmt, str) and fmt in _FORMATS) \
+            else self.hint(self.name, schema)
+        if hinted is not None:
+            text = hinted
+        elif isinstance(fmt, str) and fmt in _FORMATS:
             text = _FORMATS[fmt]
         elif "pattern" in schema:
             raise _Unsynthesizable("pattern")
         else:
+            self.invented += 1
             min_len = _count(schema.get("minLength"), 0)
             if min_len > SYNTH_MAX_STRING_BYTES:
                 raise _Unsynthesizable("string-length")
@@ -220,6 +236,7 @@ class _Synth:
             if name in out:
                 continue
             self.budget.charge(0, str_bytes(name) + 1)
+            self.name = name
             out[name] = self.value(properties[name], depth + 1)
         return out
 
@@ -243,26 +260,30 @@ def _count(value: Any, default: int | None) -> Any:
     return max(math.ceil(value), 0) if math.isfinite(value) else default
 
 
-def synthesize(schema: Any) -> Synthesis:
+def synthesize(schema: Any, *, hint: StringHint | None = None) -> Synthesis:
     """Build arguments for a tool whose ``inputSchema`` is ``schema`` (SPEC 8.4, budgets above).
 
     Args:
         schema: the tool's raw ``inputSchema`` (never copied wholesale, never echoed).
+        hint: mcpeval-nb's second attempt (``readiness.hints``): a value for each string without a
+            ``format`` the rules know, before the rules' own (a pattern no longer makes it
+            unsynthesizable when the hint matches it).  None is SPEC 8.4 exactly.
 
     Returns:
         A ``Synthesis``: ``arguments`` set on success, else ``reason`` names the rule or budget.
     """
     if not isinstance(schema, dict) or _type_of(schema) not in ("object", None):
         return Synthesis(None, "not-object")
+    synth = _Synth(schema, hint)
     try:
-        candidate = _Synth(schema).object(schema, 0)
+        candidate = synth.object(schema, 0)
     except _Unsynthesizable as exc:
         return Synthesis(None, exc.reason)
     except RecursionError:
         return Synthesis(None, "depth")
     if not schema_test(schema)(candidate):
         return Synthesis(None, "invalid")
-    return Synthesis(candidate)
+    return Synthesis(candidate, invented=synth.invented)
 
 
 def invalid_arguments(schema: Any) -> dict[str, Any] | None:
