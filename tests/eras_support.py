@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
 from mcpeval_nb.testing.servers._eras_tasks import TasksClient
+from tests.processes import listening as wait_listening
 from tests.processes import stop
 
 __all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls", "wait_listening"]
@@ -32,20 +31,6 @@ Call = tuple[str, dict[str, Any]]
 def eras_argv(*args: str) -> list[str]:
     """argv of the fixture server."""
     return [sys.executable, "-m", "mcpeval_nb.testing.servers.sdk_eras", *args]
-
-
-def wait_listening(url: str, timeout: float = 60.0) -> str:
-    """``url`` once its port accepts connections."""
-    parsed = urllib.parse.urlsplit(url)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
-            return url
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 @contextmanager
