@@ -6,7 +6,10 @@ connections open side by side: the echo fixture server started directly, and the
 behind a bare store-and-forward relay built from the shim's own frame reader (``bench/_relay.py``), which
 separates the cost of relaying bounded frames from the cost of recording them.  Requests rotate over the
 connections, one at a time, so machine load falls on all alike.  Cases: small ``tools/call`` frames,
-a 1 MiB request frame (a 1 MiB string argument, small answer) and a 1 MiB answer frame (small request).
+a 1 MiB request frame (a 1 MiB string argument, small answer), a 1 MiB answer frame (small request), and
+the 2026-07-28 revision's traffic (``bench/_modern.py``): a modern request (per-request ``_meta`` and a
+``traceparent``) and a multi round-trip operation (``input_required``, then the retry with its
+``requestState``), over stdio and, through ``mcpeval-nb shim-http``, over HTTP against a bare HTTP relay.
 Printed: p50/p95 round trips of each connection, the added latency (shim - direct) and the recording
 share (shim - relay) at each percentile.  Goals (issue 3): at most 0.5 ms added at p95 for small frames,
 2 ms for 1 MiB frames.
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from mcpeval_nb.testing.servers import echo
+
+from . import _modern
 
 MIB = 1024 * 1024
 GOALS_MS = {"small tools/call": 0.5, "1 MiB request": 2.0, "1 MiB response": 2.0}
@@ -83,14 +88,14 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1000.0
 
 
-def run_case(conns: dict[str, Connection], frame_for: Callable[[int], bytes], n: int,
+def run_case(conns: dict[str, Connection], sample: Callable[[Connection], float], n: int,
              warmup: int) -> dict[str, float]:
-    """Rotate ``n`` round trips over the connections (after ``warmup`` each); percentiles in ms."""
+    """Rotate ``n`` samples over the connections (after ``warmup`` each); percentiles in ms."""
     times: dict[str, list[float]] = {name: [] for name in conns}
     names = list(conns)
     for i in range(warmup + n):
         for name in names[i % len(names):] + names[: i % len(names)]:
-            elapsed = conns[name].round_trip(frame_for)
+            elapsed = sample(conns[name])
             if i >= warmup:
                 times[name].append(elapsed)
     out: dict[str, float] = {}
@@ -103,11 +108,28 @@ def run_case(conns: dict[str, Connection], frame_for: Callable[[int], bytes], n:
     return out
 
 
+def _round_trip(frame_for: Callable[[int], bytes]) -> Callable[[Connection], float]:
+    return lambda conn: conn.round_trip(frame_for)
+
+
+def _print_rows(rows: list[tuple[str, int, dict[str, float]]]) -> None:
+    print(f"{'case':<17} {'n':>4} {'direct p50/p95':>15} {'relay p50/p95':>15} {'shim p50/p95':>15} "
+          f"{'added p50/p95':>15} {'recording p50/p95':>18} {'goal p95':>8}")
+    for name, n, r in rows:
+        cells = [f"{r[k + '_p50']:.3f}/{r[k + '_p95']:.3f}" for k in ("direct", "relay", "shim", "added",
+                                                                     "recording")]
+        goal = f"{GOALS_MS[name]:>8.1f}" if name in GOALS_MS else f"{'-':>8}"
+        print(f"{name:<17} {n:>4} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15} {cells[3]:>15} {cells[4]:>18} "
+              f"{goal}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500, help="small-frame round trips per side")
     parser.add_argument("--big-requests", type=int, default=200, help="1 MiB round trips per side and case")
+    parser.add_argument("--http-requests", type=int, default=300,
+                        help="shim-http samples per endpoint and case")
     parser.add_argument("--burst", type=int, default=500_000, help="notifications in the burst case")
     parser.add_argument("--no-attacks", action="store_true", help="skip the hostile-load cases")
     args, _unknown = parser.parse_known_args(argv)  # `python -m bench shim` leaves "shim" in sys.argv
@@ -118,31 +140,31 @@ def main(argv: list[str] | None = None) -> int:
         relay = [sys.executable, str(Path(__file__).with_name("_relay.py")), *server]
         conns = {"direct": Connection(server, env), "relay": Connection(relay, env),
                  "shim": Connection(shim, env)}
-        cases = [
-            ("small tools/call", _call("navigate", {"url": "https://example.com/a", "waitUntil": "commit"}),
+        cases: list[tuple[str, Callable[[Connection], float], int, int]] = [
+            ("small tools/call",
+             _round_trip(_call("navigate", {"url": "https://example.com/a", "waitUntil": "commit"})),
              args.requests, 50),
-            ("1 MiB request", _call("navigate", {"blob": "x" * MIB}), args.big_requests, 10),
-            ("1 MiB response", _call("big", {"bytes": MIB}), args.big_requests, 10),
+            ("1 MiB request", _round_trip(_call("navigate", {"blob": "x" * MIB})), args.big_requests, 10),
+            ("1 MiB response", _round_trip(_call("big", {"bytes": MIB})), args.big_requests, 10),
+            *((name, sample, args.requests, 50) for name, sample in _modern.STDIO_CASES),
         ]
         rows = []
         try:
-            for name, frame_for, n, warmup in cases:
-                print(f"bench_shim: {name}: {n} round trips per connection ...", file=sys.stderr, flush=True)
-                rows.append((name, n, run_case(conns, frame_for, n, warmup)))
+            for name, sample, n, warmup in cases:
+                print(f"bench_shim: {name}: {n} samples per connection ...", file=sys.stderr, flush=True)
+                rows.append((name, n, run_case(conns, sample, n, warmup)))
         finally:
             for conn in conns.values():
                 conn.close()
         journals = list(Path(home, "store").glob("calls-*.jsonl"))
         selfs = [json.loads(line)["shim_self_us"] for p in journals for line in p.read_text().splitlines()]
-    print("round trips in ms; added = shim - direct; recording = shim - relay")
-    print(f"{'case':<17} {'n':>4} {'direct p50/p95':>15} {'relay p50/p95':>15} {'shim p50/p95':>15} "
-          f"{'added p50/p95':>15} {'recording p50/p95':>18} {'goal p95':>8}")
-    for name, n, r in rows:
-        cells = [f"{r[k + '_p50']:.3f}/{r[k + '_p95']:.3f}" for k in ("direct", "relay", "shim", "added",
-                                                                     "recording")]
-        print(f"{name:<17} {n:>4} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15} {cells[3]:>15} {cells[4]:>18} "
-              f"{GOALS_MS[name]:>8.1f}")
+    print("stdio: round trips in ms (an MRTR operation: both of its round trips); added = shim - direct; "
+          "recording = shim - relay")
+    _print_rows(rows)
     print(f"records journaled: {len(selfs)}; median shim_self_us: {statistics.median(selfs) if selfs else 0}")
+    print("\nshim-http: round trips in ms, one POST per connection (an MRTR operation: both POSTs); "
+          "relay = a bare HTTP relay")
+    _print_rows(_modern.http_rows(args.http_requests, 20, _pct))
     if not args.no_attacks:
         attacks_report(args.burst)
     return 0

@@ -26,6 +26,9 @@ if typing.TYPE_CHECKING:
         FILTER_COLUMNS as FILTER_COLUMNS,
     )
     from .analysis import (
+        OPERATIONS_SCHEMA as OPERATIONS_SCHEMA,
+    )
+    from .analysis import (
         OUTCOMES as OUTCOMES,
     )
     from .analysis import (
@@ -33,6 +36,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         call_label as call_label,
+    )
+    from .analysis import (
+        era_mix as era_mix,
     )
     from .analysis import (
         error_templates as error_templates,
@@ -51,6 +57,9 @@ if typing.TYPE_CHECKING:
     )
     from .analysis import (
         latency_summary as latency_summary,
+    )
+    from .analysis import (
+        operation_summary as operation_summary,
     )
     from .analysis import (
         outcome_rates as outcome_rates,
@@ -536,6 +545,7 @@ if typing.TYPE_CHECKING:
         open_store as open_store,
     )
     from .tables.coerce import as_table as as_table
+    from .textsafe import escape_controls as escape_controls
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
@@ -566,9 +576,10 @@ if typing.TYPE_CHECKING:
 #: module (relative to this package) -> the public names it defines
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".analysis": (
-        "FILTER_COLUMNS", "OUTCOMES", "PERCENTILES", "call_label", "error_templates", "filter_calls",
-        "format_ms", "join_annotations", "latency_over_time", "latency_summary", "outcome_rates",
-        "readiness_history", "slowest_tools", "template_changes", "template_daily", "wilson_interval",
+        "FILTER_COLUMNS", "OPERATIONS_SCHEMA", "OUTCOMES", "PERCENTILES", "call_label", "era_mix",
+        "error_templates", "filter_calls", "format_ms", "join_annotations", "latency_over_time",
+        "latency_summary", "operation_summary", "outcome_rates", "readiness_history", "slowest_tools",
+        "template_changes", "template_daily", "wilson_interval",
     ),
     ".analysis.catalog": ("catalog_drift", "catalog_history",),
     ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
@@ -579,6 +590,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "catalog_status", "check_catalogs", "pin_catalogs", "usage_report",
     ),
     ".capture.shim": ("ShimOptions", "run_shim",),
+    ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",

@@ -56,6 +56,12 @@ MAX_NOTE_CHARS = 240
 #: fixed cost per entry); past either bound the oldest is journaled as a content-free ``unknown`` record.
 MAX_PENDING_REQUESTS = 1024
 MAX_PENDING_BYTES = 16 * 1024 * 1024
+#: Multi round-trip and task operations waiting on their client (count, and bytes as for pending requests);
+#: past either bound, or once the server's last answer is older than ``OPERATION_IDLE_S``, the oldest is
+#: journaled as abandoned.
+MAX_OPEN_OPERATIONS = 1024
+MAX_OPEN_OPERATION_BYTES = 16 * 1024 * 1024
+OPERATION_IDLE_S = 3600.0
 #: shim-http event streams relayed at once (apart from the request workers; past it: 503).
 MAX_HTTP_STREAMS = 64
 #: Call and capture manifests (``sizes``, ``capture-phases``): the file bound, and at most this many calls

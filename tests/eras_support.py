@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -21,8 +22,9 @@ from mcp_types import ElicitResult
 from mcpeval_nb.testing.servers._eras_tasks import TasksClient
 from tests.processes import listening as wait_listening
 from tests.processes import stop
+from tests.shim_helpers import wait_listening
 
-__all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls", "wait_listening"]
+__all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls"]
 
 #: A call the client makes: (tool, arguments).
 Call = tuple[str, dict[str, Any]]
@@ -44,7 +46,9 @@ def eras_http(*args: str) -> Iterator[str]:
         reader.start()
         reader.join(90)
         assert line and line[0], "the fixture printed no URL"
-        yield wait_listening(line[0].decode().strip())
+        url = line[0].decode().strip()
+        wait_listening(url, timeout=60)
+        yield url
     finally:
         stop(proc)
 
@@ -73,23 +77,39 @@ def _answers(out: Transcript, answer: str, delay: float) -> Any:
     return elicit
 
 
-async def _calls(client: Client, calls: Sequence[Call], out: Transcript) -> None:
+async def _calls(client: Client, calls: Sequence[Call], out: Transcript, meta: dict[str, Any] | None) -> None:
     out.version = client.protocol_version
     listing = await client.list_tools()
     out.results.append(sorted(t.name for t in listing.tools))
     for name, arguments in calls:
         start = time.monotonic()
         try:
-            result = await client.call_tool(name, arguments)
+            result = await client.call_tool(name, arguments, meta=meta)  # type: ignore[arg-type]
             out.results.append(result.model_dump(exclude_none=True, exclude={"meta"}))
         except Exception as exc:  # the client's own verdict is part of the transcript
             out.results.append(f"{type(exc).__name__}: {exc}")
         out.seconds.append(time.monotonic() - start)
 
 
+def _http_client(url: str, *, oauth: bool, sent: list[dict[str, str]] | None) -> Any:
+    """An ``httpx2`` client for the SDK transport: OAuth-capable; ``sent`` gets each request's headers."""
+    import httpx2
+
+    from mcpeval_nb.testing.servers._eras_http import oauth_http_client
+
+    client = oauth_http_client(url) if oauth else httpx2.AsyncClient(trust_env=False)
+    client.timeout = httpx2.Timeout(30, read=300)
+    if sent is not None:
+        async def note(request: Any) -> None:
+            sent.append({k.lower(): v for k, v in request.headers.items()})
+        client.event_hooks["request"].append(note)
+    return client
+
+
 def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "auto", answer: str = "yes",
               delay: float = 0.0, env: dict[str, str] | None = None, tasks: TasksClient | None = None,
-              http_client: Any = None) -> Transcript:
+              oauth: bool = False, sent: list[dict[str, str]] | None = None,
+              meta: dict[str, Any] | None = None) -> Transcript:
     """Connect the SDK client to ``target`` (a URL, or a stdio argv), list the tools, make the calls.
 
     Args:
@@ -100,21 +120,25 @@ def run_calls(target: str | list[str], calls: Sequence[Call], *, mode: str = "au
         delay: seconds the "user" takes per elicitation.
         env: extra environment for a stdio server.
         tasks: the Tasks extension client (default: a fresh one that polls to the end).
-        http_client: an ``httpx2.AsyncClient`` for HTTP (OAuth).
+        oauth: over HTTP, authorise with the SDK's own OAuth client (``_eras_http.oauth_http_client``).
+        sent: over HTTP, receives the headers of every request the client sends.
+        meta: ``_meta`` entries for every tool call (``traceparent``, ...).
     """
     out = Transcript()
 
     async def main() -> None:
+        http: Any = contextlib.nullcontext()
         server: Any = target
         if isinstance(target, list):
             environment = {**os.environ, **(env or {})}
             server = StdioServerParameters(command=target[0], args=target[1:], env=environment)
-        elif http_client is not None:
-            server = streamable_http_client(target, http_client=http_client)
+        elif oauth or sent is not None:
+            http = _http_client(target, oauth=oauth, sent=sent)
+            server = streamable_http_client(target, http_client=http)
         with anyio.fail_after(180):
-            async with Client(server, mode=mode, elicitation_callback=_answers(out, answer, delay),
-                              extensions=[tasks or TasksClient()]) as client:
-                await _calls(client, calls, out)
+            async with http, Client(server, mode=mode, elicitation_callback=_answers(out, answer, delay),
+                                    extensions=[tasks or TasksClient()]) as client:
+                await _calls(client, calls, out, meta)
 
     anyio.run(main)
     return out

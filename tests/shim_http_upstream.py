@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from mcpeval_nb.limits import MAX_HTTP_BODY_BYTES
+from mcpeval_nb.testing.servers.echo import mrtr_result
 
 CANARY = "CANARY-http-5c1d"
 
@@ -74,6 +75,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"x" * (MAX_HTTP_BODY_BYTES + 1))
         elif name == "redirect":
             self._send(302, b"", extra={"Location": "http://127.0.0.1:1/elsewhere"})
+        elif name == "mrtr":
+            answer = {"jsonrpc": "2.0", "id": msg["id"], "result": mrtr_result(msg["id"], msg["params"])}
+            self._send(200, json.dumps(answer).encode())
         elif name == "status":
             error = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32000, "message": CANARY}}
             self._send(500, json.dumps(error).encode())

@@ -72,7 +72,8 @@ def canary_root(root: Path, tmp_path: Path) -> Path:
                            options=me.ProbeOptions(server="canary", root=root, allow_mutation=True))
     assert len(report.cases) == 2 and report.readiness is not None  # a full run: manifest and battery
     assert me.load_trends(root=root) is not None  # ... which recorded its trend point
-    me.annotate("CANARY-session-value", 3, "workaround", "retried by hand", root=root)
+    me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="CANARY-session-value",
+                                               seq=3, kind="workaround", note="retried by hand"))
     return root
 
 
@@ -118,5 +119,32 @@ def test_no_canary_reaches_tables_analysis_charts_cli_or_the_envelope(
     outputs += [(root / "audit.jsonl").read_text(encoding="utf-8"),
                 json.dumps(me.audit_log(root).to_pylist(), default=str)]
 
+    leaks = [i for i, text in enumerate(outputs) if MARKER in text]
+    assert leaks == [], f"canary in outputs #{leaks}"
+
+
+def test_no_canary_of_2026_07_28_traffic_reaches_tables_analysis_charts_cli_otlp_or_the_envelope(
+        root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mcpeval_nb.testing.operations import operations_store
+    from tests.otlp_receiver import receiver
+
+    operations_store(root, operations=30, seed=5)  # canaries in arguments, state, answers, task ids/results
+    raw = b"".join(p.read_bytes() for p in sorted((root / "store").rglob("*.jsonl")))
+    assert MARKER.encode() not in raw and b'"ext":{' in raw
+    calls = me.open_store(root).calls
+    outputs = [json.dumps(calls.to_pylist(), default=str)]
+    for table in (me.latency_summary(calls), me.latency_summary(calls, value="server_ms"),
+                  me.outcome_rates(calls), me.error_templates(calls), me.era_mix(calls),
+                  me.operation_summary(calls)):
+        outputs.append(json.dumps(table.to_pylist(), default=str))
+    outputs += [_svg(charts.plot_operations(calls)), _svg(charts.plot_latency_distribution(calls))]
+    envelope = tmp_path / "envelope"
+    me.export_share(root, dest=envelope)
+    outputs += [p.read_text(encoding="utf-8") for p in sorted(envelope.rglob("*")) if p.is_file()]
+    for argv in (["summary", "--root", str(root)], ["doctor", "--root", str(root)]):
+        outputs.append(_cli(argv, capsys))
+    with receiver() as collector:
+        me.export_otlp(root, endpoint=collector.url, metrics_endpoint=collector.url)
+    outputs += [str(message) for message in collector.traces + collector.metrics]
     leaks = [i for i, text in enumerate(outputs) if MARKER in text]
     assert leaks == [], f"canary in outputs #{leaks}"

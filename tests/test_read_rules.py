@@ -25,9 +25,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mcpeval_nb"
 BAD = "not a valid value!"
 
 
-def test_the_chains_follow_the_spec_order() -> None:
+def test_the_chains_follow_the_spec_order_then_the_extension_object() -> None:
     assert [r.field for r in CALL_RULES] == ["ts", "session", "server", "method", "tool", "args", "outcome",
-                                             "kind", "error"]
+                                             "kind", "error", "ext"]
     assert [r.field for r in ANNOTATION_RULES] == ["ts", "session", "kind", "note", "event_id"]
     assert [r.field for r in TREND_RULES] == ["measurement_profile", "ts", "server", "manifest_sha256",
                                               "standard"]

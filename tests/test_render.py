@@ -71,15 +71,20 @@ def _format_choices(command: click.Command) -> tuple[str, ...]:
 
 @pytest.mark.parametrize(("name", "document"), [
     ("probe", mcpeval_nb.ProbeReport), ("score", mcpeval_nb.ProbeReport), ("report", mcpeval_nb.ProbeReport),
-    ("diff", mcpeval_nb.ProbeDiff), ("compare", mcpeval_nb.Comparison), ("gate", mcpeval_nb.GateReport),
+    ("diff", mcpeval_nb.ProbeDiff), ("compare", (mcpeval_nb.Comparison, mcpeval_nb.EraMatrix)),
+    ("gate", mcpeval_nb.GateReport),
     ("sizes", mcpeval_nb.ResultSizes), ("phases", mcpeval_nb.PhaseView),
     ("findings", mcpeval_nb.FindingsView), ("usage", mcpeval_nb.UsageReport),
     ("catalog", mcpeval_nb.CatalogReport),
 ])
-def test_every_format_a_command_offers_is_on_its_document_s_table(name: str, document: Rendered) -> None:
+def test_every_format_a_command_offers_is_on_its_document_s_table(
+        name: str, document: Rendered | tuple[Rendered, ...]) -> None:
+    """A command that renders one of several documents (compare: a comparison, or with --eras the era
+    matrix) offers only formats one of them has."""
     command = cli.get_command(click.Context(cli), name)
     assert command is not None
-    assert set(_format_choices(command)) <= set(document.FORMATS.names)
+    documents = document if isinstance(document, tuple) else (document,)
+    assert set(_format_choices(command)) <= {n for d in documents for n in d.FORMATS.names}
 
 
 def _imports(path: Path) -> set[str]:

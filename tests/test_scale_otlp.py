@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 import mcpeval_nb as m
 from mcpeval_nb.cli import cli
+from mcpeval_nb.scale.semconv import error_type
 from mcpeval_nb.testing.canary import canary_store
 from mcpeval_nb.testing.synthetic import synthetic_store
 
@@ -62,10 +63,11 @@ def test_each_call_record_is_one_span_with_its_journal_values(phoenix: str, tmp_
         assert span["start_time"].to_pydatetime() == row["ts"]
         took = (span["end_time"] - span["start_time"]).total_seconds() * 1000
         assert round(took) == (row["latency_ms"] or 0)
-        status = {"ok": "OK", "error": "ERROR"}.get(row["outcome"], "UNSET")
+        status = "ERROR" if row["has_error"] else {"ok": "OK"}.get(row["outcome"], "UNSET")
         assert span["status_code"] == status and span["status_message"] == ""
-        error = row["error_template_id"] or row["error_code"]
-        assert (span["attributes.error"] or {}).get("type") == error
+        assert (span["attributes.error"] or {}).get("type") == error_type(row)
+        assert (span["attributes.mcpeval"].get("error") or {}).get("template_id") == row["error_template_id"]
+        assert span["name"] == (f"tools/call {row['tool']}" if row["tool"] else row["method"])
         if row["tool"] is not None:  # Phoenix files the GenAI tool names under its OpenInference ones
             gen_ai = span["attributes.gen_ai"] or {}
             assert row["tool"] in (span["attributes.tool.name"], gen_ai.get("tool", {}).get("name"))
@@ -123,3 +125,103 @@ def test_an_unreachable_collector_is_exit_3_in_one_line(root: Path) -> None:
     assert proc.stderr.strip().splitlines()[-1] == \
         "mcpeval-nb: the OTLP endpoint did not accept the spans (unreachable or refused)"
     assert "Traceback" not in proc.stderr
+
+
+def _agent_span(phoenix: str) -> tuple[Any, Any]:
+    """A fixture agent's span exported to Phoenix by the OpenTelemetry SDK; returns (provider, span)."""
+    import requests
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    session = requests.Session()
+    session.trust_env = False
+    provider = TracerProvider(resource=Resource({"service.name": "fixture-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{phoenix}/v1/traces",
+                                                                     session=session)))
+    span = provider.get_tracer("fixture-agent").start_span("invoke_agent fixture-agent")
+    return provider, span
+
+
+def test_spans_follow_the_mcp_conventions_and_nest_under_the_agents_span(
+        phoenix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.eras_support import eras_argv, run_calls
+
+    root = tmp_path / "agent"
+    monkeypatch.setenv("MCPEVAL_HOME", str(root))
+    provider, agent = _agent_span(phoenix)
+    ctx = agent.get_span_context()
+    traceparent = f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-01"
+    shim = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "eras", "--", *eras_argv()]
+    run_calls(shim, [("echo", {"text": "hi"}), ("fail", {"message": "no"}), ("ask", {"rounds": 2})],
+              mode="2026-07-28", meta={"traceparent": traceparent, "baggage": "user=CANARY-baggage"})
+    agent.end()
+    provider.shutdown()
+    m.export_otlp(root, endpoint=phoenix)
+    want = {"tools/call echo", "tools/call fail", "tools/call ask"}
+    agent_id = f"{ctx.span_id:016x}"
+    deadline = time.monotonic() + 60
+    while True:  # Phoenix ingests asynchronously: wait for the agent's span and its children
+        frame = spans_of(phoenix, PROJECT, 1)
+        rows = frame.to_dict("records")
+        parents = [r for r in rows if r["context.span_id"] == agent_id]
+        children = {r["name"]: r for r in rows if r["parent_id"] == agent_id}
+        if (parents and set(children) >= want) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    (parent,) = parents
+    assert parent["name"] == "invoke_agent fixture-agent" and set(children) == want
+    for span in children.values():
+        assert span["context.trace_id"] == parent["context.trace_id"]
+        assert span["attributes.mcp"]["protocol"]["version"] == "2026-07-28"
+        assert span["attributes.network"]["transport"] == "pipe"
+        assert span["attributes.jsonrpc"]["request"]["id"]
+    failed = children["tools/call fail"]
+    assert failed["attributes.error"]["type"] == "tool_error" and failed["status_code"] == "ERROR"
+    assert children["tools/call ask"]["attributes.mcpeval"]["rounds"] == 3
+    assert "CANARY" not in frame.to_json(default_handler=str, date_format="iso")
+
+
+def test_the_duration_histogram_has_the_conventions_buckets_and_attributes(tmp_path: Path) -> None:
+    from tests.otlp_receiver import receiver
+
+    root = tmp_path / "metrics"
+    synthetic_store(root, calls=200, days=1, error_rate=0.3, seed=9)
+    calls = m.open_store(root).calls
+    with receiver() as collector:
+        result = m.export_otlp(root, endpoint=collector.url, metrics_endpoint=collector.url)
+    assert result.measurements == calls.filter(pa_valid(calls, "latency_ms")).num_rows > 0
+    (request,) = collector.metrics
+    (metric,) = [mm for rm in request.resource_metrics for sm in rm.scope_metrics for mm in sm.metrics]
+    assert (metric.name, metric.unit) == ("mcp.client.operation.duration", "s")
+    points = metric.histogram.data_points
+    assert {tuple(p.explicit_bounds) for p in points} == {
+        (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)}
+    assert sum(p.count for p in points) == result.measurements
+    keys = {a.key for p in points for a in p.attributes}
+    assert {"mcp.method.name", "gen_ai.tool.name", "error.type"} <= keys and "mcp.session.id" not in keys
+
+
+def test_export_ignores_proxy_variables_and_sends_only_where_the_policy_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.otlp_receiver import counting_listener, receiver
+
+    root = tmp_path / "proxy"
+    synthetic_store(root, calls=30, days=1, seed=4)
+    with counting_listener() as (proxy, contacted), receiver() as collector:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.setenv(name, proxy)
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        result = m.export_otlp(root, endpoint=collector.url, metrics_endpoint=collector.url)
+    received = sum(len(scoped.spans) for request in collector.traces for spans in request.resource_spans
+                   for scoped in spans.scope_spans)
+    assert result.spans == received == 30
+    assert collector.metrics and contacted == []
+
+
+def pa_valid(table: Any, column: str) -> Any:
+    import pyarrow.compute as pc
+
+    return pc.is_valid(table.column(column))

@@ -106,8 +106,8 @@ def test_json_calls_are_relayed_and_journaled_per_request_scope(shim: HTTPShim, 
                                                                 root: Path) -> None:
     code, headers, body = post(shim, rpc(1, "tools/call", name="lookup", arguments={"q": CANARY}))
     assert code == 200 and json.loads(body)["id"] == 1
-    assert headers["mcp-session-id"] == "session-abc"
-    assert "set-cookie" not in headers and "x-upstream-private" not in headers
+    assert headers["mcp-session-id"] == "session-abc"  # every end-to-end header is relayed; none journaled
+    assert headers["set-cookie"] == f"secret={CANARY}" and headers["x-upstream-private"] == CANARY
     assert post(shim, rpc(1, "tools/call", name="lookup", arguments={}))[0] == 200  # same id, new scope
     flushed(shim, 2)
     records = journal(root)
@@ -169,21 +169,25 @@ def test_an_unreachable_upstream_is_a_502(root: Path) -> None:
         assert post(shim, rpc(1, "ping"))[0::2] == (502, b"")
 
 
-def test_request_headers_follow_the_allow_list_and_authorization_stays_in_memory(
+def test_end_to_end_request_headers_are_forwarded_and_authorization_stays_in_memory(
         root: Path, up: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
     secret = f"Bearer {CANARY}-env"
     options = HTTPShimOptions(server="demo", listen="127.0.0.1:0", upstream=up.url, root=root,
                               authorization=secret)
     with HTTPShim(options) as shim:
         post(shim, rpc(1, "ping"), headers={"Cookie": "c=1", "X-Private": "p", "Mcp-Session-Id": "sid",
-                                            "Mcp-Protocol-Version": "2025-06-18", "Origin": "http://localhost"})
+                                            "Mcp-Protocol-Version": "2025-06-18", "Origin": "http://localhost",
+                                            "Connection": "close, X-Hop", "X-Hop": "h", "Keep-Alive": "1",
+                                            "Accept-Encoding": "gzip", "Mcp-Param-Region": CANARY})
         post(shim, rpc(2, "ping"), headers={"Authorization": "Bearer relayed"})
         flushed(shim, 2)
     first, second = (dict((k.lower(), v) for k, v in seen[1].items()) for seen in up.seen)
     assert first["authorization"] == secret and second["authorization"] == "Bearer relayed"
     assert first["mcp-session-id"] == "sid" and first["mcp-protocol-version"] == "2025-06-18"
-    assert first["origin"] == "http://localhost"
-    assert "cookie" not in first and "x-private" not in first
+    assert first["origin"] == "http://localhost" and first["mcp-param-region"] == CANARY
+    assert first["cookie"] == "c=1" and first["x-private"] == "p"
+    assert not {"x-hop", "keep-alive", "connection"} & set(first)  # hop-by-hop, and what Connection names
+    assert first["accept-encoding"] == "identity"  # the shim reads bodies to record them
     assert first["host"] == up.url.split("/")[2]
     captured = capsys.readouterr()
     assert CANARY not in captured.out + captured.err

@@ -1,7 +1,8 @@
 """shim-http with long-lived event streams open: requests are not starved, dead clients free their streams.
 
 The upstream is the official SDK's ``MCPServer`` over Streamable HTTP (``sdk_demo http --json``): each
-session may open one standalone GET event stream, which it keeps open and idle.
+session may open one standalone GET event stream, which it keeps open and idle; and, for the 2026-07-28
+revision, ``sdk_eras --era modern``, whose long-lived streams are ``subscriptions/listen`` POSTs.
 """
 
 from __future__ import annotations
@@ -129,3 +130,44 @@ def test_past_the_stream_bound_a_new_stream_is_refused_clearly(root: Path, upstr
         finally:
             for sock in opened:
                 sock.close()
+
+
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def _modern(shim: HTTPShim, msg_id: int, method: str, params: dict[str, object],
+            timeout: float = 10.0) -> socket.socket:
+    body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method,
+                       "params": {**params, "_meta": MODERN}}).encode()
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    if method == "tools/call":
+        headers["Mcp-Name"] = str(params["name"])
+    return _request(shim.address, "POST", body, headers, timeout=timeout)
+
+
+def test_requests_are_answered_while_many_subscriptions_listen_streams_are_open(root: Path) -> None:
+    from tests.eras_support import eras_http
+    from tests.shim_helpers import journal
+
+    with eras_http("--era", "modern") as url, HTTPShim(_options(url, root)) as shim:
+        opened = []
+        for n in range(32):
+            listen = {"notifications": {"toolsListChanged": True}}
+            sock = _modern(shim, 100 + n, "subscriptions/listen", listen)
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += sock.recv(4096)
+            assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+            opened.append(sock)
+        try:
+            assert wait_for(lambda: shim.open_streams == 32)
+            calls = [_answer(_modern(shim, n, "tools/call", {"name": "echo", "arguments": {"text": "x"}},
+                                     timeout=3.0))[0] for n in range(10)]
+            assert calls == [200] * 10
+        finally:
+            for sock in opened:
+                sock.close()
+        assert wait_for(lambda: shim.open_streams == 0)
+    listens = [r for r in journal(root) if r["method"] == "subscriptions/listen"]
+    assert len(listens) == 32 and {r["outcome"] for r in listens} == {"ok"}

@@ -31,20 +31,30 @@ def test_the_compiled_scanner_is_built_in_this_environment() -> None:
 
 
 def line(*, identity: bool = True, tool: bool = True, args: object = None, latency: bool = True,
-         error: bool = True, ts: str = "2026-08-04T12:00:00.250Z", seq: int = 7) -> bytes:
+         error: bool = True, ts: str = "2026-08-04T12:00:00.250Z", seq: int = 7,
+         ext: dict[str, object] | None = None) -> bytes:
     """A canonical call line as the real writer encodes it."""
     return encode_line(CallRecord(
-        identity=IDENTITY if identity else None, ts=ts, session=SESSION, seq=seq, server="demo",
+        ext=ext, identity=IDENTITY if identity else None, ts=ts, session=SESSION, seq=seq, server="demo",
         method="tools/call", tool="t" if tool else None,
         args=args, latency_ms=12 if latency else None, outcome="error" if error else "ok",
         error={"code": -32000, "template": "{message}", "template_id": "00112233aabbccdd",
                "retryable": False} if error else None, shim_self_us=3, kind="real"))
 
 
+#: ``ext`` objects of 2026-07-28 records (absent, a plain modern call, a multi round-trip, a task).
+EXTS: list[dict[str, object] | None] = [
+    None, {"protocol": "2026-07-28", "transport": "pipe"},
+    {"rounds": 3, "wait_ms": 1200, "flags": ["state-changed"], "protocol": "2026-07-28",
+     "trace_id": "0af7651916cd43dd8448eb211c80319c", "parent_span_id": "b7ad6b7169203331",
+     "transport": "tcp", "address": "127.0.0.1", "port": 8931},
+    {"task": "completed", "polls": 4, "result_type": "task", "transport": "pipe"}]
+
 shapes = st.builds(
     line, identity=st.booleans(), tool=st.booleans(), latency=st.booleans(), error=st.booleans(),
     args=st.sampled_from([None, {"a": "num:1", "b": {"array": 2, "items": "str<8"}}, ["x", {"y": []}],
-                          "str<8", {}, {"k": "ÿé"}]))
+                          "str<8", {}, {"k": "ÿé"}]),
+    ext=st.sampled_from(EXTS))
 #: Bytes that matter to the grammar (no newline: cutting lines is the chunk scanner's job).
 INTERESTING = ([bytes([b]) for b in b'"\\{}[],:09-1 \t.eEnul\r\x00\x1f\x7f']
                + [b"\x80", b"\xc3", b"\xff", b"\xed\xa0\x80", b"\xc3\xa9"])
@@ -90,7 +100,7 @@ def test_strict_timestamps_convert_to_the_reference_milliseconds(when: dt.dateti
     ts = f"{when.year:04d}" + ts[ts.index("-"):]  # strftime does not pad years below 1000 everywhere
     data = line(ts=ts)
     ends = np.array([len(data) - 1], dtype=np.int64)
-    columns, _, _, ok = canon.scan_columns(data, ends, np.zeros(1, dtype=np.uint8))
+    columns, _, _, ok, _ = canon.scan_columns(data, ends, np.zeros(1, dtype=np.uint8))
     assert ok.tolist() == [True]
     assert columns["ts"].cast(pa.int64()).to_pylist() == [ts_millis(ts)]
 
@@ -140,7 +150,7 @@ def test_garbage_never_crashes_the_scanner_and_is_never_accepted(parts: list[byt
     data = b"".join(p.replace(b"\n", b"") + b"\n" for p in parts)
     ends = canon.newline_positions(data)
     assert ends.tolist() == [i for i, b in enumerate(data) if b == 10]
-    columns, args, error, ok = canon.scan_columns(data, ends, np.zeros(len(ends), dtype=np.uint8))
+    columns, args, error, ok, _ = canon.scan_columns(data, ends, np.zeros(len(ends), dtype=np.uint8))
     assert not ok.any() and len(args) == len(error) == 0 and all(len(c) == 0 for c in columns.values())
 
 
@@ -166,7 +176,7 @@ def test_scanner_refuses_inconsistent_arguments_with_a_clear_error() -> None:
     with pytest.raises(BufferError, match="not writable"):
         _canon.scan_calls(data, ends, skip, lambda sizes: [b"x" * s for s in sizes])
     ok, buffers = _canon.scan_calls(data, ends, skip, alloc)
-    assert ok == b"\x01\x01" and len(buffers) == 29
+    assert ok == b"\x01\x01" and len(buffers) == 32  # 3 integers, ts, 6 validity masks, 11 strings x 2
 
 
 def test_default_strategies_put_the_compiled_scanner_first(tmp_path: Path,
@@ -186,7 +196,27 @@ def test_every_shape_the_writer_produces_is_accepted_by_the_scanner(lines: list[
     # Without this the mutation test could pass with a scanner that accepts nothing (all slow path).
     data = b"".join(lines)
     ends = canon.newline_positions(data)
-    columns, args, _, ok = canon.scan_columns(data, ends, np.zeros(len(ends), dtype=np.uint8))
+    columns, args, _, ok, _ = canon.scan_columns(data, ends, np.zeros(len(ends), dtype=np.uint8))
     assert ok.all()
     assert columns["seq"].to_pylist() == [7] * len(lines)
     assert args.is_valid().to_pylist() == [b'"args":' in x for x in lines]
+
+
+@pytest.mark.parametrize("ext", EXTS[1:])
+def test_lines_with_an_ext_object_are_taken_by_the_scanner_and_load_like_the_reference(
+        ext: dict[str, object], tmp_path: Path) -> None:
+    data = line(ext=ext) + line(ext=ext, seq=8, error=False)
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+    scanned = canon.scan_columns(data, ends, np.zeros(len(ends), dtype=np.uint8))
+    assert scanned.ok.all() and scanned.ext.null_count == 0
+    check_file(tmp_path, data, ("canon",))
+
+
+@pytest.mark.parametrize("text", [
+    '{"rounds":"3"}', '{"rounds":3,"rounds":4}', "[1]", "5", "null", '{"flags":["x","state-dropped"]}',
+    '{"protocol":"CANARY"}', '{"wait_ms":-1}', '{"trace_id":"' + "0" * 32 + '"}', "{}", '{"a":{"b":[1,2]}}',
+    '{"task":"completed","polls":1.5}', '{"rounds":3'])
+def test_hand_edited_ext_objects_load_exactly_like_the_reference(text: str, tmp_path: Path) -> None:
+    base = line(ext={"protocol": "2026-07-28", "transport": "pipe"}).decode()
+    edited = base.replace('"ext":{"protocol":"2026-07-28","transport":"pipe"}', '"ext":' + text)
+    check_file(tmp_path, (edited + base).encode(), ("canon",))

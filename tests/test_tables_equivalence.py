@@ -45,7 +45,16 @@ def canonical(seq: int) -> dict[str, object]:
 edits = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(["ts", "session", "server", "method", "tool", "outcome", "kind",
                                                "args", "error", "latency_ms", "seq", "identity", "capture_id",
-                                               "extra"]), json_values),
+                                               "extra", "ext"]), json_values),
+    st.tuples(st.just("set"), st.just("ext"), st.fixed_dictionaries(
+        {}, optional={"protocol": st.sampled_from(["2026-07-28", "CANARY", 7]),
+                      "rounds": st.integers(-1, 2**64), "wait_ms": json_values,
+                      "flags": st.lists(st.sampled_from(["state-changed", "header-mismatch", "x"]),
+                                        max_size=3),
+                      "trace_id": st.sampled_from(["0af7651916cd43dd8448eb211c80319c", "0" * 32, "zz"]),
+                      "task": st.sampled_from(["completed", "nope"]),
+                      "transport": st.sampled_from(["tcp", 1]),
+                      "port": st.integers(-1, 70000), "other": json_values})),
     st.tuples(st.just("set"), st.just("ts"), st.sampled_from(
         ["2026-02-30T00:00:00.000Z", "2026-08-04T23:59:60.5Z", "2026-08-04t01:02:03Z",
          "0000-01-01T00:00:00.000Z", "2026-08-04T01:02:03.123456789+05:30", "2026-08-04 01:02:03Z",

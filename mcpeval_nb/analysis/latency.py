@@ -76,13 +76,17 @@ def latency_schema(keys: tuple[str, ...], bucket: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
-def latency_summary(calls: Any, *, by: tuple[str, ...] = _KEYS, bucket: str | None = None) -> pa.Table:
+def latency_summary(calls: Any, *, by: tuple[str, ...] = _KEYS, bucket: str | None = None,
+                    value: str = "latency_ms") -> pa.Table:
     """Latency count, p50, p90, p95, p99 and max per group.
 
     Args:
         calls: the calls table (or a frame with its columns).
         by: group columns (any of the calls table's text columns).
         bucket: optional time bucket (a pandas frequency: ``15min``, ``1h``, ``1D``) on ``ts``.
+        value: ``latency_ms`` (an operation's whole duration, first request to final answer) or
+            ``server_ms`` (the same less the time the server waited on its client: a multi round-trip
+            request's questions, a task waiting for input).
 
     Returns:
         Columns ``*by``, [``bucket``], ``count``, ``p50``, ``p90``, ``p95``, ``p99``, ``max``; sorted by
@@ -91,8 +95,10 @@ def latency_summary(calls: Any, *, by: tuple[str, ...] = _KEYS, bucket: str | No
     Raises:
         UsageError: a missing column or a bad bucket.
     """
-    cols = (*by, "latency_ms", *(("ts",) if bucket else ()))
-    frame = as_frame(calls, tuple(dict.fromkeys(cols)))
+    if value not in ("latency_ms", "server_ms"):
+        raise UsageError("value must be latency_ms or server_ms")
+    cols = (*by, value, *(("ts",) if bucket else ()))
+    frame = as_frame(calls, tuple(dict.fromkeys(cols))).rename(columns={value: "latency_ms"})
     frame = frame[frame["latency_ms"].notna()].copy()
     frame["latency_ms"] = frame["latency_ms"].astype("float64")
     frame = _bucketed(frame, bucket)

@@ -53,6 +53,11 @@ class SSEParser:
         self._buf = bytearray()
         self._data: list[bytes] = []
 
+    @property
+    def pending(self) -> int:
+        """Bytes held for the event being read (its data lines so far and the unfinished line)."""
+        return len(self._buf) + sum(len(d) for d in self._data)
+
     def feed(self, chunk: bytes) -> list[bytes]:
         """Consume bytes; return the data of every event completed by them (empty data skipped)."""
         self._buf += chunk

@@ -7,7 +7,9 @@ at once: past that the client gets a 503 with ``{"error":"too many open event st
 the requests.  One watcher thread polls the clients of every open stream: a client that closes its
 connection (or sends anything more on it) ends its stream at once, by shutting the upstream connection
 under the relay's blocking read; an upstream that ends its stream ends the client's.  Every SSE ``data:``
-event is handed to the recorder before it is sent on, within the 8 MiB total of SPEC 13.2.
+event is handed to the recorder before it is sent on.  The bound is per event (8 MiB, SPEC 13.2's body
+bound): a ``subscriptions/listen`` stream (2026-07-28) is meant to stay open indefinitely, so a total
+bound would end every long-lived subscription; an event over the bound ends the stream.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ class Streams:
             stream.on_end()
 
     def _pump(self, stream: Stream) -> None:
-        parser, total = SSEParser(), 0
+        parser = SSEParser()
         while True:
             try:
                 chunk = stream.response.read1(65536)
@@ -149,11 +151,10 @@ class Streams:
                 return  # upstream gone, or cut because the client went away
             if not chunk:
                 return
-            total += len(chunk)
-            if total > MAX_HTTP_BODY_BYTES:
-                self._submit(Frame("inbound", None, stream.scope))
-                return
             frames = [Frame("inbound", data, stream.scope) for data in parser.feed(chunk)]
+            if parser.pending > MAX_HTTP_BODY_BYTES or any(f.size > MAX_HTTP_BODY_BYTES for f in frames):
+                self._submit(Frame("inbound", None, stream.scope))  # one event over the bound ends it
+                return
             for frame in frames:
                 self._submit(frame)
             stream.conn.sendall(chunk)

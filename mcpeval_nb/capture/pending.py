@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..limits import MAX_PENDING_BYTES, MAX_PENDING_REQUESTS
+from .wire import NO_FACTS, RequestFacts
 
 __all__ = ["Pending", "PendingTable"]
 
@@ -38,6 +39,10 @@ class Pending:
             cannot be told from the other's.
         cursor: a ``tools/list`` request's pagination cursor as ``capture.catalog.cursor_key`` keeps it
             (its SHA-256), or None.
+        facts: the request's content-free 2026-07-28 facts (``wire.request_facts``).
+        flags: content-free flags it earned (a header mismatch, a retry's state flag with no operation).
+        op: the multi round-trip or task operation it continues (``operations.Operation``), or None.
+        acked: a ``subscriptions/listen`` whose stream was acknowledged.
     """
 
     method: str
@@ -48,10 +53,14 @@ class Pending:
     scope: str = ""
     collided: bool = False
     cursor: bytes | None = None
+    facts: RequestFacts = NO_FACTS
+    flags: frozenset[str] = frozenset()
+    op: Any = None
+    acked: bool = False
 
     @property
     def size(self) -> int:
-        """Bytes this entry is accounted for."""
+        """Bytes this entry is accounted for (an entry's facts and flags are within the fixed cost)."""
         return ENTRY_OVERHEAD + len(self.args_json or "")
 
     @property
@@ -114,6 +123,18 @@ class PendingTable:
     def pop(self, key: str) -> Pending | None:
         """Remove and return the entry under ``key``, or None."""
         return self._remove(key)
+
+    def get(self, key: str) -> Pending | None:
+        """The entry under ``key`` (left in place), or None."""
+        return self._entries.get(key)
+
+    def drain(self) -> list[Pending]:
+        """Remove every entry; returns them oldest first."""
+        entries = list(self._entries.values())
+        self._entries.clear()
+        self._scopes.clear()
+        self.bytes = 0
+        return entries
 
     def drop_scope(self, scope: str) -> list[Pending]:
         """Remove every entry of an ended HTTP exchange; returns them oldest first."""

@@ -25,6 +25,7 @@ from ..limits import LOCK_TIMEOUT_S
 from .correlate import Correlator
 from .oversized import Glimpse
 from .sink import RecordSink, counted, loss_summary
+from .wire import HttpFacts
 
 __all__ = ["STALL_S", "Frame", "RecordSink", "Recorder", "frames_summary", "wait_progress"]
 
@@ -53,12 +54,14 @@ class Frame:
         start_ns: ``perf_counter_ns`` when the frame was complete.
         done_ns: ``perf_counter_ns`` when forwarding finished (0 while still forwarding).
         glimpse: the ends of a frame forwarded past the bound (``data`` is None).
+        http: shim-http's facts of a request's headers (memory only; stdio frames have none).
     """
 
     direction: str
     data: bytes | None
     scope: str = ""
     glimpse: Glimpse | None = None
+    http: HttpFacts | None = None
     read_ms: int = dataclasses.field(default_factory=now_ms)
     start_ns: int = dataclasses.field(default_factory=time.perf_counter_ns)
     done_ns: int = 0
@@ -175,7 +178,7 @@ class Recorder:
         while (frame := self._next()) is not None:  # parsing holds the interpreter lock: frames are out
             self.sink.record(frame.direction, frame.data, scope=frame.scope, read_ms=frame.read_ms,
                              hot_ns=frame.done_ns - frame.start_ns if frame.done_ns else 0,
-                             glimpse=frame.glimpse)
+                             glimpse=frame.glimpse, http=frame.http)
             self.done += 1
         self.sink.finish()
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from ..limits import DEFAULT_IO_TIMEOUT_S, HTTP_ACCEPT_QUEUE, HTTP_WORKERS, MAX_HTTP_STREAMS
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
+from ..privacy.urls import classify_url
 from ..root import Root, RootLike
 from ..transport.http import AUTHORIZATION_ENV, read_authorization
 from ..transport.loopback import (
@@ -44,7 +45,7 @@ from .http_streams import Streams
 from .recorder import Recorder
 from .spawn import announce_root, say
 
-__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http"]
+__all__ = ["HTTPShim", "HTTPShimOptions", "run_shim_http", "stored_address"]
 
 _BUSY = error_response(503)
 
@@ -82,6 +83,15 @@ class HTTPShimOptions:
     catalog: bool = True
 
 
+def stored_address(endpoint: Endpoint) -> str:
+    """The upstream's host as a record may hold it (OpenTelemetry's ``server.address``): a loopback host
+    as it is; any other host shaped as a URL argument is (its registrable domain, ``ip``, ``host``)."""
+    if endpoint.is_loopback:
+        return endpoint.host
+    token = classify_url(endpoint.url) or "url:host"
+    return token.removeprefix("url:")
+
+
 def _authorization(value: str | None) -> str | None:
     """The upstream Authorization fallback, validated like the probe client's (never echoed)."""
     return read_authorization(None if value is None else {AUTHORIZATION_ENV: value})
@@ -112,7 +122,8 @@ class HTTPShim:
         session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
         correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()),
                                 salt=home.salt(), catalog=options.catalog,
-                                known_names=lambda: recorded_names(root))
+                                known_names=lambda: recorded_names(root), transport="tcp",
+                                address=stored_address(self.endpoint), port=self.endpoint.port)
         if correlator.catalog is not None:  # built in a helper process: the relays never wait for it
             correlator.catalog.offload(root)
         self._sock = listen_socket(ip, port, backlog=max(64, options.queue * 2))

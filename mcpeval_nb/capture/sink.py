@@ -26,6 +26,7 @@ from ..privacy.catalog import CatalogRecord
 from ..privacy.records import CallRecord
 from .correlate import Correlator, classify_frame
 from .oversized import Glimpse
+from .wire import HttpFacts
 
 __all__ = ["BATCH_RECORDS", "RecordSink", "counted", "loss_summary", "record_kind"]
 
@@ -108,8 +109,14 @@ class RecordSink:
         """Records (or frames that could not be correlated) that were not journaled."""
         return sum(self.lost.values())
 
+    @property
+    def queued(self) -> int:
+        """Records correlated and waiting for the next write (0: everything recorded so far is journaled
+        or counted as lost)."""
+        return len(self._batch)
+
     def record(self, direction: str, data: bytes | None, *, scope: str, read_ms: int, hot_ns: int,
-               glimpse: Glimpse | None = None) -> None:
+               glimpse: Glimpse | None = None, http: HttpFacts | None = None) -> None:
         """Correlate one frame and queue the records it completes for the next write.
 
         Args:
@@ -119,9 +126,10 @@ class RecordSink:
             read_ms: wall-clock ms when the frame was read.
             hot_ns: nanoseconds the forwarder spent on it (counted in ``shim_self_us``).
             glimpse: the ends of a frame forwarded past the bound.
+            http: shim-http's facts of a request's headers (memory only).
         """
         try:
-            self._batch += self._correlate(direction, data, scope, read_ms, hot_ns, glimpse)
+            self._batch += self._correlate(direction, data, scope, read_ms, hot_ns, glimpse, http)
         except Exception as exc:  # a correlator bug must not stop capture
             self._fail(f"a {direction} frame could not be correlated ({type(exc).__name__})", "frames", 1)
         self._big_bytes += len(data or b"")
@@ -155,8 +163,13 @@ class RecordSink:
             start = end
 
     def finish(self) -> None:
-        """Record the listings still open (incomplete), flush, then report in one line how many records
-        were lost, by kind (nothing when none were)."""
+        """Journal the operations capture leaves unfinished (abandoned) and the listings still open
+        (incomplete), flush, then report in one line how many records were lost, by kind (nothing when
+        none were)."""
+        try:
+            self._batch += self.correlator.close()
+        except Exception as exc:  # a correlator bug must not lose the batch
+            self._fail(f"unfinished operations could not be recorded ({type(exc).__name__})", "calls", 1)
         catalog = self.correlator.catalog
         if catalog is not None:
             self._batch += catalog.close()
@@ -188,10 +201,10 @@ class RecordSink:
                 self._fail(f"record seq {record.seq} was not journaled: {exc}", record_kind(record), 1)
 
     def _correlate(self, direction: str, data: bytes | None, scope: str, read_ms: int, hot_ns: int,
-                   glimpse: Glimpse | None) -> list[Captured]:
+                   glimpse: Glimpse | None, http: HttpFacts | None) -> list[Captured]:
         corr = self.correlator
         if direction == "end":
-            return list(corr.end_scope(scope))
+            return list(corr.end_scope(scope, now_ms=read_ms))
         t0 = time.perf_counter_ns()
         if glimpse is not None:
             overhead = (hot_ns + time.perf_counter_ns() - t0) // 1000
@@ -199,7 +212,8 @@ class RecordSink:
         msg = None if data is None else classify_frame(data)
         t1 = time.perf_counter_ns()
         records: list[Captured] = list(corr.observe(direction, msg, scope=scope,
-                                                    overhead_us=(hot_ns + t1 - t0) // 1000, now_ms=read_ms))
+                                                    overhead_us=(hot_ns + t1 - t0) // 1000, now_ms=read_ms,
+                                                    http=http))
         last = records[-1] if records else None
         if isinstance(last, CallRecord) and last.latency_ms is not None:  # a matched response: add build time
             build_us = (time.perf_counter_ns() - t1) // 1000

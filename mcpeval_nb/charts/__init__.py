@@ -16,6 +16,7 @@ import mcpeval_nb
 from . import _kit as kit
 from ._catalog import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
 from ._findings import plot_failure_windows, plot_finding_factors
+from ._operations import plot_operations
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,6 +27,7 @@ __all__ = [
     "plot_finding_factors",
     "plot_latency_distribution",
     "plot_latency_over_time",
+    "plot_operations",
     "plot_outcome_mix",
     "plot_readiness_history",
     "plot_result_sizes",

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 import mcpeval_nb
 
 from . import options as opt
 
-_ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), default="raise", show_default=True,
-                       help="Stop at a bad journal line, or skip it and list where it was.")
+_ERRORS = opt.errors
 
 
 @click.command("summary", epilog=opt.example("mcpeval-nb summary --top 5"))
@@ -41,12 +42,34 @@ def summary_cmd(root: str | None, errors: str, top: int) -> int:
     for row in mcpeval_nb.error_templates(calls).slice(0, top).to_pylist():
         click.echo(f"  {row['template_id']} count={row['count']} sessions={row['sessions']} "
                    f"tools={','.join(row['tools']) or '-'}")
+    _operations(calls, top)
     report = store.report.to_pylist()
     if report:
         click.echo(f"skipped {len(report)} bad line(s):")
         for row in report[:top]:
             click.echo(f"  {row['file']}:{row['line']}: {row['reason']}")
     return 0
+
+
+def _operations(calls: Any, top: int) -> None:
+    """The era mix and the operations over several requests (nothing for a store of legacy traffic)."""
+    mix = mcpeval_nb.era_mix(calls, by=()).to_pylist()
+    if not any(row["era"] == "modern" for row in mix):
+        return
+    click.echo("eras: " + ", ".join(f"{row['era']}{' ' + row['protocol'] if row['protocol'] else ''} "
+                                    f"{row['calls']} ({row['share']:.1%})" for row in mix))
+    rows = mcpeval_nb.operation_summary(calls).slice(0, top).to_pylist()
+    if not rows:
+        return
+    ms = mcpeval_nb.format_ms
+    click.echo("operations over several requests (latency: first request to final answer; server: less "
+               "the client's wait):")
+    for row in rows:
+        wait = "-" if row["wait_share"] is None else f"{row['wait_share']:.0%}"
+        click.echo(f"  {row['server']} {row['tool'] or row['method']} n={row['operations']} "
+                   f"rounds p50={row['rounds_p50']:g} latency p50={ms(row['latency_p50'])} "
+                   f"server p50={ms(row['server_p50'])} wait={wait} tasks={row['tasks']} "
+                   f"abandoned={row['abandoned']} flagged={row['flagged']}")
 
 
 @click.command("export-parquet", epilog=opt.example("mcpeval-nb export-parquet --dest build/parquet"))
@@ -60,6 +83,7 @@ def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
     export = store.to_parquet(dest)
     click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}; "
                f"{export.rewrote} journal(s) read, {export.kept} unchanged")
+    opt.report_skipped(export.skipped)
     return 0
 
 

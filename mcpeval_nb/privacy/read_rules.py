@@ -19,6 +19,7 @@ from typing import Any
 from ..clock import valid_rfc3339
 from ..limits import MAX_NOTE_CHARS
 from .errorinfo import sanitize_error
+from .ext import sanitize_ext
 from .grammar import opaque_session, valid_method, valid_server, valid_tool
 from .shape import sanitize_shape
 
@@ -129,7 +130,8 @@ _TS = keep("ts", valid_rfc3339, "unknown")
 _SESSION = transform("session", opaque_session)
 _SERVER = keep("server", valid_server, "invalid")
 
-#: ``CallRecord`` (SPEC 2.2): ts, session, server, method, tool, args, outcome, kind, error.
+#: ``CallRecord`` (SPEC 2.2): ts, session, server, method, tool, args, outcome, kind, error; then the
+#: 2026-07-28 extension object (``privacy.ext``), which SPEC's reader ignores.
 CALL_RULES: tuple[ReadRule, ...] = (
     _TS,
     _SESSION,
@@ -140,6 +142,7 @@ CALL_RULES: tuple[ReadRule, ...] = (
     keep("outcome", OUTCOMES.__contains__, "unknown"),
     keep("kind", KINDS.__contains__, "unparsed"),
     transform("error", sanitize_error, optional=True),
+    transform("ext", sanitize_ext, optional=True),
 )
 #: ``AnnotationRecord`` (SPEC 5): ts, hashed session, kind, note (controls stripped, capped), event id.
 ANNOTATION_RULES: tuple[ReadRule, ...] = (

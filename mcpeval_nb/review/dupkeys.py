@@ -5,10 +5,10 @@ that reads parsed records: ``{"note":"x@y.com","note":""}`` is a clean annotatio
 review.  No writer ever repeats a key, so a repeated key is a finding of its own, at any depth.
 
 Speed: lines of a call journal that the compiled scanner (``tables.canon``) accepts are exactly the
-writer's rendering of their values, with each top-level key once; only their distinct ``args`` and
-``error`` texts need the exact check, once each.  Every other line (other journals, lines the scanner
-refuses, the unterminated tail) gets the exact check: Python's JSON parser with a hook that sees every
-object's key list.
+writer's rendering of their values, with each top-level key once; only their distinct ``args``,
+``error`` and ``ext`` texts need the exact check, once each.  Every other line (other journals, lines
+the scanner refuses, the unterminated tail) gets the exact check: Python's JSON parser with a hook that
+sees every object's key list.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def _proven_calls(data: bytes) -> tuple[np.ndarray, np.ndarray, list[str]] | Non
     ends = canon.newline_positions(data)
     if not data.endswith(b"\n"):
         return None
-    ok, args, error = canon.scan_texts(data, ends)
-    texts = [text for column in (args, error) for text in column.unique().to_pylist()
+    ok, args, error, ext = canon.scan_texts(data, ends)
+    texts = [text for column in (args, error, ext) for text in column.unique().to_pylist()
              if text is not None and text not in _checked]
     return ok, ends, texts
 

@@ -5,7 +5,7 @@
  *
  *   {["identity":{"capture_id":"U","event_id":"U"},]"ts":"T","session":"S","seq":N,"server":"S",
  *    "method":"S"[,"tool":"S"][,"args":V][,"latency_ms":N],"outcome":"S"[,"error":V],
- *    "shim_self_us":N,"kind":"S"}\n
+ *    "shim_self_us":N,"kind":"S"[,"ext":V]}\n
  *
  * where S is a string with no backslash and no control byte, U a lowercase UUID, T the strict timestamp
  * YYYY-MM-DDTHH:MM:SS.mmmZ of a real calendar day (year 0001-9999), N an unsigned 64-bit integer with no
@@ -24,9 +24,9 @@
  *   where it likes: the loader uses Arrow's memory pool) and fills them, again without the GIL.
  *   ok: bytes, one uint8 per line.  buffers, for the accepted rows only, in line order: "seq",
  *   "latency_ms", "shim_self_us" (uint64), "ts" (int64 ms since the epoch, UTC); the validity masks
- *   "identity", "tool", "args", "latency", "error" (uint8); then for each string field an int32 Arrow
- *   offsets buffer and a data buffer: "capture_id", "event_id", "session", "server", "method", "tool",
- *   "outcome", "kind", "args", "error".  Absent values have length 0 and validity 0.
+ *   "identity", "tool", "args", "latency", "error", "ext" (uint8); then for each string field an int32
+ *   Arrow offsets buffer and a data buffer: "capture_id", "event_id", "session", "server", "method",
+ *   "tool", "outcome", "kind", "args", "error", "ext".  Absent values have length 0 and validity 0.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -34,9 +34,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { F_CAP, F_EVT, F_SESSION, F_SERVER, F_METHOD, F_TOOL, F_OUTCOME, F_KIND, F_ARGS, F_ERROR, NSTR };
+enum { F_CAP, F_EVT, F_SESSION, F_SERVER, F_METHOD, F_TOOL, F_OUTCOME, F_KIND, F_ARGS, F_ERROR, F_EXT, NSTR };
 enum { I_SEQ, I_LAT, I_SHIM, NINT };
-enum { V_ID, V_TOOL, V_ARGS, V_LAT, V_ERROR, NVALID };
+enum { V_ID, V_TOOL, V_ARGS, V_LAT, V_ERROR, V_EXT, NVALID };
 
 typedef struct {
     const uint8_t *p;   /* next byte */
@@ -260,8 +260,13 @@ static int parse_line(const uint8_t *base, const uint8_t *line, const uint8_t *n
         row->valid[V_ERROR] = 1;
     }
     if (!LIT(&c, ",\"shim_self_us\":") || !u64(&c, &row->ints[I_SHIM]) || !LIT(&c, ",\"kind\":\"") ||
-        !str_body(&c, base, row, F_KIND) || !LIT(&c, "}"))
+        !str_body(&c, base, row, F_KIND))
         return 0;
+    if (LIT(&c, ",\"ext\":")) {
+        if (!value(&c, base, row, F_EXT)) return 0;
+        row->valid[V_EXT] = 1;
+    }
+    if (!LIT(&c, "}")) return 0;
     return c.p == nl;
 }
 
@@ -288,8 +293,8 @@ static void scan_lines(Scan *s, const uint8_t *data, const int64_t *ends, const 
 }
 
 /* Output buffers, in the order of the sizes handed to alloc(): seq, latency_ms, shim_self_us, ts (8 bytes
- * per row); the validity masks (identity, tool, args, latency, error; 1 byte per row); then per string
- * field (capture_id, event_id, session, server, method, tool, outcome, kind, args, error)
+ * per row); the validity masks (identity, tool, args, latency, error, ext; 1 byte per row); then per string
+ * field (capture_id, event_id, session, server, method, tool, outcome, kind, args, error, ext)
  * its int32 offsets (rows + 1) and its data. */
 enum { NOUT = NINT + 1 + NVALID + 2 * NSTR };
 

@@ -12,7 +12,7 @@ loader uses ``rebuild``'s pyarrow strategy instead: same tables, slower.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -22,7 +22,7 @@ from .sanitise import sanitise_columns
 #: Anything holding a chunk's bytes (the scanner hands out memoryviews of fresh buffers).
 ByteData = bytes | bytearray | memoryview
 
-__all__ = ["ByteData", "available", "newline_positions", "scan_columns", "scan_texts"]
+__all__ = ["ByteData", "Scanned", "available", "newline_positions", "scan_columns", "scan_texts"]
 
 try:
     from . import _canon as _compiled  # type: ignore[attr-defined]
@@ -49,8 +49,9 @@ def newline_positions(data: ByteData) -> np.ndarray:
 
 #: Output buffers of ``scan_calls``, in order (see ``_canon.c``).
 _INTS = ("seq", "latency_ms", "shim_self_us", "ts")
-_VALID = ("identity", "tool", "args", "latency", "error")
-_STRS = ("capture_id", "event_id", "session", "server", "method", "tool", "outcome", "kind", "args", "error")
+_VALID = ("identity", "tool", "args", "latency", "error", "ext")
+_STRS = ("capture_id", "event_id", "session", "server", "method", "tool", "outcome", "kind", "args", "error",
+         "ext")
 
 
 def _bitmap(mask: np.ndarray) -> tuple[pa.Buffer | None, int]:
@@ -99,8 +100,23 @@ def _pieces(data: ByteData, ends: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def scan_columns(data: ByteData, ends: np.ndarray,
-                 bad: np.ndarray) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray]:
+class Scanned(NamedTuple):
+    """What the scanner made of a chunk.
+
+    Attributes:
+        columns: sanitised scalar columns of the accepted rows.
+        args, error, ext: the raw ``args``/``error``/``ext`` texts of the accepted rows (null where absent).
+        ok: the per-line mask of accepted lines.
+    """
+
+    columns: dict[str, pa.Array]
+    args: pa.Array
+    error: pa.Array
+    ok: np.ndarray
+    ext: pa.Array
+
+
+def scan_columns(data: ByteData, ends: np.ndarray, bad: np.ndarray) -> Scanned:
     """Scan a chunk with the compiled scanner.
 
     Args:
@@ -109,8 +125,7 @@ def scan_columns(data: ByteData, ends: np.ndarray,
         bad: lines never to accept (excluded over-long lines).
 
     Returns:
-        ``(columns, args_text, error_text, ok)``: sanitised scalar columns and the raw ``args``/``error``
-        texts (null where absent) for the accepted rows only, and the per-line mask of accepted lines.
+        The sanitised scalar columns and raw texts of the accepted rows, and the mask of accepted lines.
     """
     if len(data) < _PIECE:
         return _columns(_scan(data, ends, bad))
@@ -120,13 +135,13 @@ def scan_columns(data: ByteData, ends: np.ndarray,
         start = 0 if first == 0 else int(ends[first - 1]) + 1
         stop = int(ends[last - 1]) + 1
         parts.append(_columns(_scan(view[start:stop], ends[first:last] - start, bad[first:last])))
-    names = parts[0][0].keys()
-    columns = {k: pa.concat_arrays([p[0][k] for p in parts]) for k in names}
-    return (columns, pa.concat_arrays([p[1] for p in parts]), pa.concat_arrays([p[2] for p in parts]),
-            np.concatenate([p[3] for p in parts]))
+    names = parts[0].columns.keys()
+    columns = {k: pa.concat_arrays([p.columns[k] for p in parts]) for k in names}
+    args, error, ext = (pa.concat_arrays([getattr(p, k) for p in parts]) for k in ("args", "error", "ext"))
+    return Scanned(columns, args, error, np.concatenate([p.ok for p in parts]), ext)
 
 
-def scan_texts(data: ByteData, ends: np.ndarray) -> tuple[np.ndarray, pa.Array, pa.Array]:
+def scan_texts(data: ByteData, ends: np.ndarray) -> tuple[np.ndarray, pa.Array, pa.Array, pa.Array]:
     """The scanner's proof alone, for checks that need no columns (the doctor's ``duplicate-key``).
 
     Args:
@@ -134,8 +149,8 @@ def scan_texts(data: ByteData, ends: np.ndarray) -> tuple[np.ndarray, pa.Array, 
         ends: newline positions.
 
     Returns:
-        ``(ok, args_text, error_text)``: the per-line mask of accepted lines and the raw ``args`` and
-        ``error`` texts of the accepted rows (null where absent).
+        ``(ok, args_text, error_text, ext_text)``: the per-line mask of accepted lines and the raw
+        ``args``, ``error`` and ``ext`` texts of the accepted rows (null where absent).
     """
     if len(data) >= _PIECE:
         raise ValueError("scan_texts takes chunks under 1 GiB")
@@ -143,15 +158,14 @@ def scan_texts(data: ByteData, ends: np.ndarray) -> tuple[np.ndarray, pa.Array, 
     ok = np.frombuffer(raw["ok"], dtype=np.uint8).astype(bool)
     rows = int(np.count_nonzero(ok))
     texts = [_strings(raw[k], np.frombuffer(raw[k + "_valid"], dtype=np.uint8).astype(bool), rows)
-             for k in ("args", "error")]
-    return ok, texts[0], texts[1]
+             for k in ("args", "error", "ext")]
+    return ok, texts[0], texts[1], texts[2]
 
 
-def _columns(raw: dict[str, Any]) -> tuple[dict[str, pa.Array], pa.Array, pa.Array, np.ndarray]:
+def _columns(raw: dict[str, Any]) -> Scanned:
     ok = np.frombuffer(raw["ok"], dtype=np.uint8).astype(bool)
     rows = int(np.count_nonzero(ok))
-    valid = {k: np.frombuffer(raw[k + "_valid"], dtype=np.uint8).astype(bool)
-             for k in ("identity", "tool", "args", "latency", "error")}
+    valid = {k: np.frombuffer(raw[k + "_valid"], dtype=np.uint8).astype(bool) for k in _VALID}
     text = {k: _strings(raw[k], None, rows) for k in ("session", "server", "method", "outcome", "kind")}
     columns = sanitise_columns(
         ts=_numbers(raw["ts"], _TS, None, rows), seq=_numbers(raw["seq"], pa.uint64(), None, rows),
@@ -162,4 +176,4 @@ def _columns(raw: dict[str, Any]) -> tuple[dict[str, pa.Array], pa.Array, pa.Arr
         event_id=_strings(raw["event_id"], valid["identity"], rows), **text)
     args = _strings(raw["args"], valid["args"], rows)
     error = _strings(raw["error"], valid["error"], rows)
-    return columns, args, error, ok
+    return Scanned(columns, args, error, ok, _strings(raw["ext"], valid["ext"], rows))

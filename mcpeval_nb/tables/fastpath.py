@@ -27,6 +27,7 @@ from ..privacy.read_rules import KINDS, OUTCOMES
 from ..privacy.shape import sanitize_shape
 from . import canon
 from .canon import ByteData
+from .extcols import ext_columns, null_ext_columns, server_ms_column
 from .rebuild import rebuild_columns
 from .sanitise import remap
 from .schemas import CALLS_SCHEMA
@@ -202,7 +203,8 @@ def fast_calls(data: ByteData, ends: np.ndarray, *, exclude: tuple[int, ...] = (
     if n and "canon" in STRATEGIES and canon.available():
         skip = np.zeros(n, dtype=np.uint8)
         skip[list(exclude)] = 1
-        return _finish(*canon.scan_columns(data, ends, skip))
+        scanned = canon.scan_columns(data, ends, skip)
+        return _finish(scanned.columns, scanned.args, scanned.error, scanned.ok, scanned.ext)
     lines = line_array(data, ends) if n else None
     if lines is None:
         return FastResult(_empty(), np.empty(0, np.int64), np.arange(n, dtype=np.int64))
@@ -230,11 +232,18 @@ def _from_rebuilt(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array,
     return _finish(columns, args, error, ok)
 
 
-def _finish(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array, ok: np.ndarray) -> FastResult:
-    """Sanitise ``args``/``error`` of the proven rows (columns hold those rows only) and build the batch."""
+def _finish(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array, ok: np.ndarray,
+            ext: pa.Array | None = None) -> FastResult:
+    """Sanitise ``args``/``error``/``ext`` of the proven rows (columns hold those rows only) and build the
+    batch."""
     rows = np.flatnonzero(ok)
     size = len(rows)
     bad = np.zeros(size, dtype=bool)
+    if ext is None:
+        extra = null_ext_columns(size)
+    else:
+        extra, failed_ext = ext_columns(ext)
+        bad |= failed_ext
     has_args = args.is_valid().to_numpy(zero_copy_only=False)
     mapped_args, failed = _dict_map(args, _args_map)
     bad |= failed & has_args
@@ -259,6 +268,8 @@ def _finish(columns: dict[str, pa.Array], args: pa.Array, error: pa.Array, ok: n
     for name in ("session", "server", "method", "tool", "outcome", "kind"):
         if not pa.types.is_dictionary(out[name].type):
             out[name] = out[name].dictionary_encode()
+    out.update(extra)
+    out["server_ms"] = server_ms_column(out["latency_ms"], out["wait_ms"])
     batch = pa.RecordBatch.from_arrays([out[f.name] for f in CALLS_SCHEMA], schema=CALLS_SCHEMA)
     if bad.any():
         batch = batch.filter(pa.array(~bad))
@@ -330,7 +341,9 @@ def _convert(good: pa.LargeStringArray, rows: np.ndarray, n: int) -> FastResult:
         "kind": parsed.column("kind").combine_chunks().dictionary_encode(),
         "capture_id": pc.struct_field(identity, "capture_id"),
         "event_id": pc.struct_field(identity, "event_id"),
+        **null_ext_columns(size),
     }
+    columns["server_ms"] = columns["latency_ms"]
     batch = pa.RecordBatch.from_arrays([columns[f.name] for f in CALLS_SCHEMA], schema=CALLS_SCHEMA)
     if bad.any():
         keep = ~bad

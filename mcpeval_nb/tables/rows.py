@@ -17,6 +17,7 @@ from ..jsonfmt import dumps
 from ..privacy.catalog import CatalogRecord, CatalogTool
 from ..privacy.catalog_schema import skeleton_size
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from .extcols import ext_row, server_ms
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
 __all__ = ["annotation_batch", "call_batch", "call_row", "catalog_batch", "catalog_rows", "trend_batch"]
@@ -29,9 +30,11 @@ def _json(value: Any) -> str | None:
 def call_row(record: CallRecord) -> dict[str, Any]:
     """One sanitised call record as a row of ``CALLS_SCHEMA`` (plain Python values)."""
     err = record.error
+    ext = ext_row(record.ext)
     return {
-        "ts": ts_millis(record.ts), "session": record.session, "seq": record.seq,
-        "server": record.server, "method": record.method, "tool": record.tool,
+        **ext, "server_ms": server_ms(record.latency_ms, ext["wait_ms"]), "ts": ts_millis(record.ts),
+        "session": record.session, "seq": record.seq, "server": record.server, "method": record.method,
+        "tool": record.tool,
         "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
         "has_error": err is not None,
         "error_code": None if err is None or "code" not in err else dumps(err["code"], sort_keys=True),

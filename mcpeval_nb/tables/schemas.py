@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .extcols import EXT_FIELDS
+
 __all__ = [
     "ANNOTATIONS_SCHEMA",
     "CALLS_SCHEMA",
@@ -21,7 +23,7 @@ __all__ = [
 ]
 
 #: Version of the table layouts below; bumped on any incompatible change.
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _TS = pa.timestamp("ms", tz="UTC")
 _DICT = pa.dictionary(pa.int32(), pa.string())
@@ -32,7 +34,8 @@ def _schema(name: str, fields: list[pa.Field]) -> pa.Schema:
     return pa.schema(fields, metadata=meta)
 
 
-#: One row per call record (SPEC 2.1), after ``CallRecord.sanitized()``.
+#: One row per call record (SPEC 2.1), after ``CallRecord.sanitized()``; then the columns of its ``ext``
+#: object (``extcols``) and ``server_ms`` (version 2 added those).
 CALLS_SCHEMA = _schema("calls", [
     pa.field("ts", _TS),
     pa.field("session", _DICT, nullable=False),
@@ -54,6 +57,8 @@ CALLS_SCHEMA = _schema("calls", [
     pa.field("kind", _DICT, nullable=False),
     pa.field("capture_id", pa.string()),
     pa.field("event_id", pa.string()),
+    *(pa.field(name, typ, nullable=name != "era") for name, typ, _ in EXT_FIELDS),
+    pa.field("server_ms", pa.uint64()),
 ])
 
 #: One row per annotation (SPEC 5), after ``AnnotationRecord.sanitized()``.

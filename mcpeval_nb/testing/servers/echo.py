@@ -79,7 +79,19 @@ def _call(out: Any, msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
         out.flush()
     if name == "ask":
         _write(out, {"jsonrpc": "2.0", "id": msg_id, "method": "sampling/createMessage", "params": {}})
+    if name == "mrtr":
+        return {"result": mrtr_result(msg_id, params)}
     return {"result": {"echo": True}}
+
+
+def mrtr_result(msg_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 multi round-trip answer: ``input_required`` (state ``s-<id>``) to a call without a
+    ``requestState``, the final result to its retry."""
+    if "requestState" in params:
+        return {"resultType": "complete", "content": [{"type": "text", "text": "done"}]}
+    question = {"method": "elicitation/create",
+                "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object"}}}
+    return {"resultType": "input_required", "requestState": f"s-{msg_id}", "inputRequests": {"q": question}}
 
 
 def _answer(out: Any, line: bytes) -> None:
