@@ -285,6 +285,8 @@ if typing.TYPE_CHECKING:
     from .privacy import (
         valid_tool as valid_tool,
     )
+    from .privacy.catalog_signals import SIGNAL_RULES as SIGNAL_RULES
+    from .privacy.catalog_signals import SignalRule as SignalRule
     from .probe import (
         CaseResult as CaseResult,
     )
@@ -635,6 +637,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
         "valid_identifier", "valid_method", "valid_server", "valid_tool",
     ),
+    ".privacy.catalog_signals": ("SIGNAL_RULES", "SignalRule",),
     ".probe": (
         "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent", "RunContext",
         "hint_for", "load_manifest", "make_target", "manifest_schema", "manifest_schema_text",

@@ -18,7 +18,7 @@ _SERVER_HELP = "Only this server label."
                                 "mcpeval-nb catalog pin --server docs",
                                 "mcpeval-nb catalog check --fail-on any --format sarif > catalog.sarif"))
 @click.option("--server", default=None, help=_SERVER_HELP)
-@opt.output_format("text", "json", "md")
+@opt.output_format("text", "json", "md")  # literal: the tables load pyarrow (tests/test_render.py checks)
 @opt.root
 @click.pass_context
 def catalog_cmd(ctx: click.Context, server: str | None, fmt: str, root: str | None) -> int:
