@@ -20,7 +20,6 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
 from mcpeval_nb.testing.servers._eras_tasks import TasksClient
-from tests.processes import listening as wait_listening
 from tests.processes import stop
 from tests.shim_helpers import wait_listening
 
