@@ -25,6 +25,7 @@ from mcpeval_nb import (
     tool_transitions,
     tool_usage,
 )
+from mcpeval_nb.analysis.catalog import Source, open_source
 from mcpeval_nb.analysis.usage import DEAD_BELOW
 from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
 from mcpeval_nb.charts._catalog import usage_height
@@ -111,7 +112,8 @@ class CatalogPanel(Panel):
     """Tool catalogs: drift, signal flags, dead tools and tool chains, without the catalog's text.
 
     Args:
-        store: an opened store (``mcpeval_nb.open_store(root)``).
+        store: an opened store (``mcpeval_nb.open_store(root)``), or a capture root (default:
+            ``$MCPEVAL_HOME``), opened once.
         server: the server shown first (default: all).
         view: the first picture (``timeline``, ``usage`` or ``transitions``).
 
@@ -119,8 +121,8 @@ class CatalogPanel(Panel):
         state: the ``CatalogState`` the view renders.
     """
 
-    def __init__(self, store: Any, *, server: str | None = None, view: str = "timeline") -> None:
-        self.store = store
+    def __init__(self, store: Source = None, *, server: str | None = None, view: str = "timeline") -> None:
+        self.store = open_source(store)
         self.state = CatalogState(server=server, view=view if view in VIEWS else "timeline")
         self._quiet = False
         self.server = w.Dropdown(options=[("all servers", "")], value="", description="Server")
