@@ -143,3 +143,23 @@ def test_verify_runs_the_case_in_each_era_and_a_mismatch_changes_nothing(legacy_
         assert refused.returncode == 2 and why in refused.stderr, protocol
         assert refused.stdout == ""
     assert _finding_line(root, finding) == before and "state=closed" in before
+
+
+@pytest.mark.parametrize(("value", "hint"), [
+    ("2025-11-25", "2025-11-25 is a legacy revision: --protocol legacy (or auto) speaks it"),
+    ("2025-06-18", "2025-06-18 is a legacy revision"),
+    ("2027-01-01", "the only stateless revision this version speaks is 2026-07-28"),
+    ("modern", "the stateless revision is --protocol 2026-07-28"),
+    ("bogus", "is not one of 'auto', 'legacy', '2026-07-28'")])
+def test_a_wrong_protocol_value_is_a_usage_error_that_names_the_choice(value: str, hint: str,
+                                                                       tmp_path: Path) -> None:
+    for command in (["score", "--server", "s"], ["init", "--dry-run"], ["guidance", "--server", "s"]):
+        done = _cli(tmp_path, *command, "--protocol", value, "--", sys.executable, "-c", "pass")
+        assert done.returncode == 2 and hint in done.stderr and "--protocol" in done.stderr, command
+
+
+def test_the_cli_s_protocol_choices_are_the_transport_s() -> None:
+    from mcpeval_nb.cli import options
+    from mcpeval_nb.transport import era
+
+    assert options.PROTOCOL_CHOICES == era.PROTOCOL_CHOICES and options.MODERN_VERSION == era.MODERN_VERSION
