@@ -94,12 +94,12 @@ FILL_CALLS = """INSERT INTO calls SELECT r.id, r.capture, r.event,
 FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
   SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session
   WHERE ? IS NULL OR g.capture IN (SELECT value FROM json_each(?))"""
-#: Every table and view, in creation order.
+#: Every table, in creation order.
 TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
 
 #: Created after a full build's rows are in (and kept up to date by incremental refreshes).
 INDEXES = """
-CREATE INDEX calls_issue ON call_errors (err_code, err_template_id);
+CREATE INDEX call_errors_issue ON call_errors (err_code, err_template_id);
 CREATE INDEX annotations_call ON annotations (call_id);
 """
 
