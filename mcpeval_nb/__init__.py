@@ -543,6 +543,7 @@ if typing.TYPE_CHECKING:
         open_store as open_store,
     )
     from .tables.coerce import as_table as as_table
+    from .textsafe import escape_controls as escape_controls
     from .transport import Budget as Budget
     from .transport import HttpTarget as HttpTarget
     from .transport import StdioTarget as StdioTarget
@@ -587,6 +588,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "catalog_status", "check_catalogs", "pin_catalogs", "usage_report",
     ),
     ".capture.shim": ("ShimOptions", "run_shim",),
+    ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",

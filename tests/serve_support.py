@@ -34,6 +34,13 @@ def seeded_root(root: Path) -> Path:
     return root
 
 
+def seed_call(root: Path, session: str, seq: int) -> None:
+    """A recorded call for ``record_annotation`` to target (an annotation needs its call)."""
+    me.append_record(root, me.CallRecord(ts="2026-08-04T12:00:00.000Z", session=session, seq=seq,
+                                         server="srv", method="tools/call", tool="click", outcome="ok",
+                                         latency_ms=1))
+
+
 @contextmanager
 def serving(root: Path, *, allow_spawn: bool = False, timeout_s: float = 5.0) -> Iterator[me.FindingsServer]:
     """A started in-process server on an OS-chosen loopback port."""

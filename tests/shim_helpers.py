@@ -114,6 +114,21 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> bool:
     return bool(predicate())
 
 
+def wait_progressing(value: Any, done: Any, *, stall_s: float = 60.0) -> bool:
+    """Poll ``value()`` until ``done(value)``, for as long as the value keeps changing: give up only after
+    ``stall_s`` without a change, however long the whole wait lasts (a loaded machine is slow, never
+    stuck).  Returns whether it got done."""
+    last, since = value(), time.monotonic()
+    while not done(last):
+        time.sleep(0.02)
+        now = value()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since > stall_s:
+            return bool(done(value()))
+    return True
+
+
 def gone(pid: int) -> bool:
     """True when ``pid`` no longer exists or is a zombie."""
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb
-from mcpeval_nb import cli
+from mcpeval_nb import CallRecord, append_records, cli
 
 S1_TOKEN = "session:e8bc163c82eee18733288c7d4ac636db3a6deb013ef2d37b68322be20edc45cc"
 KINDS = "blocked-optimal-path, undocumented-behavior, false-success, instruction-divergence, workaround"
@@ -28,6 +28,16 @@ def _annotate_argv(
     *, session: str = "s1", seq: str = "7", kind: str = "false-success", note: str = NOTE
 ) -> list[str]:
     return ["annotate", "--session", session, "--seq", seq, "--kind", kind, "--note", note]
+
+
+def _seed(root: Path, *, session: str = "s1", seq: int = 7) -> None:
+    """A recorded call for the annotations to target (an annotation needs its call in the store)."""
+    append_records(root, [CallRecord(ts="2026-08-04T12:00:00.000Z", session=session, seq=seq, server="srv",
+                                     method="tools/call", tool="click", outcome="ok", latency_ms=3)])
+
+
+def _no_annotations(root: Path) -> bool:
+    return not list((root / "store").glob("annotations-*.jsonl"))
 
 
 RUNS: dict[str, list[str]] = {
@@ -54,6 +64,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Done]]:
     try:
         for name, argv in RUNS.items():
             root = tmp_path_factory.mktemp(name) / "capture-root"
+            _seed(root)
             env = {**os.environ, "MCPEVAL_HOME": str(root)}
             procs[name] = (
                 root,
@@ -111,7 +122,7 @@ def test_invalid_annotations_exit_2_with_the_spec_message_and_write_nothing(
     assert done.returncode == 2
     assert done.stderr == message
     assert done.stdout == ""
-    assert not (done.root / "store").exists()
+    assert _no_annotations(done.root)
 
 
 def test_version_prints_the_package_version(runs: dict[str, Done]) -> None:
@@ -130,6 +141,7 @@ def _in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[in
 def test_the_stored_token_passed_back_targets_the_same_session(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    _seed(root)
     assert _in_process(_annotate_argv(), capsys)[0] == 0
     upper = "session:" + S1_TOKEN[8:].upper()
     code, out, _ = _in_process(_annotate_argv(session=upper, kind="workaround", note="é" * 240), capsys)
@@ -150,26 +162,27 @@ def test_the_stored_token_passed_back_targets_the_same_session(
 def test_more_invalid_annotations_exit_2(
     root: Path, capsys: pytest.CaptureFixture[str], change: dict[str, str], message: str | None
 ) -> None:
+    _seed(root)
     code, out, err = _in_process(_annotate_argv(**change), capsys)
     assert code == 2
     if message is not None:
         assert err == message
     assert "CANARY" not in err + out
-    assert not (root / "store").exists()
+    assert _no_annotations(root)
 
 
 def test_missing_options_and_unknown_commands_exit_2(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _in_process(["annotate", "--session", "s1", "--kind", "workaround", "--note", "x"], capsys)
     assert code == 2 and "--seq" in err
     assert _in_process(["no-such-command"], capsys)[0] == 2
-    assert not (root / "store").exists()
+    assert not root.exists()
 
 
 def test_an_unwritable_capture_root_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("keep")
     code, _, err = _in_process([*_annotate_argv(note="CANARY"), "--root", str(blocker / "root")], capsys)
-    assert code == 3
+    assert code == 3, err
     assert err.startswith("mcpeval-nb: cannot use capture root ") and "Not a directory" in err
     assert "CANARY" not in err and "Traceback" not in err
     assert blocker.read_text() == "keep"

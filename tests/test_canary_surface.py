@@ -72,7 +72,8 @@ def canary_root(root: Path, tmp_path: Path) -> Path:
                            options=me.ProbeOptions(server="canary", root=root, allow_mutation=True))
     assert len(report.cases) == 2 and report.readiness is not None  # a full run: manifest and battery
     assert me.load_trends(root=root) is not None  # ... which recorded its trend point
-    me.annotate("CANARY-session-value", 3, "workaround", "retried by hand", root=root)
+    me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="CANARY-session-value",
+                                               seq=3, kind="workaround", note="retried by hand"))
     return root
 
 

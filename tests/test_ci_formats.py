@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 import mcpeval_nb
+from mcpeval_nb.privacy.records import Identity
 from tests.ci_support import cli, fixture, golden, junit, outcomes
 
 CANARY = "CANARY-manifest-argument"
@@ -376,6 +377,9 @@ def test_annotate_by_event_id_writes_the_newer_record_form(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     event = "0B6A2C8E-4D1F-4A5B-9C3D-2E1F0A9B8C7D"
+    mcpeval_nb.append_record(root, mcpeval_nb.CallRecord(  # the call the annotations target
+        identity=Identity("1d2c3b4a-0000-4000-8000-000000000001", event.lower()),
+        ts="2026-08-04T12:00:00.000Z", session="s1", seq=4, server="srv", method="tools/call", outcome="ok"))
     code, out, _ = cli(
         capsys,
         "annotate",

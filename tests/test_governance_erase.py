@@ -164,3 +164,27 @@ def test_the_parquet_exports_follow_an_erase(tmp_path: Path) -> None:
     assert _sessions(dest) == {token("beta")}
     mcpeval_nb.duckdb_engine(root).latency_summary()
     assert _sessions(root / "calls.parquet") == {token("beta")}
+
+
+def test_erase_removes_records_stored_with_a_raw_session_value(tmp_path: Path) -> None:
+    """Older or foreign journals store the raw session value; every reader hashes it, so the tables
+    attribute those records to the session, and erase must remove them too (it printed "removed 0" and
+    left the raw value on disk: the token was the only needle it looked for)."""
+    seed(tmp_path, {"keep-me": "a"}, 2)
+    store = tmp_path / "store"
+    raw = [b'{"ts":"2026-08-01T12:00:00.000Z","session":"raw-sess-7f3","seq":%d,"server":"a",'
+           b'"method":"tools/call","tool":"t","outcome":"ok","shim_self_us":0,"kind":"real"}\n' % i
+           for i in (1, 2, 3)]
+    with (store / "calls-2026-08-01.jsonl").open("ab") as fh:
+        fh.writelines(raw)
+    (store / "annotations-2026-08-03.jsonl").write_bytes(
+        b'{"ts":"2026-08-03T12:00:00.000Z","session":"raw-sess-7f3","seq":2,"kind":"workaround","note":"n"}\n')
+    assert sum(r == token("raw-sess-7f3") for r in
+               mcpeval_nb.open_store(tmp_path).calls.column("session").to_pylist()) == 3
+    done = cli("erase", "--session", "raw-sess-7f3", "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "3 call(s)" in done.stdout and "1 annotation(s)" in done.stdout, done.stdout
+    on_disk = b"".join(p.read_bytes() for p in store.glob("*.jsonl"))
+    assert b"raw-sess-7f3" not in on_disk
+    sessions = mcpeval_nb.open_store(tmp_path).calls.column("session").to_pylist()
+    assert token("raw-sess-7f3") not in sessions and sessions.count(token("keep-me")) == 2

@@ -206,3 +206,35 @@ def test_retention_drops_the_engines_dataset_and_an_export_follows(tmp_path: Pat
     mcpeval_nb.open_store(root).to_parquet(dest)
     rows = pads.dataset(dest, format="parquet", partitioning="hive").count_rows()
     assert rows == 20
+
+
+def test_retention_never_removes_a_journal_whose_name_holds_no_valid_day(tmp_path: Path) -> None:
+    """``calls-1.jsonl`` and ``calls-20001130.jsonl`` were removed (their names compared below the
+    cutoff as text); a journal retention cannot date stays, as ``calls-unknown.jsonl`` always did."""
+    seed(tmp_path, {"alpha": "a"}, 2, days=("2026-07-01",))
+    store = tmp_path / "store"
+    undated = ["calls-1.jsonl", "calls-20001130.jsonl", "calls-2026-02-30.jsonl", "annotations-0000.jsonl",
+               "calls-1999-1-01.jsonl"]
+    for name in undated:
+        (store / name).write_bytes((store / "calls-2026-07-01.jsonl").read_bytes())
+    result = apply_retention(tmp_path, days=30, today=TODAY)
+    assert result.files == ("calls-2026-07-01.jsonl",)
+    assert sorted(p.name for p in store.glob("*.jsonl")) == sorted([*undated, "annotations-2026-08-02.jsonl"])
+
+
+@pytest.mark.parametrize("days", [999_999_999, 36_501, 10**30])
+def test_days_past_a_century_is_a_usage_error_and_is_audited(tmp_path: Path, days: int,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    seed(tmp_path, {"alpha": "a"}, 2)
+    with pytest.raises(mcpeval_nb.UsageError, match="from 1 to 36500"):
+        apply_retention(tmp_path, days=days)
+    from mcpeval_nb.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["retention", "--days", str(days), "--root", str(tmp_path)])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == ("mcpeval-nb: retention days must be a whole number from 1 to 36500 (from days)\n")
+    assert [(e["action"], e["outcome"], e["reason"]) for e in read_audit(tmp_path)] == [
+        ("retention", "refused", "usage-error")] * 2
+    assert apply_retention(tmp_path, days=36_500).files == ()

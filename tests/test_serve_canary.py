@@ -53,7 +53,7 @@ def _calls(finding: str) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("list_findings", {}), ("list_findings", {"state": "open"}), ("get_finding", {"finding_id": finding}),
         ("get_readiness_trends", {}),
-        ("record_annotation", {"session": f"{MARK}session", "seq": 1, "kind": "workaround",
+        ("record_annotation", {"session": f"{MARK}s-one", "seq": 1, "kind": "workaround",
                                "note": f"{MARK}note"}),
         ("run_probe", {"manifest": _manifest(), "command": broken, "server_label": "canary-run"}),
         ("run_probe", {"manifest": _manifest(), "command": clean}),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import mcpeval_nb as me
 from tests.review_support import append_raw, call, run_cli_process
-from tests.serve_support import sdk_call, sdk_error, serving
+from tests.serve_support import sdk_call, sdk_error, seed_call, serving
 
 CANARY = "zq7servaudit"
 
@@ -21,6 +21,7 @@ _call, _refused = sdk_call, sdk_error
 
 def test_annotations_and_refusals_through_serve_are_audited_without_content(root: Path) -> None:
     root.mkdir(parents=True)
+    seed_call(root, f"{CANARY}-session", 2)
     with serving(root) as running:
         _call(running.url, "record_annotation",
               {"session": f"{CANARY}-session", "seq": 2, "kind": "workaround", "note": f"{CANARY} note"})

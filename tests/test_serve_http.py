@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from tests.serve_support import annotations, exchange, request, rpc, serving
+from tests.serve_support import annotations, exchange, request, rpc, seed_call, serving
 
 ANNOTATE = rpc("tools/call", name="record_annotation",
                arguments={"session": "s1", "seq": 1, "kind": "workaround", "note": "from a refused request"})
@@ -20,6 +20,7 @@ ANNOTATE = rpc("tools/call", name="record_annotation",
 
 @pytest.fixture
 def server(root: Path) -> Iterator[me.FindingsServer]:
+    seed_call(root, "s1", 1)
     with serving(root, timeout_s=1.0) as running:
         yield running
 

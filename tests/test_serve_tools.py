@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import mcpeval_nb as me
-from tests.serve_support import annotations, call, sdk, sdk_call, sdk_error, seeded_root, serving
+from tests.serve_support import annotations, call, sdk, sdk_call, sdk_error, seed_call, seeded_root, serving
 
 READ = ["list_findings", "get_finding", "get_readiness_trends", "record_annotation", "get_catalog_status"]
 ALL = ["list_findings", "get_finding", "get_readiness_trends", "run_probe", "scaffold", "score",
@@ -122,6 +122,7 @@ def test_an_empty_root_answers_no_findings_and_no_history(root: Path) -> None:
 
 
 def test_record_annotation_writes_through_the_annotate_writer(root: Path) -> None:
+    seed_call(root, "raw-session", 3)
     with serving(root) as running:
         result = _call(running.url, "record_annotation",
                        {"session": "raw-session", "seq": 3, "kind": "false-success",
@@ -152,6 +153,7 @@ def test_record_annotation_writes_through_the_annotate_writer(root: Path) -> Non
 ])
 def test_invalid_annotations_are_refused_and_nothing_is_written(root: Path, arguments: dict[str, Any],
                                                                 message: str) -> None:
+    seed_call(root, "s", 1)
     with serving(root) as running:
         assert _error(running.url, "record_annotation", arguments) == message
     assert annotations(root) == []

@@ -190,3 +190,26 @@ def test_call_manifest_refusals_never_quote_manifest_content(path: list[Any], va
         parse_call_manifest(json.dumps(doc), source="m.yaml")
     except ManifestError as exc:
         assert MARK not in str(exc)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("calls:\n  - tool: x\n    arguments: {a: " + "[" * 5000 + "]" * 5000 + "}\n",
+     "manifest is nested too deeply (at most 128 levels)"),
+    ("calls:\n  - tool: x\n    arguments: {n: " + "9" * 5000 + "}\n",
+     "manifest holds a number too long to read"),
+])
+@pytest.mark.parametrize("command", ["sizes", "capture-phases"])
+def test_deep_yaml_and_huge_numbers_are_usage_errors_naming_the_file(
+        tmp_path: Path, text: str, message: str, command: str) -> None:
+    """They were "unexpected RecursionError/ValueError", exit 3, without the file's name (issue 29)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "calls.yaml"
+    path.write_text(text, encoding="utf-8")
+    flag = "--call-manifest" if command == "sizes" else "--capture"
+    extra = [] if command == "sizes" else ["--out-dir", str(tmp_path / "out")]
+    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", command, flag, str(path), "--server", "x",
+                           *extra, "--root", str(tmp_path / "root"), "--", "true"],
+                          capture_output=True, text=True, timeout=300)
+    assert (done.returncode, done.stderr) == (2, f"mcpeval-nb: {path}: {message}\n")

@@ -54,7 +54,7 @@ def test_canary_markers_never_reach_tables_or_the_load_report(tmp_path: Path) ->
 
 def test_canary_store_without_invalid_lines_loads_in_raise_mode(tmp_path: Path) -> None:
     canary = canary_store(tmp_path, invalid_lines=False)
-    store = open_store(tmp_path)
+    store = open_store(tmp_path, errors="raise")
     text = "".join(repr(t.to_pylist()) for t in (store.calls, store.trends, store.annotations))
     assert store.calls.num_rows == 7 and not [m for m in canary.markers if m in text]
 

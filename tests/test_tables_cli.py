@@ -47,15 +47,15 @@ def test_sub_millisecond_latency_reads_as_under_one_not_zero(root: Path) -> None
     assert shown == ["-", "<1", "<1", "<1", "1", "1", "250"]
 
 
-def test_summary_on_a_canary_store_exits_3_naming_the_line_or_reports_it_without_markers(
+def test_summary_on_a_canary_store_reports_the_lines_or_exits_3_naming_the_line_without_markers(
         root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     canary = canary_store(root)
     with pytest.raises(SystemExit) as info:
-        main(["summary", "--root", str(root)])
+        main(["summary", "--root", str(root), "--errors", "raise"])
     assert info.value.code == 3
     failed = capsys.readouterr()
     assert "invalid journal record on line 8 of" in failed.err
-    reported = _run(root, "summary", "--errors", "report")
+    reported = _run(root, "summary")  # report is the default
     assert reported.returncode == 0
     assert "skipped 5 bad line(s):" in reported.stdout
     text = failed.out + failed.err + reported.stdout + reported.stderr

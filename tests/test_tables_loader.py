@@ -90,7 +90,7 @@ def test_line_of_exactly_4_mib_with_newline_loads_and_one_byte_more_is_refused(r
     assert open_store(root).calls.num_rows == 1
     path.write_text(record(1).sanitized().encode() + "\n" + line[:-1] + 'x"}\n', encoding="utf-8")
     with pytest.raises(RecordTooLarge) as info:
-        _ = open_store(root).calls
+        _ = open_store(root, errors="raise").calls
     assert "line 2" in str(info.value) and str(path) in str(info.value) and "xxxx" not in str(info.value)
     store = open_store(root, errors="report")
     assert store.calls.num_rows == 1
@@ -116,7 +116,7 @@ def test_invalid_line_raises_naming_file_and_line_but_not_content(root: Path) ->
     canary = "CANARY-invalid-line-91c"
     path.write_text(record(1).sanitized().encode() + "\n\n" + '{"seq":"' + canary + '"}\n', encoding="utf-8")
     with pytest.raises(InvalidRecord) as info:
-        _ = open_store(root).calls
+        _ = open_store(root, errors="raise").calls
     assert info.value.line == 3 and info.value.path == path and canary not in str(info.value)
 
 

@@ -130,7 +130,8 @@ def test_a_full_build_equals_a_refresh_of_the_same_journals(root: Path, tmp_path
     same values: index an empty store, copy the journals in, refresh, and compare with a full build."""
     source = tmp_path / "source"
     synthetic_store(source, calls=5_000, servers=3, tools=4, days=2, sessions=9, seed=8)
-    me.annotate("never-seen-session", 3, "workaround", "a note", root=source)
+    me.append_record(source, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="never-seen-session",
+                                                 seq=3, kind="workaround", note="a note"))  # dangling
     (root / "store").mkdir(parents=True, exist_ok=True)
     if (source / ".salt").exists():
         (root / ".salt").write_bytes((source / ".salt").read_bytes())
@@ -156,8 +157,9 @@ def test_links_by_session_and_seq_past_the_packed_key_range(root: Path, tmp_path
                for s, q, v in (("a", top, "x"), ("a", 5, "x"), ("b", top, "x"), ("b", top, "y"),
                                ("c", 7, "x"))]
     me.append_records(root, records)
-    for session, seq in (("a", top), ("b", top), ("a", 6)):
-        me.annotate(session, seq, "workaround", "n", root=root)
+    for session, seq in (("a", top), ("b", top), ("a", 6)):  # (a, 6): no such call, written by hand
+        me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session=session, seq=seq,
+                                                   kind="workaround", note="n"))
     full = me.build_index(root, full=True)
     assert (full.calls, full.annotations) == (5, 3)
     db = sqlite3.connect(root / INDEX_FILE)

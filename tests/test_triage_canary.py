@@ -63,7 +63,8 @@ def test_no_canary_reaches_the_index_lifecycle_outputs_exports_manifests_or_pane
     assert MARKER in EXCHANGES.read_text(encoding="utf-8")
     _replay(root)
     capture_broken_sessions(root, sessions=3)  # the fixture answers and fails with CANARY text
-    me.annotate("CANARY-session-one", 3, "false-success", "looked fine", root=root)
+    me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="CANARY-session-one",
+                                               seq=3, kind="false-success", note="looked fine"))
     assert me.promote(root, threshold=0).promoted >= 2
     rows = me.findings(root).to_pylist()
     manifest = tmp_path / "repro.json"

@@ -68,7 +68,8 @@ def test_incremental_after_an_annotation_links_it_like_a_full_rebuild(root: Path
     calls = me.open_store(root).calls.slice(0, 40).to_pylist()
     target = next(c for c in calls if c["capture_id"] is None)
     me.annotate(target["session"], target["seq"], "false-success", "it lied", root=root)
-    me.annotate("never-seen-session", 99, "workaround", "later", root=root)
+    me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session="never-seen-session",
+                                               seq=99, kind="workaround", note="later"))  # dangling
     result = me.build_index(root)
     assert not result.full and result.annotations == 2 + 30
     _same_content(root, tmp_path)

@@ -206,3 +206,31 @@ def test_preconditions_are_checked_before_any_server_starts(
             target=_marker_command(tmp_path),
         )
     assert not (tmp_path / "server-started").exists()
+
+
+def _rust_generated(finding: str) -> dict[str, object]:
+    """A manifest as the Rust ``generate`` writes it (SPEC 8.5): the case's ``sandbox`` is ``null``."""
+    return {"version": 1, "probes": [{"id": finding, "probe": "degradation-over-n", "access": "read_only",
+                                      "sandbox": None, "tool": "read_counter", "arguments": {},
+                                      "max_attempts": 3}]}
+
+
+def test_a_manifest_with_a_null_sandbox_parses_as_no_sandbox() -> None:
+    manifest = me.parse_manifest(json.dumps(_rust_generated("finding-0123456789abcdef")))
+    assert [c.sandbox for c in manifest.cases] == [None]
+    mutating = _rust_generated("c")
+    mutating["probes"][0]["access"] = "mutating"  # type: ignore[index]
+    with pytest.raises(me.ManifestError):  # null is no sandbox: the mutation gate still holds
+        me.run_probes(["true"], manifest=json.dumps(mutating),
+                      options=me.ProbeOptions(server="x", allow_mutation=True))
+
+
+def test_verify_accepts_the_manifests_the_rust_generate_writes(root: Path, tmp_path: Path) -> None:
+    finding = _finding(root)
+    manifest = _manifest(tmp_path, _rust_generated(finding), name="rust")
+    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "verify", "--root", str(root), "--finding",
+                           finding, "--case", finding, "--manifest", str(manifest), "--",
+                           *server_command("probe_clean", "clean")], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{finding} state=verifying probe={finding} consecutive_passes=1\n"

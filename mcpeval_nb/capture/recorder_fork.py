@@ -7,9 +7,13 @@ any other thread or pipe exists; the child correlates and appends in arrival ord
 input.  The shim process itself only forwards and ships (``os.writev``, no parsing).
 
 The child appends in batches (everything one read of the pipe brought, at most ``BATCH_RECORDS`` per
-write) and counts the frames it has recorded in memory shared with the parent, so ``close`` waits for as
-long as the child makes progress, and a child that stalled is killed and the exact number of frames it
-never recorded is reported.
+write) and publishes two things in memory shared with the parent, frame by frame: a heartbeat (frames
+it has taken in) and, per direction, the frames it has *settled* (every record they produced is
+journaled, or counted by the sink as refused).  ``close`` waits for as long as either moves, however slow
+a loaded machine makes the child, and only a child that took in nothing for the stall window is killed;
+the frames it never settled are then exactly the frames lost, reported by direction.  (The one window
+left is a child frozen for the whole stall window between a journal write returning and its counters
+being updated: those frames would be reported lost though journaled.)
 
 Frame wire format (parent to child): ``!BBqqII`` = direction (0 outbound, 1 inbound, 2 end of an HTTP
 exchange), form (0 data, 1 refused, 2 the ends of an oversized frame), ``read_ms``, hot-path nanoseconds,
@@ -38,7 +42,7 @@ __all__ = ["ForkedRecorder"]
 _HEADER = struct.Struct("!BBqqII")
 _HEAD_LEN = struct.Struct("!I")
 _DIRECTIONS = ("outbound", "inbound", "end")
-_PROGRESS = struct.Struct("!QQQ")  # frames recorded by the child, per direction
+_PROGRESS = struct.Struct("!QQQQ")  # frames settled by the child, per direction; then frames taken in
 _READ_BYTES = 1 << 20
 
 
@@ -122,8 +126,23 @@ class ForkedRecorder(Recorder):
             self._broken = True
             self.sink.warn("the recorder process ended; the rest of this capture is not journaled")
 
+    @property
+    def pid(self) -> int:
+        """The recording child's process id."""
+        return self._pid
+
     def _recorded(self) -> Counter[str]:
-        return Counter(dict(zip(_DIRECTIONS, _PROGRESS.unpack_from(self._progress, 0), strict=True)))
+        settled = _PROGRESS.unpack_from(self._progress, 0)[:len(_DIRECTIONS)]
+        return Counter(dict(zip(_DIRECTIONS, settled, strict=True)))
+
+    def taken_in(self) -> int:
+        """Frames the child has taken in so far (its heartbeat: it moves with every frame)."""
+        return int(_PROGRESS.unpack_from(self._progress, 0)[-1])
+
+    def progress(self) -> int:
+        """What ``close`` watches: frames shipped, plus frames the child took in and settled (it moves
+        with every frame the child handles)."""
+        return self.done + self.taken_in() + sum(self._recorded().values())
 
     def _child_alive(self) -> bool:
         if not self._reaped and os.waitpid(self._pid, os.WNOHANG)[0]:
@@ -133,7 +152,8 @@ class ForkedRecorder(Recorder):
     def close(self, *, stall_s: float = STALL_S) -> bool:
         """Ship everything queued, end the child's input, and reap it.
 
-        Waits for as long as the child records; a child that recorded nothing for ``stall_s`` is killed.
+        Waits for as long as the child takes in or settles frames; a child that did neither for
+        ``stall_s`` is killed.
 
         Returns:
             True when every frame was recorded; otherwise the frames that were not are reported on
@@ -142,8 +162,7 @@ class ForkedRecorder(Recorder):
         with self._cond:
             self._queue.append(None)
             self._cond.notify_all()
-        progress = lambda: self.done + sum(self._recorded().values())  # noqa: E731
-        if not wait_progress(self._child_alive, progress, stall_s):
+        if not wait_progress(self._child_alive, self.progress, stall_s):
             with contextlib.suppress(OSError):
                 os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
@@ -157,10 +176,10 @@ class ForkedRecorder(Recorder):
 
 
 def _isolate(keep: int) -> None:
-    """In the child: lower priority, no client or server descriptors (their peers must see end of input),
-    no terminal signals (it ends at end of its input)."""
-    with contextlib.suppress(OSError):
-        os.nice(10)  # recording is background work: client, shim and server get the cores first
+    """In the child: no client or server descriptors (their peers must see end of input), no terminal
+    signals (it ends at end of its input).  Its priority is the shim's own: at nice 10 a loaded machine
+    starved it for minutes (a 500,000-notification burst took over half an hour to drain), and a
+    recorder that falls behind already slows the forwarders through the bounded queue."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     null = os.open(os.devnull, os.O_RDWR)
@@ -179,7 +198,38 @@ def _warn_fd2(message: str) -> None:
         os.write(2, f"mcpeval-nb capture: {message}\n".encode())
 
 
-def _record_all(sink: RecordSink, buf: bytearray, counts: list[int]) -> int:
+class _Tally:
+    """The child's counters in the shared page: frames settled per direction, and frames taken in.
+
+    A frame is settled once the sink holds none of its records unwritten: when its queue is empty after
+    the frame (nothing produced, or a batch was just written) or after an explicit flush.
+    """
+
+    def __init__(self, page: mmap.mmap) -> None:
+        self.page = page
+        self.settled = [0] * len(_DIRECTIONS)
+        self.waiting = [0] * len(_DIRECTIONS)
+        self.taken = 0
+
+    def took(self, sink: RecordSink, direction: int) -> None:
+        self.taken += 1
+        self.waiting[direction] += 1
+        if sink.queued:
+            _TAKEN.pack_into(self.page, _TAKEN_AT, self.taken)  # the heartbeat alone
+        else:
+            self.settle()
+
+    def settle(self) -> None:
+        self.settled = [s + w for s, w in zip(self.settled, self.waiting, strict=True)]
+        self.waiting = [0] * len(_DIRECTIONS)
+        _PROGRESS.pack_into(self.page, 0, *self.settled, self.taken)
+
+
+_TAKEN = struct.Struct("!Q")
+_TAKEN_AT = _PROGRESS.size - _TAKEN.size
+
+
+def _record_all(sink: RecordSink, buf: bytearray, tally: _Tally) -> int:
     """Record every complete frame in ``buf``; returns the bytes consumed."""
     pos = 0
     while len(buf) - pos >= _HEADER.size:
@@ -197,7 +247,7 @@ def _record_all(sink: RecordSink, buf: bytearray, counts: list[int]) -> int:
             glimpse = Glimpse(head=head, tail=payload[_HEAD_LEN.size + head_len:])
         sink.record(_DIRECTIONS[direction], data, scope=scope, read_ms=read_ms, hot_ns=hot_ns,
                     glimpse=glimpse)
-        counts[direction] += 1
+        tally.took(sink, direction)
         pos = end
     return pos
 
@@ -207,13 +257,14 @@ def _child(read_fd: int, root: Path, correlator: Correlator, progress: mmap.mmap
     try:
         _isolate(read_fd)
         sink = RecordSink(root=root, correlator=correlator, warn=_warn_fd2)
-        buf, counts = bytearray(), [0, 0, 0]
+        buf, tally = bytearray(), _Tally(progress)
         while chunk := os.read(read_fd, _READ_BYTES):
             buf += chunk
-            del buf[:_record_all(sink, buf, counts)]
+            del buf[:_record_all(sink, buf, tally)]
             sink.flush()  # everything this read brought is journaled before the next (blocking) read
-            _PROGRESS.pack_into(progress, 0, *counts)
+            tally.settle()
         sink.finish()
+        tally.settle()
     except BaseException:  # never unwind into the parent's code
         code = 1
     finally:

@@ -109,6 +109,12 @@ class RecordSink:
         """Records (or frames that could not be correlated) that were not journaled."""
         return sum(self.lost.values())
 
+    @property
+    def queued(self) -> int:
+        """Records correlated and waiting for the next write (0: everything recorded so far is journaled
+        or counted as lost)."""
+        return len(self._batch)
+
     def record(self, direction: str, data: bytes | None, *, scope: str, read_ms: int, hot_ns: int,
                glimpse: Glimpse | None = None, http: HttpFacts | None = None) -> None:
         """Correlate one frame and queue the records it completes for the next write.

@@ -24,6 +24,8 @@ import click
 
 import mcpeval_nb
 
+from .terminal import escaped_streams
+
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "SCHEMA_HOMES", "cli", "load_commands", "main"]
 
 #: Command modules, one per command family.
@@ -112,7 +114,14 @@ def _check_utf8(argv: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Run the CLI and map errors to exit codes; never prints a traceback for expected errors."""
+    """Run the CLI and map errors to exit codes; never prints a traceback for expected errors.
+
+    Every text the command prints has its terminal controls escaped (``cli.terminal``)."""
+    with escaped_streams():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> Any:
     try:
         _check_utf8(sys.argv[1:] if argv is None else argv)
         return cli.main(args=argv, prog_name="mcpeval-nb", standalone_mode=False)

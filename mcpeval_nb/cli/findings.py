@@ -25,14 +25,16 @@ _UNTIL = click.option("--until", default=None, help="Only before this day or tim
 @click.command("index", epilog=opt.example("mcpeval-nb index", "mcpeval-nb index --full"))
 @opt.root
 @click.option("--full", is_flag=True, help="Rebuild from scratch instead of reading appended bytes only.")
-def index_cmd(root: str | None, full: bool) -> int:
+@opt.errors
+def index_cmd(root: str | None, full: bool, errors: str) -> int:
     """Build or refresh <root>/index.db from the store (incremental when it can be)."""
     opt.finish_interrupted_erase(root)
     progress = mcpeval_nb.byte_progress("indexing", notebook=False)
-    result = mcpeval_nb.build_index(root, full=full, progress=progress)
+    result = mcpeval_nb.build_index(root, full=full, errors=errors, progress=progress)
     if result.full and result.reason not in ("missing", "requested"):
         click.echo(f"index.db {result.reason}: rebuilt", err=True)
     click.echo(result.line())
+    opt.report_skipped(result.skipped_lines)
     return 0
 
 
@@ -48,7 +50,9 @@ def index_cmd(root: str | None, full: bool) -> int:
 @_UNTIL
 def promote_cmd(root: str | None, threshold: float | None, since: str | None, until: str | None) -> int:
     """Score every recurring failure and promote the ones that matter (refreshes the index first)."""
-    click.echo(mcpeval_nb.promote(root, threshold=threshold, since=since, until=until).line())
+    result = mcpeval_nb.promote(root, threshold=threshold, since=since, until=until)
+    click.echo(result.line())
+    opt.report_skipped(result.skipped_lines)
     return 0
 
 

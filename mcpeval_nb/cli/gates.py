@@ -31,6 +31,7 @@ def gate_cmd(budgets_path: str, since: str | None, baseline: str | None, fmt: st
     """
     report = mcpeval_nb.gate(root, budgets_path, since=since, baseline=baseline)
     click.echo(mcpeval_nb.render(report, fmt), nl=False)
+    opt.report_skipped(report.skipped_lines)
     return int(report.exit_code)
 
 

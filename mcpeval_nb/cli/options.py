@@ -21,11 +21,13 @@ __all__ = [
     "allow_remote_http",
     "command_argument",
     "confirm_read_only",
+    "errors",
     "example",
     "finish_interrupted_erase",
     "output_format",
     "price_per_mtok",
     "protocol",
+    "report_skipped",
     "root",
     "server",
     "skip_tool",
@@ -98,6 +100,28 @@ allow_mutation = _doc(click.option("--allow-mutation", is_flag=True,
                       "``--allow-mutation``: the operator's half of the mutation double gate.")
 command_argument = _doc(click.argument("command", nargs=-1, type=click.UNPROCESSED),
                         "``-- CMD...``: the stdio server command (everything after ``--``).")
+
+
+errors = _doc(click.option("--errors", type=click.Choice(["report", "raise"]), default="report",
+                           show_default=True,
+                           help="Skip a journal line that is not a usable record and name it, or stop "
+                                "at it."),
+              "``--errors report|raise``: skip (and name) a journal line that is not a usable record "
+              "(the default), or stop at the first one.")
+#: Skipped lines named one per line before the rest are only counted.
+_SKIPPED_SHOWN = 10
+
+
+def report_skipped(lines: Any) -> None:
+    """Name on stderr the journal lines a command went past (``SkippedLine``s): count, then where."""
+    lines = tuple(lines)
+    if not lines:
+        return
+    click.echo(f"mcpeval-nb: skipped {len(lines)} journal line(s) that are not usable records:", err=True)
+    for skipped in lines[:_SKIPPED_SHOWN]:
+        click.echo(f"  {skipped.text()}", err=True)
+    if len(lines) > _SKIPPED_SHOWN:
+        click.echo(f"  ... and {len(lines) - _SKIPPED_SHOWN} more (mcpeval-nb summary lists them)", err=True)
 
 
 def server(help: str = LABEL_HELP) -> Callable[[F], F]:

@@ -10,8 +10,7 @@ import mcpeval_nb
 
 from . import options as opt
 
-_ERRORS = click.option("--errors", type=click.Choice(["raise", "report"]), default="raise", show_default=True,
-                       help="Stop at a bad journal line, or skip it and list where it was.")
+_ERRORS = opt.errors
 
 
 @click.command("summary", epilog=opt.example("mcpeval-nb summary --top 5"))
@@ -84,6 +83,7 @@ def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
     export = store.to_parquet(dest)
     click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}; "
                f"{export.rewrote} journal(s) read, {export.kept} unchanged")
+    opt.report_skipped(export.skipped)
     return 0
 
 

@@ -141,4 +141,5 @@ def gate(root: RootLike, budgets: Budgets | str | os.PathLike[str], *,
     if spec.catalog is not None:
         checks += _catalog_checks(store, spec.catalog)
     return GateReport(tuple(checks), calls=calls.num_rows, since=None if day is None else day.isoformat(),
-                      baseline=None if baseline is None else str(baseline))
+                      baseline=None if baseline is None else str(baseline),
+                      skipped_lines=store.skipped_lines())

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from ..htmltext import lines_html
 from ..junit import JUnitCase, JUnitSuite, render_junit
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
+from ..tables.load import SkippedLine
 
 __all__ = ["GATE_FORMATS", "GATE_REASONS", "GATE_SCHEMA", "GateCheck", "GateReport", "NewTemplate"]
 
@@ -134,6 +135,8 @@ class GateReport:
     calls: int
     since: str | None = None
     baseline: str | None = None
+    #: Journal lines the store read went past (not usable records; ``SkippedLine``), not judged.
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def count(self, status: str) -> int:
         """How many checks have ``status``."""

@@ -10,6 +10,7 @@ trimmed.  Without ``days`` (argument or ``config.json`` ``retention_days``) noth
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
 from ..privacy.records import TrendPoint
 from ..root import Root, RootLike, check_days, drop_engine_dataset
+from ..root.config import MAX_RETENTION_DAYS
 from ..root.layout import CONFIG, TRENDS, history_path, store_dir
 from . import audit
 from .erasure import recover_locked
@@ -27,8 +29,8 @@ from .intent import Intent, governance_lock
 from .rewrite import Filter, remove_file, rewrite
 from .select import journal_day, parse_record, record_kind, store_journals
 
-__all__ = ["RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer", "apply_retention",
-           "configured_retention"]
+__all__ = ["MAX_RETENTION_DAYS", "RETENTION_INTERVAL_S", "RetentionResult", "RetentionTimer",
+           "apply_retention", "configured_retention", "journal_date"]
 
 #: ``serve`` applies a configured retention once at start and then at this interval.
 RETENTION_INTERVAL_S = 3600.0
@@ -67,6 +69,21 @@ class RetentionResult:
         if not self.audit_written:
             lines.append("audit: 1 record could not be written")
         return lines
+
+
+_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def journal_date(day: str) -> dt.date | None:
+    """The calendar day a journal's name holds (``YYYY-MM-DD``), or None when it holds none: such a
+    journal (``calls-unknown.jsonl``, ``calls-1.jsonl``, ``calls-20001130.jsonl``) cannot be dated, and
+    retention never removes what it cannot date."""
+    if not _DAY_RE.fullmatch(day):
+        return None
+    try:
+        return dt.date.fromisoformat(day)
+    except ValueError:
+        return None
 
 
 def configured_retention(root: RootLike = None) -> tuple[int | None, str]:
@@ -129,8 +146,8 @@ def _apply(base: Path, days: int, dry_run: bool, include_probe_history: bool, to
     with governance_lock(base, timeout=timeout):
         recover_locked(base, timeout)
         for rel in store_journals(base, "retention"):
-            day = journal_day(rel)
-            if day == "unknown" or not day[:4].isdigit() or day >= cutoff:
+            date = journal_date(journal_day(rel))
+            if date is None or date.isoformat() >= cutoff:
                 continue
             path = store_dir(base) / rel
             records[record_kind(rel)] += _count_records(path)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,17 +60,22 @@ class Filter:
     """What to drop: ``candidate(chunk)`` is a cheap test that a chunk of whole lines may hold a line to
     drop (False keeps the whole chunk unread); ``keep(line)`` decides one line (without its newline).
     With ``needle``, only lines holding it (in any case) or a backslash (an escape could spell it) are
-    decided; every other line is kept without being parsed."""
+    decided; every other line is kept without being parsed.  ``also`` marks more lines to decide (a
+    session value that is not a token: readers hash it, so it may be the selected session)."""
 
     candidate: Callable[[bytes], bool]
     keep: Callable[[bytes], bool]
     needle: bytes | None = None
+    also: re.Pattern[bytes] | None = None
 
 
-def _marked(data: bytes, needle: bytes) -> list[tuple[int, int]]:
-    """The ``(start, end)`` of every line of ``data`` (whole lines) holding ``needle`` (any case) or a
-    backslash, in order."""
+def _marked(data: bytes, needle: bytes, also: re.Pattern[bytes] | None = None) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every line of ``data`` (whole lines) holding ``needle`` (any case), a
+    backslash or a match of ``also``, in order."""
     spans: set[tuple[int, int]] = set()
+    for match in also.finditer(data) if also is not None else ():
+        pos = match.start()
+        spans.add((data.rfind(b"\n", 0, pos) + 1, data.index(b"\n", pos) + 1))
     for pattern, hay in ((needle.lower(), data.lower()), (b"\\", data)):
         pos = hay.find(pattern)
         while pos >= 0:
@@ -141,7 +147,7 @@ class _Copy:
             return
         if rule.needle is not None:
             pos = 0
-            for start, end in _marked(data, rule.needle):
+            for start, end in _marked(data, rule.needle, rule.also):
                 self._bulk(data[pos:start])
                 self._line(data[start:end], offset + start, rule)
                 pos = end

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -140,6 +141,18 @@ def parse_record(line: bytes, parse: Callable[[Any], Any]) -> Any | None:
         return None
 
 
+#: A session value that is not a stored token (older or foreign journals store raw values): readers hash
+#: it (SPEC 2.2), so such a line may belong to the selected session whatever its bytes, and is decided.
+RAW_SESSION = re.compile(rb'"session"\s*:\s*"(?!session:[0-9A-Fa-f]{64}")')
+
+
+def _session_filter(selection: Selection, keep: Callable[[bytes], bool]) -> Filter:
+    """A session selection's filter: lines holding the token, an escape, or a raw session value."""
+    token = _candidate(selection.needle)
+    return Filter(candidate=lambda chunk: token(chunk) or RAW_SESSION.search(chunk) is not None, keep=keep,
+                  needle=selection.needle, also=RAW_SESSION)
+
+
 def _candidate(needle: bytes) -> Callable[[bytes], bool]:
     # A line that does not hold the needle can only select through an escape (\u...) or a differently
     # cased token, so such chunks are read line by line too.
@@ -173,6 +186,8 @@ def call_filter(selection: Selection, day: str, tally: Tally) -> Filter:
     keep = _keeper(CallRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
     if selection.server == "invalid":  # an invalid label is any label outside the grammar: read every line
         return Filter(candidate=_always, keep=keep)
+    if selection.session is not None:
+        return _session_filter(selection, keep)
     return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
 
 
@@ -181,6 +196,8 @@ def catalog_filter(selection: Selection, day: str, tally: Tally) -> Filter:
     keep = _keeper(CatalogRecord.from_dict, tally, lambda record: selection.selects_call(record, day))
     if selection.server == "invalid":
         return Filter(candidate=_always, keep=keep)
+    if selection.session is not None:
+        return _session_filter(selection, keep)
     return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
 
 
@@ -255,7 +272,7 @@ def annotation_filter(selection: Selection, plan: AnnotationPlan, tally: Tally) 
         return plan.selected(note) is True
     keep = _keeper(AnnotationRecord.from_dict, tally, drop)
     if selection.session is not None:
-        return Filter(candidate=_candidate(selection.needle), keep=keep, needle=selection.needle)
+        return _session_filter(selection, keep)
     return Filter(candidate=_always, keep=keep)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import JournalError, RecordTooLarge
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.catalog import CatalogRecord
-from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
+from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint, check_unsigned
 from ..root import Root, RootLike
 from ..root.layout import annotations_path, calls_path, catalogs_path, history_path
 from .locks import flocked
@@ -36,11 +36,13 @@ def encode_line(record: Record) -> bytes:
     Raises:
         RecordTooLarge: the line would exceed 4 MiB including the newline.
         ProfileError: a trend point carries an invalid measurement profile.
+        UsageError: an unsigned field (``seq`` ...) is not an unsigned integer: no reader could read it.
     """
     return _encode_clean(record.sanitized())
 
 
 def _encode_clean(clean: Record) -> bytes:
+    check_unsigned(clean)
     line = (clean.encode() + "\n").encode("utf-8")
     if len(line) > MAX_RECORD_BYTES:
         raise RecordTooLarge()
@@ -112,6 +114,7 @@ def append_record(root: RootLike, record: Record, *, timeout: float = LOCK_TIMEO
 
     Raises:
         RecordTooLarge: nothing was written and no file was created.
+        UsageError: an unsigned field is not an unsigned integer (a float ``seq``); nothing written.
         LockTimeout: another process held the journal past the deadline; nothing was written.
         JournalError: the store is not writable.
     """

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar
 
 from ..clock import day_of
-from ..errors import ProfileError
+from ..errors import ProfileError, UsageError
 from ..jsonfmt import dumps
 from .errorinfo import sanitize_error
 from .grammar import valid_tool
@@ -35,7 +35,31 @@ __all__ = [
     "Identity",
     "MeasurementProfile",
     "TrendPoint",
+    "check_unsigned",
+    "is_u64",
 ]
+
+
+def is_u64(value: Any) -> bool:
+    """Whether ``value`` is what serde reads as a ``u64``: an ``int`` (never a bool or a float, not even
+    ``1.0`` or ``-0.0``) in ``[0, 2**64)``.  The one integer rule of the writers and the readers."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64
+
+
+def check_unsigned(record: Any) -> None:
+    """Refuse a record whose unsigned fields (``record.UNSIGNED``) would not read back (SPEC 2.1, 5, 7.1).
+
+    A float ``seq`` (``1.0``, ``-0.0``, ``1e19``) would be written as a JSON float that every reader
+    refuses, so the writer refuses it first: nothing is written.
+
+    Raises:
+        UsageError: naming the record type and the field, never the value.
+    """
+    for name in getattr(record, "UNSIGNED", ()):
+        value = getattr(record, name)
+        if value is not None and not is_u64(value):
+            raise UsageError(f"{type(record).__name__} field `{name}` must be an unsigned 64-bit integer "
+                             "(not a float or a bool); nothing written")
 
 
 def _u64(d: dict[str, Any], key: str, *, required: bool = True) -> int | None:
@@ -44,9 +68,9 @@ def _u64(d: dict[str, Any], key: str, *, required: bool = True) -> int | None:
             raise ValueError(f"missing field `{key}`")
         return None
     v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2**64:
+    if not is_u64(v):
         raise ValueError(f"field `{key}` must be an unsigned integer")
-    return v
+    return int(v)
 
 
 def _str(d: dict[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -96,6 +120,9 @@ class CallRecord:
     ``args`` None means absent; ``error`` is an ErrorInfo dict or None; ``ext`` is the 2026-07-28
     extension object or None (then the line is exactly SPEC's).
     """
+
+    #: The fields stored as JSON unsigned integers (``check_unsigned``).
+    UNSIGNED: ClassVar[tuple[str, ...]] = ("seq", "latency_ms", "shim_self_us")
 
     ts: str
     session: str
@@ -181,6 +208,8 @@ class AnnotationRecord:
 
     ``seq`` and ``event_id`` are both optional on read (newer records may target an event id).
     """
+
+    UNSIGNED: ClassVar[tuple[str, ...]] = ("seq",)
 
     ts: str
     session: str
@@ -295,12 +324,14 @@ class MeasurementProfile:
 
 
 def _pos(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**64
+    return is_u64(v) and v > 0
 
 
 @dataclass(frozen=True, kw_only=True)
 class TrendPoint:
     """One line of ``store/probes/history.jsonl`` (SPEC 7.1)."""
+
+    UNSIGNED: ClassVar[tuple[str, ...]] = ("cases_total", "cases_passed", "score")
 
     ts: str
     server: str

@@ -17,14 +17,19 @@ from .files import read_json_file
 __all__ = ["Config", "check_days"]
 
 
+#: The longest retention a cutoff can be computed for everywhere (a century).
+MAX_RETENTION_DAYS = 36500
+
+
 def check_days(days: object, source: str) -> int:
-    """A retention in days: a whole number >= 1.
+    """A retention in days: a whole number from 1 to ``MAX_RETENTION_DAYS``.
 
     Raises:
         UsageError: it is not (``source`` says where it came from: ``days``, the config file).
     """
-    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
-        raise UsageError(f"retention days must be a whole number >= 1 (from {source})")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS:
+        raise UsageError(f"retention days must be a whole number from 1 to {MAX_RETENTION_DAYS} "
+                         f"(from {source})")
     return days
 
 

@@ -22,7 +22,9 @@ import datetime as dt
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -30,7 +32,8 @@ import pyarrow.compute as pc
 from .._version import __version__
 from ..clock import day_start, parse_day
 from ..errors import TransportError
-from ..root import RootLike
+from ..journal.audit import audited
+from ..root import Root, RootLike
 from ..tables.store import open_store
 from ..transport.policy import check_endpoint
 from .extras import require
@@ -165,7 +168,7 @@ class _Durations:
 
 
 def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | None = None,
-                allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "raise",
+                allow_remote_http: bool = False, timeout: float = 10.0, errors: str = "report",
                 metrics_endpoint: str | None = None) -> OTLPExport:
     """Send every call record of a capture root as one span to an OTLP/HTTP trace endpoint.
 
@@ -175,7 +178,7 @@ def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | 
         since: only calls on or after this UTC day (a date or ``YYYY-MM-DD``).
         allow_remote_http: permit a non-loopback HTTPS endpoint (as ``--allow-remote-http``).
         timeout: seconds per export request.
-        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
+        errors: ``report`` (the default: skip a line that is not a usable record) or ``raise``.
         metrics_endpoint: an OTLP/HTTP metrics URL (a bare ``http://host:port`` gets ``/v1/metrics``) for
             the ``mcp.client.operation.duration`` histogram; None sends spans only.
 
@@ -187,6 +190,27 @@ def export_otlp(root: RootLike = None, *, endpoint: str, since: dt.date | str | 
         MissingExtra: OpenTelemetry is not installed (extra ``otel``).
         TransportError: the collector refused or could not be reached.
     """
+    base = Root.of(root).path
+    with audited(base, "export-otlp", endpoint=_endpoint_label(endpoint)) as entry:
+        result = _export(base, endpoint=endpoint, since=since, allow_remote_http=allow_remote_http,
+                         timeout=timeout, errors=errors, metrics_endpoint=metrics_endpoint)
+        entry.counts.update(spans=result.spans, skipped=result.skipped)
+    return result
+
+
+def _endpoint_label(endpoint: str) -> str:
+    """The endpoint's host and port for the audit log (never its path, query or user information)."""
+    try:
+        parts = urlsplit(endpoint)
+        host = parts.hostname or ""
+        return f"[{host}]:{parts.port}" if ":" in host and parts.port else \
+            (f"{host}:{parts.port}" if parts.port else host)
+    except ValueError:
+        return "invalid"
+
+
+def _export(root: Path, *, endpoint: str, since: dt.date | str | None, allow_remote_http: bool,
+            timeout: float, errors: str, metrics_endpoint: str | None) -> OTLPExport:
     url = _url(endpoint, "/v1/traces", allow_remote_http=allow_remote_http)
     metrics_url = None if metrics_endpoint is None else _url(metrics_endpoint, "/v1/metrics",
                                                               allow_remote_http=allow_remote_http)

@@ -34,7 +34,8 @@ MANIFEST = {"type": "object",
 ANNOTATION = {
     "session": {"type": "string", "minLength": 1,
                 "description": "The raw session value or its stored session:<hex> token (hashed)."},
-    "seq": {"type": "integer", "minimum": 0, "description": "The call's sequence number."},
+    "seq": {"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
+            "description": "The call's sequence number (an integer: 1.0 is refused)."},
     "kind": {"type": "string", "enum": list(ANNOTATION_KINDS)},
     "note": {"type": "string", "maxLength": 240, "description": "At most 240 characters."},
 }

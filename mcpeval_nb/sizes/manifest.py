@@ -146,6 +146,10 @@ def _read(path: str | Path) -> bytes:
                         note="; refused before any call")
 
 
+#: Nesting a manifest may use (serde_json's limit, SPEC 0.5).
+_MAX_DEPTH = 128
+
+
 def _yaml(text: str, source: str) -> Any:
     import yaml
 
@@ -162,6 +166,11 @@ def _yaml(text: str, source: str) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise ManifestError(f"{source}: manifest is not valid YAML or JSON{where}") from None
+    except RecursionError:  # PyYAML composes nested nodes recursively
+        raise ManifestError(f"{source}: manifest is nested too deeply (at most {_MAX_DEPTH} levels)") \
+            from None
+    except ValueError:  # an integer past the interpreter's digit limit (4300 digits)
+        raise ManifestError(f"{source}: manifest holds a number too long to read") from None
 
 
 def _decode(raw: bytes, source: str) -> Any:
@@ -182,7 +191,7 @@ def _decode(raw: bytes, source: str) -> Any:
 
 def _json_data(value: Any, path: tuple[str | int, ...], source: str, depth: int = 0) -> None:
     """Refuse what YAML can say and JSON cannot (dates, binary, sets, non-string keys, inf/nan)."""
-    bad = depth > 128
+    bad = depth > _MAX_DEPTH
     if isinstance(value, dict):
         bad = bad or not all(isinstance(k, str) for k in value)
         for key, item in value.items() if not bad else ():

@@ -110,14 +110,14 @@ def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
     return True
 
 
-def _export_journal(path: Path, size: int, stage: Path, dest: Path, *, errors: Errors, chunk_bytes: int,
-                    on_bytes: Any) -> JournalMark:
+def _export_journal(path: Path, size: int, stage: Path, dest: Path, *, errors: Errors, report: LoadReport,
+                    chunk_bytes: int, on_bytes: Any) -> JournalMark:
     st = os.stat(path)
     cursor = digest_cursor()
     rows = [0]
 
     def counted() -> Iterator[pa.RecordBatch]:
-        batches = load_file("calls", path, cursor, size, errors=errors, report=LoadReport(),
+        batches = load_file("calls", path, cursor, size, errors=errors, report=report,
                             chunk_bytes=chunk_bytes, on_bytes=on_bytes)
         for batch in days(batches):
             rows[0] += batch.num_rows
@@ -192,13 +192,14 @@ def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors:
         else:
             todo.append((path, size))
     total, done = sum(size for _, size in todo), 0
+    report = LoadReport()
     for path, size in todo:
         def on_bytes(n: int, before: int = done) -> None:
             if progress is not None:
                 progress(before + n, total)
 
-        marks[path.name] = _export_journal(path, size, stage, dest, errors=errors, chunk_bytes=chunk_bytes,
-                                           on_bytes=on_bytes)
+        marks[path.name] = _export_journal(path, size, stage, dest, errors=errors, report=report,
+                                           chunk_bytes=chunk_bytes, on_bytes=on_bytes)
         done += size
     if progress is not None and todo:
         progress(total, total)
@@ -207,4 +208,4 @@ def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors:
     if trends is not None:
         _write_trends(stage, trends)
     return ParquetExport(dest, sum(len(m.files) for m in ordered), sum(m.rows for m in ordered),
-                         rewrote=len(todo), kept=len(plan) - len(todo))
+                         rewrote=len(todo), kept=len(plan) - len(todo), skipped=report.lines())

@@ -1,8 +1,9 @@
 """Loading journals into Arrow batches: the fast path, the reference path and the load report.
 
-``errors="raise"`` stops at the first bad line with ``RecordTooLarge`` or ``InvalidRecord`` (file and
-line, never content), like the journal reader.  ``errors="report"`` skips the line and adds a
-``(file, line, reason)`` row to the report instead.
+``errors="report"`` (every reader's default) skips a line it cannot use, a record whose field has the
+wrong type included (a float ``seq``), and adds a ``(file, line, reason)`` row to the report: one bad
+record never takes the store offline.  ``errors="raise"`` stops at the first bad line with
+``RecordTooLarge`` or ``InvalidRecord`` (file and line, never content), like the journal reader.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +32,7 @@ from .fastpath import FastResult, fast_calls
 from .rows import annotation_batch, call_batch, catalog_batch, trend_batch
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, LOAD_REPORT_SCHEMA, TRENDS_SCHEMA
 
-__all__ = ["Errors", "LoadReport", "digest_cursor", "load_file", "read_chunks"]
+__all__ = ["Errors", "LoadReport", "SkippedLine", "digest_cursor", "load_file", "read_chunks"]
 
 Errors = Literal["raise", "report"]
 TOO_LARGE = "journal record exceeds 4 MiB"
@@ -47,6 +49,19 @@ _KINDS: dict[str, tuple[pa.Schema, Callable[[Any], Any], Callable[[list[Any]], p
 }
 
 
+@dataclass(frozen=True)
+class SkippedLine:
+    """A journal line a reader could not use and went past: where, and a fixed reason (never content)."""
+
+    file: str
+    line: int
+    reason: str
+
+    def text(self) -> str:
+        """``<file>:<line>: <reason>``."""
+        return f"{self.file}:{self.line}: {self.reason}"
+
+
 class LoadReport:
     """Lines skipped by ``errors="report"``: file, line number and a fixed reason, never content."""
 
@@ -56,6 +71,10 @@ class LoadReport:
     def add(self, path: Path, line: int, reason: str) -> None:
         """Record one skipped line."""
         self.rows.append({"file": str(path), "line": line, "reason": reason})
+
+    def lines(self) -> tuple[SkippedLine, ...]:
+        """The skipped lines in the order they were met."""
+        return tuple(SkippedLine(r["file"], r["line"], r["reason"]) for r in self.rows)
 
     def table(self) -> pa.Table:
         """The report as a ``LOAD_REPORT_SCHEMA`` table."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,6 +28,9 @@ from ..errors import JournalError
 from ..privacy.read_rules import CALL_RULES, rule_for
 from ..root.outputs import PARQUET
 from .schemas import CALLS_SCHEMA
+
+if TYPE_CHECKING:
+    from .load import SkippedLine
 
 __all__ = ["PARQUET_SCHEMA", "UNKNOWN_DAY", "ParquetExport", "count_files", "days",
            "publish_dataset", "to_parquet", "write_batches"]
@@ -59,12 +62,14 @@ class ParquetExport(os.PathLike[str]):
 
     It is path-like (``os.fspath(export)`` is the dataset directory), so it can be used as ``dest``.
     An incremental export (``Store.to_parquet``) also says how many journals it ``rewrote`` (read again
-    and written anew) and ``kept`` (their files carried over unchanged).
+    and written anew) and ``kept`` (their files carried over unchanged), and which lines of the journals
+    it read it ``skipped`` (``SkippedLine``: not usable records, under ``errors="report"``).
     """
 
-    def __init__(self, dest: Path, files: int, rows: int, *, rewrote: int = 0, kept: int = 0) -> None:
+    def __init__(self, dest: Path, files: int, rows: int, *, rewrote: int = 0, kept: int = 0,
+                 skipped: tuple[SkippedLine, ...] = ()) -> None:
         self.dest, self.files, self.rows = dest, files, rows
-        self.rewrote, self.kept = rewrote, kept
+        self.rewrote, self.kept, self.skipped = rewrote, kept, skipped
 
     def __fspath__(self) -> str:
         return os.fspath(self.dest)

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
+from ..journal.audit import audited
 from ..journal.snapshot import Cursor, open_journal, snapshot_size
 from ..limits import CHUNK_BYTES
 from ..root import Root, RootLike, entry_exists, list_dir
 from ..root.layout import store_dir
-from .load import Errors, LoadReport, check_errors, digest_cursor, load_file
+from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
 from .progress import Progress, resolve_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
@@ -160,6 +161,10 @@ class Store:
             combined.rows += self._reports[kind].rows
         return combined.table()
 
+    def skipped_lines(self) -> tuple[SkippedLine, ...]:
+        """``report`` as ``SkippedLine``s, for a command to name them."""
+        return tuple(SkippedLine(r["file"], r["line"], r["reason"]) for r in self.report.to_pylist())
+
     def _table(self, kind: str) -> pa.Table:
         if kind not in self._tables:
             self._load((kind,))
@@ -293,10 +298,15 @@ class Store:
             JournalError: the destination cannot be written.
         """
         from .incremental import export_incremental
-        trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
-        journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
-        return export_incremental(self.root, journals, dest, errors=self.errors, trends=trends, verify=verify,
-                                  chunk_bytes=self._chunk_bytes, progress=self._progress)
+        with audited(self.root, "export-parquet") as entry:
+            entry.paths.append(dest)
+            trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
+            journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
+            export = export_incremental(self.root, journals, dest, errors=self.errors, trends=trends,
+                                        verify=verify, chunk_bytes=self._chunk_bytes, progress=self._progress)
+            entry.counts.update(files=export.files, calls=export.rows, journals_read=export.rewrote,
+                                skipped_lines=len(export.skipped))
+        return export
 
     def iter_batches(self, table: str = "calls") -> Iterator[pa.RecordBatch]:
         """Stream one table's batches straight from the journals, holding one chunk at a time.
@@ -316,14 +326,15 @@ class Store:
                                      report=report, chunk_bytes=self._chunk_bytes)
 
 
-def open_store(root: RootLike = None, *, errors: str = "raise",
+def open_store(root: RootLike = None, *, errors: str = "report",
                progress: Progress | bool | None = None, chunk_bytes: int = CHUNK_BYTES) -> Store:
     """Open a capture root for analysis; tables load on first use.
 
     Args:
         root: the capture root (default: ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
-        errors: ``raise`` (stop at the first bad line, naming file and line) or ``report`` (skip it and
-            list it in ``Store.report``).
+        errors: ``report`` (the default: skip a line that is not a usable record and list it in
+            ``Store.report``, so one bad record never takes the store offline) or ``raise`` (stop at
+            the first bad line, naming file and line).
         progress: a ``(done_bytes, total_bytes)`` callback, True for the default display (a bar in a
             notebook, stderr lines in a terminal) or None/False for none.
         chunk_bytes: bytes read per chunk (bounds memory while loading).

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import format_ms
+from ..journal.audit import audited
 from ..root import Root, RootLike
 from ..root.outputs import ISSUES
 from .findings import list_findings
@@ -81,10 +82,19 @@ def export_issues(
         FindingsError: no usable index or lifecycle, or staging or publishing failed.
     """
     base = Root.of(root).path
+    with audited(base, "export-issues") as entry:
+        entry.paths.append(dest)
+        result = _export(base, dest, include_closed=include_closed, force=force)
+        entry.counts["files"] = result.files
+    return result
+
+
+def _export(base: Path, dest: Path | str, *, include_closed: bool, force: bool) -> ExportResult:
     out = ISSUES.resolve(dest, root=base, force=force)
     found = [f for f in list_findings(base) if include_closed or f.state != "closed"]
     with lifecycle(base) as life:
         histories = {f.finding_id: life.history(f.finding_id) for f in found}
+
     def fill(stage: Path) -> None:
         for f in found:
             fd = os.open(stage / f"{f.finding_id}.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,

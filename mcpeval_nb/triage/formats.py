@@ -24,8 +24,9 @@ __all__ = ["FINDINGS_FORMATS", "FindingsView", "agent_lines", "findings_view", "
 
 
 def agent_lines(f: Finding) -> list[str]:
-    """SPEC 12.5's agent lines of one finding."""
-    return [
+    """SPEC 12.5's agent lines of one finding; the ``repro`` line only when arguments were recorded (as
+    the reference prints them: a finding without recorded arguments has no repro line)."""
+    lines = [
         f"finding {f.finding_id} {f.server}/{f.tool or 'unlisted'} state={f.state} "
         f"probe={f.probe_id or 'none'} consecutive_passes={f.consecutive_passes} "
         f"severity={f.severity} score={f.score:.6f} threshold={f.threshold:.6f} "
@@ -34,8 +35,8 @@ def agent_lines(f: Finding) -> list[str]:
         f"blast={f.blast}",
         f"  cause code={f.err_code or 'null'} template_id={f.err_template_id or 'none'} "
         f"last_seen={f.last_seen or 'unknown'}",
-        f"  repro={f.repro or 'null'}",
     ]
+    return lines + ([f"  repro={f.repro}"] if f.repro is not None else [])
 
 
 def _agent(view: FindingsView, _options: RenderOptions) -> str:

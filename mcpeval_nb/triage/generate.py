@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..journal.audit import audited
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.grammar import valid_tool
-from ..root import RootLike
+from ..root import Root, RootLike
 from ..root.outputs import write_new_file
+from ..textsafe import escape_controls as escape
 from .findings import get_finding
 from .scoring import attempts_to_observe
 
@@ -56,7 +58,8 @@ class Generated:
         placeholder, then the reminder when there are any."""
         attempts = "" if self.max_attempts is None else f" max_attempts={self.max_attempts}"
         probe = f"probe={self.kind}{attempts}"
-        lines = [self.probe_id, probe, *(f"fill: {p.path} ({p.shape})" for p in self.placeholders)]
+        lines = [self.probe_id, probe,
+                 *(f"fill: {escape(p.path, newlines=False)} ({p.shape})" for p in self.placeholders)]
         if self.placeholders:
             lines.append(f"fill the placeholders in {output} before mcpeval-nb verify")
         return lines
@@ -192,6 +195,18 @@ def generate_manifest(root: RootLike, finding_id: str, *, confirm_read_only: boo
         UsageError: no attestation, a class that needs ``expect``, an existing output without ``force``.
         FindingsError: no usable index, or no such finding.
     """
+    if output is None:  # a preview writes nothing out of the store
+        return _generate(root, finding_id, confirm_read_only=False, output=None, force=force, expect=expect)
+    with audited(Root.of(root).path, "generate", finding=finding_id) as entry:
+        entry.paths.append(output)
+        generated = _generate(root, finding_id, confirm_read_only=confirm_read_only, output=output,
+                              force=force, expect=expect)
+        entry.counts.update(cases=1, placeholders=len(generated.placeholders))
+    return generated
+
+
+def _generate(root: RootLike, finding_id: str, *, confirm_read_only: bool, output: Path | str | None,
+              force: bool, expect: bytes | str | None) -> Generated:
     if output is not None and not confirm_read_only:
         raise UsageError("read-only generation requires explicit --confirm-read-only attestation")
     finding = get_finding(root, finding_id)

@@ -8,6 +8,7 @@ date, under the index lock it holds for both.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import statistics
 from collections import Counter
@@ -17,6 +18,7 @@ from pathlib import Path
 from ..clock import Moment, format_ms_auto, now_ms, parse_moment
 from ..htmltext import lines_html
 from ..root import Root, RootLike
+from ..tables.load import SkippedLine
 from .groups import Evidence, Group, read_groups
 from .index.build import build_locked, index_lock
 from .index.database import INDEX_FILE, connect, transaction
@@ -38,6 +40,8 @@ class PromoteResult:
     below: int
     threshold: float
     threshold_source: str
+    #: Journal lines the index refresh before promotion could not use and went past (``SkippedLine``).
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def line(self) -> str:
         """SPEC 12.2's output line."""
@@ -187,7 +191,7 @@ def promote(
     base = Root.of(root).path
     since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with index_lock(base):
-        build_locked(base, full=False, options=ReadOptions())
+        indexed = build_locked(base, full=False, options=ReadOptions(errors="report"))
         db = connect(base / INDEX_FILE, read_only=False)
         try:
             with transaction(db):
@@ -195,4 +199,4 @@ def promote(
                                         until_ms=until_ms)
         finally:
             db.close()
-    return result
+    return dataclasses.replace(result, skipped_lines=indexed.skipped_lines)

@@ -77,7 +77,7 @@ def build_index(
     root: RootLike = None,
     *,
     full: bool = False,
-    errors: str = "raise",
+    errors: str = "report",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> IndexResult:
@@ -86,7 +86,8 @@ def build_index(
     Args:
         root: the capture root (default ``$MCPEVAL_HOME``, then ``~/.mcp-eval``).
         full: rebuild from scratch even when an incremental refresh would do.
-        errors: ``raise`` (stop at a bad journal line) or ``report`` (skip it).
+        errors: ``report`` (the default: skip a line that is not a usable record, count and name it in
+            the result) or ``raise`` (stop at it).
         progress: ``(done_bytes, total_bytes)`` callback. cancel: stop at the next batch (nothing changes).
 
     Returns:
@@ -207,6 +208,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         reason=reason,
         added=len(ids),
         skipped=len(ingest.report.rows),
+        skipped_lines=ingest.report.lines(),
     )
 
 

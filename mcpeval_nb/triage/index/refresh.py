@@ -104,6 +104,7 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
         reason="",
         added=len(ids),
         skipped=len(ingest.report.rows),
+        skipped_lines=ingest.report.lines(),
     )
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...tables.load import SkippedLine
+
 __all__ = ["IndexResult", "Rebuild"]
 
 
@@ -18,7 +20,8 @@ class IndexResult:
         replayed_events: records dropped as replays of an indexed event (total).
         full: a full build ran; reason: why (``requested``, ``missing``, ``a journal was rewritten`` ...),
             empty for an incremental refresh. added: call rows added by this run. skipped: bad lines
-            skipped under ``errors="report"``.
+            skipped under ``errors="report"`` (the default) by this run; skipped_lines: which (file,
+            line, reason), in the order met.
     """
 
     path: Path
@@ -30,6 +33,7 @@ class IndexResult:
     reason: str
     added: int
     skipped: int = 0
+    skipped_lines: tuple[SkippedLine, ...] = ()
 
     def line(self) -> str:
         """SPEC 12.1's output line."""
