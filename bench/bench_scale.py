@@ -45,11 +45,13 @@ out = {}
 if step == "estimate":
     import pyarrow as pa
     from mcpeval_nb.tables.load import LoadReport, load_file
-    from mcpeval_nb.journal.snapshot import Cursor, snapshot_size
+    from mcpeval_nb.journal.listing import journals
+    from mcpeval_nb.journal.proof import Snapshot
+    from mcpeval_nb.journal.snapshot import Cursor
     from pathlib import Path
-    path = sorted(Path(root, "store").glob("calls-*.jsonl"))[0]
-    table = pa.Table.from_batches(list(load_file("calls", path, Cursor(), snapshot_size(path),
-                                                 errors="raise", report=LoadReport())))
+    with Snapshot(journals(Path(root), "calls")[0].path) as snap:
+        table = pa.Table.from_batches(list(load_file("calls", snap, Cursor(), errors="raise",
+                                                     report=LoadReport())))
     out = {"rows": table.num_rows, "table_bytes": table.nbytes}
 elif step in ("export", "incremental"):
     from mcpeval_nb import open_store

@@ -2,9 +2,9 @@
 
 The public API lives here.  ``_EXPORTS`` is the one table of public names (module -> names); the lazy
 loader and the sorted ``__all__`` are derived from it, and the ``TYPE_CHECKING`` imports below mirror it
-for type checkers (``tests/test_public_api.py`` checks that they agree).  Layers import in one direction:
-errors/limits/jsonfmt/_version -> privacy -> journal -> tables/analysis -> probe/capture/review -> this
-module -> cli/charts/widgets.
+for type checkers (``tests/test_public_api.py`` checks that they agree).  Imports point down the floors
+of docs/architecture.md (the bottom, clock/jsonfmt/root, privacy, journal ... serve, then this module,
+then cli/charts/widgets); ``tests/test_imports.py`` checks them.
 
 Every public name is loaded on first use (PEP 562), so ``import mcpeval_nb`` and the CLI stay fast:
 the shim never pays for pyarrow, pandas, matplotlib or jsonschema.
@@ -109,6 +109,8 @@ if typing.TYPE_CHECKING:
     from .catalog import check_catalogs as check_catalogs
     from .catalog import pin_catalogs as pin_catalogs
     from .catalog import usage_report as usage_report
+    from .configuration import ConfigReport as ConfigReport
+    from .configuration import resolve_config as resolve_config
     from .errors import (
         Cancelled as Cancelled,
     )
@@ -202,7 +204,6 @@ if typing.TYPE_CHECKING:
     from .gates.evaluate import gate as gate
     from .gates.report import GateCheck as GateCheck
     from .gates.report import GateReport as GateReport
-    from .governance import ConfigReport as ConfigReport
     from .governance import EraseResult as EraseResult
     from .governance import RetentionResult as RetentionResult
     from .governance import apply_retention as apply_retention
@@ -211,7 +212,6 @@ if typing.TYPE_CHECKING:
     from .governance import erase as erase
     from .governance import read_audit as read_audit
     from .governance import recover as recover
-    from .governance import resolve_config as resolve_config
     from .journal import (
         JournalEntry as JournalEntry,
     )
@@ -227,6 +227,17 @@ if typing.TYPE_CHECKING:
     from .junit import JUnitCase as JUnitCase
     from .junit import JUnitSuite as JUnitSuite
     from .junit import render_junit as render_junit
+    from .mock import MockEngine as MockEngine
+    from .mock import MockOptions as MockOptions
+    from .mock import MockProfile as MockProfile
+    from .mock import MockServer as MockServer
+    from .mock import ReplayReport as ReplayReport
+    from .mock import load_profile as load_profile
+    from .mock import mock_profile as mock_profile
+    from .mock import parse_profile as parse_profile
+    from .mock import replay as replay
+    from .mock import run_mock as run_mock
+    from .mock import serve_mock as serve_mock
     from .privacy import (
         ANNOTATION_KINDS as ANNOTATION_KINDS,
     )
@@ -275,6 +286,8 @@ if typing.TYPE_CHECKING:
     from .privacy import (
         valid_tool as valid_tool,
     )
+    from .privacy.catalog_signals import SIGNAL_RULES as SIGNAL_RULES
+    from .privacy.catalog_signals import SignalRule as SignalRule
     from .probe import (
         CaseResult as CaseResult,
     )
@@ -331,6 +344,11 @@ if typing.TYPE_CHECKING:
     )
     from .probe.compare import Comparison as Comparison
     from .probe.compare import compare_servers as compare_servers
+    from .probe.conformance import Conformance as Conformance
+    from .probe.conformance import ConformanceBaseline as ConformanceBaseline
+    from .probe.conformance import judge_conformance as judge_conformance
+    from .probe.conformance import load_conformance_baseline as load_conformance_baseline
+    from .probe.conformance import read_conformance_results as read_conformance_results
     from .probe.corpus import Corpus as Corpus
     from .probe.corpus import load_corpus as load_corpus
     from .probe.diff import ProbeDiff as ProbeDiff
@@ -443,6 +461,7 @@ if typing.TYPE_CHECKING:
         export_share as export_share,
     )
     from .root import Root as Root
+    from .root import RootLike as RootLike
     from .root import load_salt as load_salt
     from .root import resolve_root as resolve_root
     from .scale import (
@@ -591,6 +610,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
+    ".configuration": ("ConfigReport", "resolve_config",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",
@@ -604,22 +624,31 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".gates.evaluate": ("gate",),
     ".gates.report": ("GateCheck", "GateReport",),
     ".governance": (
-        "ConfigReport", "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log",
-        "erase", "read_audit", "recover", "resolve_config",
+        "EraseResult", "RetentionResult", "apply_retention", "audit_lines", "audit_log", "erase",
+        "read_audit", "recover",
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
+    ".mock": (
+        "MockEngine", "MockOptions", "MockProfile", "MockServer", "load_profile", "mock_profile",
+        "ReplayReport", "parse_profile", "replay", "run_mock", "serve_mock",
+    ),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
         "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "EnumIndex", "MeasurementProfile", "TrendPoint",
         "error_info", "opaque_session", "sanitize_shape", "shape", "skeleton", "template_id",
         "valid_identifier", "valid_method", "valid_server", "valid_tool",
     ),
+    ".privacy.catalog_signals": ("SIGNAL_RULES", "SignalRule",),
     ".probe": (
         "CaseResult", "Manifest", "ProbeCase", "ProbeOptions", "ProbeReport", "ProgressEvent", "RunContext",
         "hint_for", "load_manifest", "make_target", "manifest_schema", "manifest_schema_text",
         "parse_manifest", "parse_report", "probe_kinds", "reason_hints", "run_probes", "select_cases",
     ),
     ".probe.compare": ("Comparison", "compare_servers",),
+    ".probe.conformance": (
+        "Conformance", "ConformanceBaseline", "judge_conformance", "load_conformance_baseline",
+        "read_conformance_results",
+    ),
     ".probe.corpus": ("Corpus", "load_corpus",),
     ".probe.era_matrix": ("EraMatrix", "era_matrix",),
     ".probe.guidance": ("Guidance", "guidance",),
@@ -644,7 +673,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".review": (
         "FlaggedLine", "RedactionReport", "ShareOptions", "ShareResult", "check_redaction", "export_share",
     ),
-    ".root": ("Root", "load_salt", "resolve_root",),
+    ".root": ("Root", "RootLike", "load_salt", "resolve_root",),
     ".scale": ("DaskEngine", "DuckDBEngine", "OTLPExport", "dask_engine", "duckdb_engine", "export_otlp",),
     ".sizes": (
         "CallManifest", "CallSize", "CaptureManifest", "ResultSizes", "SizePoint", "SizesOptions",

@@ -15,6 +15,7 @@ from typing import Any
 from mcpeval_nb import ShimOptions, run_shim
 from mcpeval_nb.capture.frames import write_all
 from mcpeval_nb.testing.servers import echo
+from tests.processes import listening
 
 CANARY = "CANARY-7f3a9e"
 
@@ -140,15 +141,4 @@ def gone(pid: int) -> bool:
 
 def wait_listening(url: str, timeout: float = 30.0) -> None:
     """Wait until a printed endpoint URL accepts connections (servers print it just before listening)."""
-    import socket
-
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
-
-    def up() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            return False
-
-    assert wait_for(up, timeout), "the server never listened"
+    listening(url, timeout)

@@ -46,8 +46,7 @@ def test_a_correct_modern_server_scores_full_protocol_under_the_modern_standard(
     ("old-resource-code", ("protocol.unknown-resource", "protocol-unknown-resource-code")),
     ("accept-version", ("protocol.version-refusal", "protocol-version-accepted")),
     ("undeclared", ("protocol.input-required", "protocol-input-undeclared")),
-    ("stuck-task", ("protocol.tasks", "protocol-task-lifecycle-broken")),
-    ("no-server-info", ("protocol.discover", "protocol-discover-incomplete"))])
+    ("stuck-task", ("protocol.tasks", "protocol-task-lifecycle-broken"))])
 def test_each_modern_fault_loses_its_own_check(fault: str, lost: tuple[str, str]) -> None:
     assert _lost(_score(StdioTarget(tuple(fixture("modern_faults", fault))))) == [lost]
 
@@ -56,7 +55,8 @@ def test_each_modern_fault_loses_its_own_check(fault: str, lost: tuple[str, str]
 def modern_http() -> Iterator[dict[str, HttpTarget]]:
     procs = {name: subprocess.Popen(fixture("modern_faults", "--http", *extra), stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL)
-             for name, extra in (("checked", ()), ("unchecked", ("no-header-check",)))}
+             for name, extra in (("checked", ()), ("unchecked", ("no-header-check",)),
+                                 ("statusless", ("http-200",)))}
     try:
         yield {name: HttpTarget(proc.stdout.readline().decode().strip())  # type: ignore[union-attr]
                for name, proc in procs.items()}
@@ -67,10 +67,13 @@ def modern_http() -> Iterator[dict[str, HttpTarget]]:
                 proc.stdout.close()
 
 
-def test_header_body_agreement_is_checked_on_http_only(modern_http: dict[str, HttpTarget]) -> None:
+def test_header_body_agreement_and_statuses_are_checked_on_http_only(
+        modern_http: dict[str, HttpTarget]) -> None:
     assert _lost(_score(modern_http["checked"])) == []
     assert _lost(_score(modern_http["unchecked"])) == [("protocol.headers",
                                                         "protocol-header-mismatch-accepted")]
+    assert [c for c, _ in _lost(_score(modern_http["statusless"]))] == [
+        "protocol.unknown-method", "protocol.version-refusal", "protocol.headers"]
 
 
 def test_the_sdk_server_is_scored_in_the_era_it_is_asked_for() -> None:

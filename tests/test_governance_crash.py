@@ -65,7 +65,9 @@ WRITERS = {
     "erase": ["erase", "--session", "nobody"],
     "retention": ["retention", "--days", "3650"],
     "index": ["index"],
+    "promote": ["promote"],
     "share": ["share", "--dir", "{envelope}"],
+    "export-parquet": ["export-parquet", "--dest", "{envelope}"],
 }
 
 
@@ -103,6 +105,11 @@ def test_each_writer_finishes_an_interrupted_erase_before_it_reads(tmp_path: Pat
     if writer == "share":  # what it exported is the erased store
         assert token("victim").encode() not in b"".join(
             p.read_bytes() for p in (tmp_path / "envelope").rglob("*.jsonl"))
+    if writer == "export-parquet":
+        import pyarrow.dataset as ds
+
+        exported = ds.dataset(tmp_path / "envelope", format="parquet", partitioning="hive").to_table()
+        assert token("victim") not in exported.column("session").to_pylist()
     if writer == "index":
         assert mcpeval_nb.build_index(root).calls == sum(n for k, n in expected.items() if k[0] == "call")
 

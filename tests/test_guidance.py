@@ -26,8 +26,13 @@ def test_an_incoherent_modern_server_gets_every_finding_by_label_and_count() -> 
                                     "prompts-without-capability": 1, "task-tools-undeclared": 1,
                                     "param-headers-invalid": 1, "list-changed-undeclared": 1}
     assert found.protocol is not None and found.protocol.modern and found.exit_code == 1
-    assert found.facts["tools"] == 5 and found.facts["instructions_chars"] > 0
+    assert found.facts["tools"] == 6 and found.facts["instructions_chars"] > 0
     assert "fetch_all" not in found.render("json") and "summarize_all" not in found.render("text")
+
+
+def test_a_discover_result_without_server_info_is_a_guidance_finding() -> None:
+    found = me.guidance(StdioTarget(tuple(fixture("modern_faults", "no-server-info"))), server="anon")
+    assert dict(found.findings) == {"server-info-missing": 1} and found.facts["server_info"] == 0
 
 
 def test_a_coherent_server_has_no_finding_in_either_era() -> None:

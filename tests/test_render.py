@@ -75,13 +75,17 @@ def _format_choices(command: click.Command) -> tuple[str, ...]:
     ("gate", mcpeval_nb.GateReport),
     ("sizes", mcpeval_nb.ResultSizes), ("phases", mcpeval_nb.PhaseView),
     ("findings", mcpeval_nb.FindingsView), ("usage", mcpeval_nb.UsageReport),
-    ("catalog", mcpeval_nb.CatalogReport),
+    ("catalog", mcpeval_nb.CatalogReport), ("catalog check", mcpeval_nb.CatalogCheck),
+    ("replay", mcpeval_nb.ReplayReport),
 ])
 def test_every_format_a_command_offers_is_on_its_document_s_table(
         name: str, document: Rendered | tuple[Rendered, ...]) -> None:
     """A command that renders one of several documents (compare: a comparison, or with --eras the era
     matrix) offers only formats one of them has."""
-    command = cli.get_command(click.Context(cli), name)
+    command: click.Command | None = cli
+    for word in name.split():
+        assert isinstance(command, click.Group)
+        command = command.get_command(click.Context(command), word)
     assert command is not None
     documents = document if isinstance(document, tuple) else (document,)
     assert set(_format_choices(command)) <= {n for d in documents for n in d.FORMATS.names}

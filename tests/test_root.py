@@ -3,6 +3,7 @@ public function that takes a root accepts the same shape."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import os
 from pathlib import Path
@@ -106,3 +107,35 @@ def test_every_public_function_that_takes_a_root_accepts_the_one_shape() -> None
     assert len(found) >= 30
     wrong = [name for name, param in found if "RootLike" not in str(param.annotation)]
     assert wrong == []
+#: Names under a root, as code would spell them to build a path (``root.layout`` is their one owner).
+_SPELLED = {*layout.FILES, layout.STORE, layout.PROBES, layout.TRENDS.pattern, layout.SIZES.pattern,
+            "history.jsonl", "sizes.jsonl", "calls-", "annotations-", "calls-*.jsonl", "annotations-*.jsonl",
+            ".index.db.tmp-", "index.db.lock", "lifecycle.db.lock"}
+
+
+def _spelled_names(path: Path, base: Path = PACKAGE.parent) -> list[str]:
+    """Constants of ``path`` that spell a name under a root: exactly a layout name, or ``store``/``probes``
+    joined onto a path with ``/``."""
+    tree = ast.parse(path.read_text())
+    divisions = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
+    joined = {id(side) for node in divisions for side in (node.left, node.right)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        if node.value in _SPELLED - {layout.STORE, layout.PROBES} or (
+                node.value in (layout.STORE, layout.PROBES) and id(node) in joined):
+            found.append((node.lineno, f"{path.relative_to(base)}:{node.lineno} {node.value!r}"))
+    return [hit for _, hit in sorted(found)]
+
+
+def test_no_module_but_the_layout_spells_a_file_name_under_the_root() -> None:
+    own = PACKAGE / "root" / "layout.py"
+    found = [hit for path in sorted(PACKAGE.rglob("*.py")) if path != own for hit in _spelled_names(path)]
+    assert found == []
+
+
+def test_the_spelling_check_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('from pathlib import Path\nP = Path("r") / "store"\nQ = "index.db"\nR = {"probes": []}\n')
+    assert _spelled_names(bad, tmp_path) == ["bad.py:2 'store'", "bad.py:3 'index.db'"]

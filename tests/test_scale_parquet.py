@@ -81,14 +81,14 @@ def test_a_same_size_edit_outside_the_tail_window_is_seen_by_full_verification(r
     journal = root / "store" / "calls-2026-08-01.jsonl"
     st = journal.stat()
     data = bytearray(journal.read_bytes())
-    at = data.index(b'"seq":1,') + len(b'"seq":')
-    data[at:at + 1] = b"7"  # seq 1 -> 7, same length, far before the last 64 KiB
+    at = data.index(b'"seq":1000,') + len(b'"seq":')
+    data[at:at + 1] = b"7"  # seq 1000 -> 7000, same length, past the first 4 KiB, before the last 64 KiB
     with open(journal, "r+b") as fh:
         fh.write(data)
     os.utime(journal, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert open_store(root).to_parquet(dest).rewrote == 0  # the window check cannot see it ...
     assert open_store(root).to_parquet(dest, verify="full").rewrote == 1  # ... the full digest does
-    assert (("2026-08-01", 7) in rows(dest)) and (("2026-08-01", 1) not in rows(dest))
+    assert (("2026-08-01", 7000) in rows(dest)) and (("2026-08-01", 1000) not in rows(dest))
 
 
 def test_a_journal_removed_by_retention_takes_its_partitions_with_it(root: Path, tmp_path: Path) -> None:

@@ -123,7 +123,8 @@ def test_without_mcpeval_session_each_run_gets_its_own_session(root: Path,
 def test_the_shim_exits_with_the_server_exit_code_and_passes_stderr_through(
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
     assert shim_inproc(root, b"", "--exit-code", "7") == (7, b"")
-    assert capfd.readouterr().err == "fixture stderr exact\n"
+    # The shim's one line naming its root (--root), then the server's stderr byte for byte.
+    assert capfd.readouterr().err == f"mcpeval-nb shim: recording to {root} (--root)\nfixture stderr exact\n"
     assert journal(root) == [] or not (root / "store").exists()
 
 

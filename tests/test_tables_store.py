@@ -52,12 +52,12 @@ def test_full_verification_sees_an_edit_outside_the_checked_window(root: Path) -
     _ = store.calls
     path = root / "store" / "calls-2026-08-04.jsonl"
     data = bytearray(path.read_bytes())
-    at = data.index(b'"seq":2,')
-    data[at:at + 8] = b'"seq":7,'
+    at = data.index(b'"seq":1500,')
+    data[at:at + 11] = b'"seq":7500,'  # past the first 4 KiB, before the last 64 KiB
     path.write_bytes(bytes(data))
-    assert store.refresh() == 0  # the last 64 KiB did not change
+    assert store.refresh() == 0  # the first 4 KiB and the last 64 KiB did not change
     assert store.refresh(verify="full") == 2999
-    assert store.calls.column("seq").to_pylist()[1] == 7
+    assert store.calls.column("seq").to_pylist()[1499] == 7500
 
 
 def test_iter_batches_streams_the_same_rows_as_the_table(root: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.testing import server_command, synthetic_store
-from mcpeval_nb.triage.index.database import INDEX_FILE
+from mcpeval_nb.triage.index.database import INDEX_FILE, VERSION
 
 from .triage_support import append_more, canonical
 
@@ -267,7 +267,7 @@ def test_a_newer_checkpoint_version_is_named_and_rebuilt(root: Path) -> None:
     _store(root, calls=500)
     me.build_index(root)
     db = sqlite3.connect(root / INDEX_FILE)
-    db.execute("UPDATE index_checkpoint SET version = 2")
+    db.execute("UPDATE index_checkpoint SET version = ?", (VERSION + 1,))
     db.commit()
     db.close()
     with pytest.raises(me.FindingsError, match="newer version"):

@@ -220,3 +220,23 @@ def test_a_read_only_case_naming_a_writer_is_refused_in_the_panel_before_any_cal
     assert panel.state.report is None
     assert "probe case sneaky: a read-only case refuses a tool annotated as a writer" in panel.status.value
     assert not (root / "store").exists() or not list((root / "store").glob("calls-*.jsonl"))
+
+
+def test_the_protocol_dropdown_runs_the_era_it_names(root: Path) -> None:
+    from mcpeval_nb.testing.servers import modern_faults
+
+    modern = f"{sys.executable} {modern_faults.__file__}"
+    panel = ProbePanel(root, command=modern, server="modern")
+    panel.editor.value = json.dumps({"version": 1, "probes": [
+        {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 2}]})
+    panel.protocol.value = "legacy"
+    panel.run_button.click()
+    assert panel.wait(120)
+    assert "requires protocol 2026-07-28; run with --protocol auto" in panel.status.value
+    panel.protocol.value = "2026-07-28"
+    panel.run_button.click()
+    assert panel.wait(120)
+    report = panel.state.report
+    assert report is not None and report.modern and report.readiness is not None
+    assert report.readiness.standard == "mcpeval-modern/1"
+    assert "protocol 2026-07-28 (stateless)" in panel.readiness.value

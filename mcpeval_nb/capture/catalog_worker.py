@@ -3,7 +3,7 @@
 shim-http records in a thread of its own process: building the catalog record of a 500-tool listing
 (digests, skeletons, signal rules over every text) takes the interpreter lock for a long while, and the
 workers relaying other exchanges would wait for it.  ``CatalogWorker`` hands each completed listing to a
-helper process instead (``python -m mcpeval_nb.capture.catalog_worker``, started on the first listing,
+helper process instead (``python -m mcpeval_nb.capture.catalog_helper``, started on the first listing,
 niced): one JSON line per listing on its stdin, in order; the helper builds the records exactly as the
 stdio shim's recorder does (``CatalogWatcher.build``) and appends them with the journal writer.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -26,9 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..errors import MCPEvalError
-
-__all__ = ["BACKLOG", "CatalogWorker", "main"]
+__all__ = ["BACKLOG", "CatalogWorker"]
 
 #: Listings waiting for the helper before a new one is counted as lost.
 BACKLOG = 64
@@ -44,7 +41,7 @@ class CatalogWorker:
     """
 
     def __init__(self, *, root: Path, server: str, session: str, capture_id: str) -> None:
-        self._argv = [sys.executable, "-m", "mcpeval_nb.capture.catalog_worker", str(root), server, session,
+        self._argv = [sys.executable, "-m", "mcpeval_nb.capture.catalog_helper", str(root), server, session,
                       capture_id]
         self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=BACKLOG)
         self._proc: subprocess.Popen[bytes] | None = None
@@ -101,36 +98,3 @@ class CatalogWorker:
             if self._proc.returncode:
                 self.lost += 1  # the helper reported what it could not write on stderr
         return self.lost
-
-
-def _warn(message: str) -> None:
-    with contextlib.suppress(OSError):
-        os.write(2, f"mcpeval-nb capture: {message}\n".encode())
-
-
-def main(argv: list[str]) -> int:
-    """The helper: read listings from stdin, append one catalog record each; exit 1 if one was lost."""
-    from ..journal import append_record
-    from ..root import load_salt
-    from .catalog import CatalogWatcher, recorded_names
-
-    root, server, session, capture_id = Path(argv[0]), argv[1], argv[2], argv[3]
-    with contextlib.suppress(OSError):
-        os.nice(10)  # background work: the relays and the server get the cores first
-    watcher = CatalogWatcher(server=server, session=session, salt=load_salt(root),
-                             known_names=lambda: recorded_names(root), capture_id=capture_id)
-    lost = 0
-    for line in sys.stdin.buffer:
-        try:
-            listing = json.loads(line)
-            record = watcher.build(listing["seq"], listing["complete"], listing["entries"], ts=listing["ts"])
-            append_record(root, record)
-        except (MCPEvalError, ValueError, KeyError, TypeError) as exc:
-            lost += 1
-            reason = str(exc) if isinstance(exc, MCPEvalError) else type(exc).__name__
-            _warn(f"a tool listing was not journaled: {reason}")
-    return 1 if lost else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..journal.snapshot import Cursor, locked_size, open_journal
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.records import CallRecord
 from ..root import list_dir
+from ..root.layout import CALLS
 from ..tables.load import read_chunks
 
 __all__ = ["CallTarget", "recorded"]
@@ -57,15 +57,12 @@ class CallTarget:
 
 
 def recorded(store: Path, target: CallTarget) -> bool:
-    """Whether a ``calls-*.jsonl`` journal of ``store`` holds the target call.
+    """Whether a calls journal of ``store`` holds the target call.
 
     Raises:
         JournalError: a journal cannot be opened or listed. LockTimeout: a writer held one too long.
     """
-    for name in list_dir(store):
-        if fnmatchcase(name, "calls-*.jsonl") and _in_journal(store / name, target):
-            return True
-    return False
+    return any(CALLS.matches_name(name) and _in_journal(store / name, target) for name in list_dir(store))
 
 
 def _in_journal(path: Path, target: CallTarget) -> bool:

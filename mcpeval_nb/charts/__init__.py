@@ -14,13 +14,16 @@ from typing import TYPE_CHECKING, Any
 import mcpeval_nb
 
 from . import _kit as kit
+from ._catalog import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
 from ._findings import plot_failure_windows, plot_finding_factors
 from ._operations import plot_operations
+from ._replay import plot_replay_comparison
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 __all__ = [
+    "plot_catalog_timeline",
     "plot_failure_windows",
     "plot_finding_factors",
     "plot_latency_distribution",
@@ -28,8 +31,11 @@ __all__ = [
     "plot_operations",
     "plot_outcome_mix",
     "plot_readiness_history",
+    "plot_replay_comparison",
     "plot_result_sizes",
     "plot_template_heatmap",
+    "plot_tool_transitions",
+    "plot_tool_usage",
 ]
 
 _CHANGE_MARKERS = (("standard_changed", "X", "standard changed"), ("profile_changed", "D", "profile changed"),

@@ -29,14 +29,15 @@ from .terminal import escaped_streams
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "SCHEMA_HOMES", "cli", "load_commands", "main"]
 
 #: Command modules, one per command family.
-COMMAND_MODULES = ("annotate", "capture", "catalog", "findings", "gates", "governance", "probe", "readiness",
-                   "review", "scale", "serve", "sizes", "tables")
+COMMAND_MODULES = ("annotate", "capture", "catalog", "conformance", "findings", "gates", "governance",
+                   "mock", "probe", "readiness", "review", "scale", "serve", "sizes", "tables")
 #: Command name -> the module of ``COMMAND_MODULES`` that declares it (tests/test_cli_docs.py checks the
 #: table against the modules).  A command missing here still runs: every module is loaded to find it.
 COMMAND_HOMES = {
     "annotate": "annotate", "shim": "capture", "shim-http": "capture", "catalog": "catalog",
-    "usage": "catalog", "index": "findings", "promote": "findings", "findings": "findings",
-    "verify": "findings", "generate": "findings", "export-issues": "findings", "gate": "gates",
+    "usage": "catalog", "conformance": "conformance", "mock": "mock", "replay": "mock",
+    "index": "findings", "promote": "findings", "findings": "findings", "verify": "findings",
+    "generate": "findings", "export-issues": "findings", "gate": "gates",
     "retention": "governance", "erase": "governance", "audit": "governance", "config": "governance",
     "probe": "probe", "explain": "probe", "schema": "probe", "score": "readiness", "init": "readiness",
     "report": "readiness", "diff": "readiness", "compare": "readiness", "guidance": "readiness",

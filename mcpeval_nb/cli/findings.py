@@ -50,6 +50,7 @@ def index_cmd(root: str | None, full: bool, errors: str) -> int:
 @_UNTIL
 def promote_cmd(root: str | None, threshold: float | None, since: str | None, until: str | None) -> int:
     """Score every recurring failure and promote the ones that matter (refreshes the index first)."""
+    opt.finish_interrupted_erase(root)
     result = mcpeval_nb.promote(root, threshold=threshold, since=since, until=until)
     click.echo(result.line())
     opt.report_skipped(result.skipped_lines)

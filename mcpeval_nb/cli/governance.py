@@ -27,7 +27,7 @@ def retention_cmd(days: int | None, dry_run: bool, include_probe_history: bool, 
     """Remove call and annotation journals older than N days (UTC, by the day in the file name)."""
     opt.finish_interrupted_erase(root)
     if days is None:
-        days = mcpeval_nb.resolve_config(root).retention_days
+        days = mcpeval_nb.Root.of(root).config.retention_days
     if days is None:
         click.echo("no retention configured (--days or config.json retention_days): nothing removed")
         return 0

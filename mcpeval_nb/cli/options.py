@@ -47,8 +47,9 @@ LABEL_HELP = "Server label: 1-128 of ASCII letters, digits, '.', '_', '-', ':'."
 
 def finish_interrupted_erase(root: str | None) -> None:
     """The first step of every writer that reads the journals back (``erase``, ``retention``, ``index``,
-    ``share``): finish an erase a SIGKILL interrupted, and say so on stderr (docs/governance.md).  Never
-    run while arguments are parsed: a read-only command changes nothing under the root.
+    ``promote``, ``share``, ``export-parquet``): finish an erase a SIGKILL interrupted, and say so on
+    stderr (docs/governance.md).  Never run while arguments are parsed: a read-only command changes
+    nothing under the root.
 
     Raises:
         GovernanceError: the interrupted erase cannot be finished (the command fails with it).

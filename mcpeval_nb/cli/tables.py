@@ -79,6 +79,7 @@ def _operations(calls: Any, top: int) -> None:
               help="Dataset directory (hive partitions day=/server=).")
 def export_parquet_cmd(root: str | None, errors: str, dest: str) -> int:
     """Write the calls as a hive-partitioned (day, server) Parquet dataset (only changed journals re-read)."""
+    opt.finish_interrupted_erase(root)  # never export what an interrupted erase was removing
     store = mcpeval_nb.open_store(root, errors=errors, progress=True)
     export = store.to_parquet(dest)
     click.echo(f"wrote {export.files} Parquet file(s) ({export.rows} calls) under {export.dest}; "

@@ -4,16 +4,18 @@ A capture made in one minute cannot show a trend, so the demo root also holds hi
 ``generated-docs`` (the label says what it is), written through the real writer (``append_records``,
 ``record_trend``) with timestamps in the past.  It is made to show what the notebooks are for:
 
-- calls on each of the 28 days before today, with a latency regression of ``search`` from day 11 to
-  day 16 and its recovery, sub-millisecond ``list_sections`` calls, an error template that fades out
+- calls on each of the 28 days before today, in research sessions (``search`` and ``fetch_page``
+  chained) and browsing sessions (``list_sections``), with a latency regression of ``search`` from day 11
+  to day 16 and its recovery, sub-millisecond ``list_sections`` calls, an error template that fades out
   (``search``'s "index not ready", days 0-9) and one that appears mid-way (``fetch_page``'s "upstream
   rate limited", from day 14);
 - 12 readiness points over 22 days with a regression, a fix, a standard change (``mcpeval-standard/1``
   to ``/2``) and a measurement profile change (read-only attestation turned on);
 - one catalog record per generated session (``seq`` 0: the listing before its first call; its digests
-  and skeletons built in memory from the definitions below, as a shim builds them), listing five
-  tools of which two are never called: ``export_pdf`` and ``translate_page`` are dead tools, each listed
-  in every one of some 150 sessions and paid for in context tokens.
+  and skeletons built in memory from the definitions below, as a shim builds them).  The catalog
+  grows ``translate_page`` on day 12 and ``fetch_page`` gains a ``format`` argument on day 20 (drift
+  over time), and two listed tools are never called: ``export_pdf`` and ``translate_page`` are dead,
+  listed in every session and paid for in context tokens.
 
 Everything else in the demo root is captured today from real servers.  The values are deterministic
 for a given day (seeded), and no record carries anything but shapes, template ids and numbers.
@@ -85,13 +87,25 @@ def _args(rng: random.Random, tool: str) -> object:
     return shape({})
 
 
+def _next_tool(rng: random.Random, research: bool, previous: str | None) -> str:
+    """Research sessions chain ``search`` and ``fetch_page`` (search, then mostly a page, then search
+    again); browsing sessions only list sections.  So the two are called together beyond chance (a
+    cluster) and the transitions have a shape."""
+    if not research:
+        return "list_sections"
+    if previous == "search":
+        return "fetch_page" if rng.random() < 0.6 else "search"
+    return "search" if previous is None or rng.random() < 0.7 else "fetch_page"
+
+
 def _day_calls(rng: random.Random, day: int, start: dt.datetime, salt: bytes) -> list[CallRecord]:
     records = []
     for _session in range(rng.randint(4, 7)):
         session = str(uuid.UUID(int=rng.getrandbits(128), version=4))
         when = start + dt.timedelta(seconds=rng.randint(7 * 3600, 19 * 3600))
+        research, tool = rng.random() < 0.65, None
         for seq in range(1, rng.randint(15, 30) + 1):
-            tool = rng.choice(("search", "search", "fetch_page", "list_sections"))
+            tool = _next_tool(rng, research, tool)
             message = _error(rng, tool, day)
             error = None if message is None else error_info({"code": -32000, "message": message}, salt)
             records.append(CallRecord(
@@ -147,14 +161,25 @@ CATALOG = (
 )
 
 
-def _listings(calls: list[CallRecord], salt: bytes) -> list[CatalogRecord]:
-    """One listing per generated session, stamped at its first call."""
-    tools = tuple(catalog_tool(entry, salt) for entry in CATALOG)
+#: Day -> the catalog listed from that day on.
+_FETCH_FORMAT = {**CATALOG[1], "inputSchema": {"type": "object", "required": ["url"], "properties": {
+    "url": {"type": "string"}, "format": {"type": "string", "enum": ["text", "markdown"]}}}}
+_CATALOGS = ((0, CATALOG[:4]), (12, CATALOG), (20, (CATALOG[0], _FETCH_FORMAT, *CATALOG[2:])))
+
+
+def _listings(calls: list[CallRecord], salt: bytes, start: dt.datetime) -> list[CatalogRecord]:
+    """One listing per generated session, stamped at its first call, of the catalog of its day."""
+    built = [(day, tuple(catalog_tool(entry, salt) for entry in tools)) for day, tools in _CATALOGS]
     first: dict[str, str] = {}
     for call in calls:
         first.setdefault(call.session, call.ts)
-    return [CatalogRecord(ts=ts, session=session, seq=0, server=GENERATED_SERVER, complete=True, tools=tools)
-            for session, ts in first.items()]
+    records = []
+    for session, ts in first.items():
+        day = (dt.datetime.fromisoformat(ts.replace("Z", "+00:00")) - start).days
+        tools = [t for since, t in built if since <= day][-1]
+        records.append(CatalogRecord(ts=ts, session=session, seq=0, server=GENERATED_SERVER, complete=True,
+                                     tools=tools))
+    return records
 
 
 def generate_history(root: Path, *, today: dt.date | None = None) -> HistorySummary:
@@ -177,7 +202,7 @@ def generate_history(root: Path, *, today: dt.date | None = None) -> HistorySumm
     salt = load_salt(root)
     calls = [r for day in range(DAYS) for r in _day_calls(rng, day, start + dt.timedelta(days=day), salt)]
     append_records(root, calls)
-    append_records(root, _listings(calls, salt))
+    append_records(root, _listings(calls, salt, start))
     points = _points(start)
     for point in points:
         record_trend(point, root=root)

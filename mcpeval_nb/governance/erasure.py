@@ -4,10 +4,10 @@
 annotations first (so an erase finished by the next command can still match annotations to the calls
 they name), each with ``rewrite.rewrite``: in place, under the journal's exclusive lock, crash-safe.
 The intent file carries the selection (a token or a label, never a raw session value) so that
-``recover`` (the first step of the next writer: erase, retention, index, share) finishes the journal in
-flight and then the ones not yet done.  Reads never run it: a read-only command changes nothing.
-Trend points are never touched: they hold no session.  ``index.db`` and the Parquet checkpoint notice
-the rewritten prefix by its digest and rebuild.
+``recover`` (the first step of the next writer: erase, retention, index, promote, share) finishes the
+journal in flight and then the ones not yet done.  Reads never run it: a read-only command changes
+nothing.  Trend points are never touched: they hold no session.  ``index.db`` and the Parquet checkpoint
+notice the rewritten prefix by its proof and rebuild.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ from . import audit
 from .intent import Intent, clean_work, governance_lock
 from .rewrite import Checkpoint, Filter, finish, no_checkpoint, rewrite
 from .select import (
-    ANNOTATIONS,
-    CATALOGS,
     AnnotationPlan,
     Selection,
     Tally,
@@ -35,6 +33,7 @@ from .select import (
     call_filter,
     catalog_filter,
     check_store,
+    is_annotations,
     journal_day,
     plan_annotations,
     record_kind,
@@ -91,10 +90,11 @@ class EraseResult:
         """How a notebook cell shows it (the same lines as the CLI prints)."""
         return lines_html("erase", self.lines())
 
+
 def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) -> Filter:
-    if rel.startswith(ANNOTATIONS):
+    if is_annotations(rel):
         return annotation_filter(selection, plan, tally)
-    if rel.startswith(CATALOGS):
+    if record_kind(rel) == "catalogs":
         return catalog_filter(selection, journal_day(rel), tally)
     return call_filter(selection, journal_day(rel), tally)
 
@@ -102,7 +102,7 @@ def _filter(rel: str, selection: Selection, plan: AnnotationPlan, tally: Tally) 
 def _wanted(rel: str, selection: Selection) -> bool:
     # With --before, only call and catalog journals of earlier days can hold selected records; annotation
     # journals are all read (an annotation of a selected call may be written on a later day).
-    return rel.startswith(ANNOTATIONS) or selection.day_ok(journal_day(rel))
+    return is_annotations(rel) or selection.day_ok(journal_day(rel))
 
 
 def _run(root: Path, selection: Selection, journals: list[str], *, dry_run: bool,
@@ -234,10 +234,11 @@ def recover(root: RootLike = None, *, timeout: float = LOCK_TIMEOUT_S) -> bool:
     """Finish an erase (or a retention rewrite) that was interrupted, if there is one.
 
     The first step of every writer that reads the journals back (``erase``, ``apply_retention``,
-    ``build_index``, ``export_share``; the CLI's ``erase``, ``retention``, ``index`` and ``share``), never
-    of a read.  The journal that was being rewritten is rolled forward from its filtered copy, keeping
-    records appended after the interruption; an erase then goes on with the journals it had not reached.
-    With nothing to finish it looks at two names and writes nothing.
+    ``build_index``, ``promote``, ``export_share``; the CLI's ``erase``, ``retention``, ``index``,
+    ``promote``, ``share`` and ``export-parquet``), never of a read.  The journal that was being
+    rewritten is rolled forward from its filtered copy, keeping records appended after the interruption;
+    an erase then goes on with the journals it had not reached.  With nothing to finish it looks at two
+    names and writes nothing.
 
     Returns:
         True when there was something to finish.

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GovernanceError, JournalError
+from ..journal.digest import range_sha256
 from ..journal.locks import flocked
 from ..journal.snapshot import Cursor, iter_chunks, locked_size, open_journal
 from ..limits import CHUNK_BYTES, LOCK_TIMEOUT_S
@@ -273,24 +274,13 @@ def _apply(fd: int, path: Path, root: Path, current: Current, checkpoint: Checkp
     checkpoint("after-swap")
 
 
-def _digest(fd: int, start: int, end: int) -> str:
-    digest, pos = hashlib.sha256(), start
-    while pos < end:
-        data = os.pread(fd, min(_BLOCK, end - pos), pos)
-        if not data:
-            break
-        digest.update(data)
-        pos += len(data)
-    return digest.hexdigest()
-
-
 def _file_digest(path: Path) -> str | None:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        return _digest(fd, 0, os.fstat(fd).st_size)
+        return range_sha256(fd, 0, os.fstat(fd).st_size)
     finally:
         os.close(fd)
 
@@ -312,7 +302,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
     try:
         with flocked(fd, path, exclusive=True, timeout=timeout):
             size = os.fstat(fd).st_size
-            untouched = size >= current.old_end and _digest(fd, current.start, current.old_end) == \
+            untouched = size >= current.old_end and range_sha256(fd, current.start, current.old_end) == \
                 current.old_digest
             midway = size >= current.old_end and os.pread(fd, 1, current.new_end) == b"\n"
             if (untouched or midway) and copy_ok:
@@ -325,7 +315,7 @@ def finish(root: Path, current: Current, *, timeout: float = LOCK_TIMEOUT_S) -> 
                 return True
             if untouched:
                 return False  # the copy was lost before anything was written: rolled back
-            if size >= current.new_end and _digest(fd, current.start, current.new_end) == \
+            if size >= current.new_end and range_sha256(fd, current.start, current.new_end) == \
                     current.copy_digest:
                 return False  # truncated before the kill: done
     except OSError as exc:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -25,19 +24,17 @@ from typing import Any
 
 from ..clock import is_day, parse_day
 from ..errors import JournalError, UsageError
+from ..journal.listing import journals
 from ..journal.read import iter_lines
-from ..journal.walk import walk_store
 from ..privacy import opaque_session, valid_server
 from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord
+from ..root.layout import ANNOTATIONS, CALLS, CATALOGS, journal_kind, store_dir
 from .rewrite import Filter
 
-__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "catalog_filter", "journal_day",
-           "plan_annotations", "record_kind", "store_journals"]
+__all__ = ["AnnotationPlan", "Selection", "annotation_filter", "call_filter", "catalog_filter",
+           "is_annotations", "journal_day", "plan_annotations", "record_kind", "store_journals"]
 
-CALLS, ANNOTATIONS, CATALOGS = "calls-", "annotations-", "catalogs-"
-#: The daily journals an erase or a retention pass reads, by file-name prefix.
-DAILY = (CALLS, ANNOTATIONS, CATALOGS)
 
 
 @dataclass(frozen=True)
@@ -102,33 +99,29 @@ def _day(value: str | dt.date | None) -> str | None:
 def record_kind(rel: str) -> str:
     """The records a daily journal holds, as erase and retention count them: ``calls``, ``annotations``
     or ``catalogs``."""
-    name = rel.rsplit("/", 1)[-1]
-    return "annotations" if name.startswith(ANNOTATIONS) else "catalogs" if name.startswith(CATALOGS) \
-        else "calls"
+    kind = journal_kind(rel)
+    return kind.name if kind in (ANNOTATIONS, CATALOGS) else "calls"
 
 
 def journal_day(rel: str) -> str:
     """The day in a journal's file name (``calls-<day>.jsonl``), ``unknown`` included."""
-    name = rel.rsplit("/", 1)[-1]
-    prefix = next((p for p in DAILY if name.startswith(p)), ANNOTATIONS)
-    return name[len(prefix):-len(".jsonl")]
+    kind = journal_kind(rel)
+    return (kind.day(rel) if kind is not None else None) or "unknown"
+
+
+def is_annotations(rel: str) -> bool:
+    """Whether the store-relative ``rel`` is an annotations journal."""
+    return ANNOTATIONS.matches(rel)
 
 
 def store_journals(root: Path, what: str) -> list[str]:
-    """The store's top-level call, annotation and catalog journals (store-relative), annotations first.
+    """The store's call, annotation and catalog journals (store-relative), annotations first, from the one
+    listing in its strict form: a symlink or special file anywhere in the store refuses the whole ``what``.
 
     Raises:
         JournalError: the store or an entry is a symlink or cannot be read.
     """
-    found: list[str] = []
-    store = root / "store"
-    if not os.path.lexists(store):
-        return found
-    for entry, fd in walk_store(store, what=what, skip_probes=True):
-        os.close(fd)
-        if "/" not in entry.relpath and entry.relpath.startswith(DAILY):
-            found.append(entry.relpath)
-    return sorted(found, key=lambda rel: (not rel.startswith(ANNOTATIONS), rel))
+    return [j.rel for j in journals(root, (ANNOTATIONS.name, CALLS.name, CATALOGS.name), strict=what)]
 
 
 def parse_record(line: bytes, parse: Callable[[Any], Any]) -> Any | None:
@@ -226,7 +219,7 @@ class AnnotationPlan:
 
 
 def _records(root: Path, rel: str, parse: Callable[[Any], Any]) -> Iterator[Any]:
-    for raw in iter_lines(root / "store" / rel):
+    for raw in iter_lines(store_dir(root) / rel):
         record = parse_record(raw.data, parse)
         if record is not None:
             yield record
@@ -237,15 +230,15 @@ def plan_annotations(root: Path, selection: Selection, journals: list[str]) -> A
     plan = AnnotationPlan()
     if selection.server is None:
         return plan
-    notes = [n for rel in journals if rel.startswith(ANNOTATIONS) for n in _records(root, rel,
-                                                                                  AnnotationRecord.from_dict)]
+    notes = [n for rel in journals if is_annotations(rel)
+             for n in _records(root, rel, AnnotationRecord.from_dict)]
     if not notes:
         return plan
     events = {n.event_id for n in notes if n.event_id is not None}
     keys = {(n.session, n.seq) for n in notes if n.seq is not None}
     event_hits: Counter[str] = Counter()
     for rel in journals:
-        if not rel.startswith(CALLS):
+        if not CALLS.matches(rel):
             continue
         day = journal_day(rel)
         for call in _records(root, rel, CallRecord.from_dict):
@@ -278,5 +271,5 @@ def annotation_filter(selection: Selection, plan: AnnotationPlan, tally: Tally) 
 
 def check_store(root: Path) -> None:
     """Raises JournalError when there is no store to act on."""
-    if not (root / "store").is_dir():
-        raise JournalError(f"nothing to erase: store does not exist ({root / 'store'})")
+    if not store_dir(root).is_dir():
+        raise JournalError(f"nothing to erase: store does not exist ({store_dir(root)})")

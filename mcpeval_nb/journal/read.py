@@ -21,7 +21,7 @@ from ..limits import LINE_READ_BYTES, LOCK_TIMEOUT_S, MAX_RECORD_BYTES
 from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from ..root.layout import ANNOTATIONS, CATALOGS, TRENDS, kind_of_name
-from .snapshot import Chunk, Cursor, iter_chunks, open_journal, snapshot_size
+from .snapshot import Chunk, Cursor, iter_chunks, locked_size, open_journal
 
 __all__ = ["JournalEntry", "RawLine", "iter_lines", "parse_line", "parser_for", "read_records"]
 
@@ -61,9 +61,13 @@ def iter_lines(path: Path | str, *, start: int = 0, end: int | None = None, firs
         RecordTooLarge: a line exceeds ``limit`` (named by file and line, never by content).
     """
     path = Path(path)
-    if end is None:
-        end = snapshot_size(path, timeout=timeout)
     fd = open_journal(path)
+    if end is None:
+        try:
+            end = locked_size(fd, path, timeout=timeout)  # the size of the descriptor then read
+        except BaseException:
+            os.close(fd)
+            raise
     # Reads of at most the bound: a line over it is then the first of its read, so every line before
     # it is yielded before the error.
     try:

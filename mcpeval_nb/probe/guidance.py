@@ -13,7 +13,7 @@ a label and a count, never text:
 - ``task-tools-undeclared``: tools that declare task support (``execution.taskSupport``) from a server
   that did not declare tasks (2025-11-25 ``capabilities.tasks``; 2026-07-28 the tasks extension);
 - ``param-headers-invalid``: tools whose ``x-mcp-header`` declaration breaks the 2026-07-28 rules (an HTTP
-  client of that revision drops them from the catalog);
+  client of that revision, this one included, drops them from the catalog);
 - ``list-changed-undeclared``: list-change notifications the server sends, or (2026-07-28) agrees to send
   on ``subscriptions/listen``, without declaring ``listChanged`` for that list;
 - ``server-info-missing``: no server name and version.
@@ -229,7 +229,8 @@ def _examine(session: McpSession, catalog: Catalog) -> tuple[dict[str, int], dic
     found |= _surface_findings(session, caps, catalog)
     if not _declares_tasks(caps, session.modern):
         found["task-tools-undeclared"] = _task_tools(catalog)
-    found["param-headers-invalid"] = sum(param_headers(e.get("inputSchema")) is None for e in catalog.tools)
+    found["param-headers-invalid"] = (sum(param_headers(e.get("inputSchema")) is None for e in catalog.tools)
+                                      + len(catalog.excluded))
     found["list-changed-undeclared"] = _undeclared_changes(session, caps)
     found["server-info-missing"] = 1 - facts["server_info"]
     return facts, found

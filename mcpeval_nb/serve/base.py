@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..schemacheck import SchemaChecker
+from .rpc import RpcFailure
 
 __all__ = ["Handler", "Tool", "ToolContext", "ToolFailure", "ToolResult"]
 
@@ -35,8 +36,11 @@ class ToolResult:
         return result
 
 
-class ToolFailure(Exception):
-    """A tool call refused or failed; ``str()`` is the safe JSON-RPC error message."""
+class ToolFailure(RpcFailure):
+    """A tool call refused or failed: JSON-RPC -32000 whose message is ``str()`` (the safe text)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(-32000, message)
 
 
 @dataclass

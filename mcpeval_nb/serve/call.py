@@ -4,7 +4,7 @@
 ``--allow-spawn``).  ``call_tool`` is the one way a tool runs: it refuses a disabled spawn tool with
 SPEC's message, checks the arguments against the tool's input schema (messages name the argument and
 the rule, never the value), runs the handler, and sends every writing or spawning call through
-``_after_tool``.
+``_after_tool``.  ``ToolTable`` is the tool table as the protocol layer's ``rpc.Backend``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from ..errors import UsageError, describe
 from ..governance import audit
 from ..privacy.grammar import valid_identifier, valid_tool
 from .base import Tool, ToolContext, ToolFailure
+from .rpc import server_info
 
-__all__ = ["call_tool", "disabled_message", "tool_list"]
+__all__ = ["ToolTable", "call_tool", "disabled_message", "tool_list"]
 
 
 def disabled_message(name: str) -> str:
@@ -86,3 +87,26 @@ def call_tool(tools: tuple[Tool, ...], ctx: ToolContext, name: Any, arguments: A
     if tool.audited:
         _after_tool(ctx, tool, "ok", result.counts)
     return result.to_json()
+
+
+class ToolTable:
+    """serve's tools as the protocol layer's backend (``rpc.Backend``): its table and shared context.
+
+    Args:
+        tools: the tool table. ctx: the handlers' shared context.
+    """
+
+    def __init__(self, tools: tuple[Tool, ...], ctx: ToolContext) -> None:
+        self.tools, self.ctx = tools, ctx
+
+    def server_info(self) -> dict[str, str]:
+        """``mcpeval-nb`` and the package version."""
+        return server_info()
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """``tool_list`` of the table."""
+        return tool_list(self.tools, allow_spawn=self.ctx.allow_spawn)
+
+    def call_tool(self, name: Any, arguments: Any) -> dict[str, Any]:
+        """``call_tool`` on the table (``ToolFailure`` is the backend's ``RpcFailure``)."""
+        return call_tool(self.tools, self.ctx, name, arguments)

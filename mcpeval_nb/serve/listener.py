@@ -1,5 +1,8 @@
 """serve's HTTP side: a loopback listener, a bounded worker pool, one request per connection (SPEC 13.1).
 
+``LoopbackListener`` is the listener over any protocol backend (serve's tool table, the mock's recorded
+behaviour); ``FindingsServer`` is serve's.
+
 Handling order per connection: read the request under one 5 s deadline with at most 16 KiB of header
 bytes and a 1 MiB body (any failure: 400 ``invalid request``); the shared provenance checks
 (``transport.loopback``: repeated headers 400, a non-loopback Origin 403, a missing Host 400, a
@@ -37,46 +40,48 @@ from ..transport.loopback import (
     run_until_signalled,
 )
 from .base import ToolContext
+from .call import ToolTable
 from .config import ServeConfig, ServeOptions, serve_config
-from .rpc import handle_body
+from .rpc import Backend, handle_body
 from .spawn_tools import SpawnSlot
 from .table import TOOLS
 
-__all__ = ["FindingsServer", "run_serve"]
+__all__ = ["FindingsServer", "LoopbackListener", "run_serve"]
 
 _INVALID = error_response(400, "invalid request")
 _POST_ONLY = error_response(405, "POST only")
 _INTERNAL = error_response(500, "internal error")
 
 
-class FindingsServer:
-    """A running ``serve`` listener (a context manager, or ``start``/``serve_forever`` and ``close``).
+class LoopbackListener:
+    """A loopback Streamable HTTP listener over a protocol backend (a context manager, or ``start`` /
+    ``serve_forever`` and ``close``): serve's, and the recorded-behaviour mock's.
 
     Args:
-        options: listen address, spawn gate, capture root.
+        ip / port: a checked loopback address (port 0: the OS picks one).
+        backend: what answers the tool methods (``rpc.Backend``).
+        timeout_s: the request-read deadline.
+        workers: worker threads (serve: ``SERVE_WORKERS``; a backend that mostly waits may use more).
+        name: the threads' name prefix.
 
     Raises:
-        UsageError: the listen address is not a loopback socket address.
         OSError: the address could not be bound.
     """
 
-    def __init__(self, options: ServeOptions) -> None:
-        self.config: ServeConfig = serve_config(options)
-        self._timeout = options.timeout_s
-        self._slot = SpawnSlot()
-        self._ctx = ToolContext(root=self.config.root, allow_spawn=options.allow_spawn, slot=self._slot)
-        self._sock = listen_socket(self.config.ip, self.config.port, backlog=128)
-        self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=SERVE_ACCEPT_QUEUE)
+    def __init__(self, ip: str, port: int, backend: Backend, *, timeout_s: float,
+                 workers: int = SERVE_WORKERS, name: str = "serve") -> None:
+        self.backend = backend
+        self._timeout = timeout_s
+        self._sock = listen_socket(ip, port, backlog=128)
+        self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=max(SERVE_ACCEPT_QUEUE, workers))
         self._wake_r, self._wake_w = socket.socketpair()
         self._stopped = threading.Event()
-        self._workers = [threading.Thread(target=self._work, name=f"serve-{i}", daemon=True)
-                         for i in range(SERVE_WORKERS)]
+        self._name = name
+        self._workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                         for i in range(workers)]
         for worker in self._workers:
             worker.start()
         self._acceptor: threading.Thread | None = None
-        # config.json's retention_days: once now, then hourly, on its own thread (never in a request)
-        self._retention = RetentionTimer(self.config.root, self.config.retention_days)
-        self._retention.start()
 
     @property
     def address(self) -> tuple[str, int]:
@@ -88,9 +93,9 @@ class FindingsServer:
         """``http://<ip>:<port>/mcp``: the endpoint to give an MCP client (any path is served)."""
         return endpoint_url(self.address, "/mcp")
 
-    def start(self) -> FindingsServer:
+    def start(self) -> LoopbackListener:
         """Accept connections on a background thread; returns self."""
-        self._acceptor = threading.Thread(target=self.serve_forever, name="serve-accept", daemon=True)
+        self._acceptor = threading.Thread(target=self.serve_forever, name=f"{self._name}-accept", daemon=True)
         self._acceptor.start()
         return self
 
@@ -114,16 +119,18 @@ class FindingsServer:
                 conn.close()
 
     def stop(self) -> None:
-        """Stop accepting and cancel a spawned run (safe from a signal handler)."""
+        """Stop accepting (safe from a signal handler)."""
         self._stopped.set()
         with contextlib.suppress(OSError):
             self._wake_w.send(b"x")
 
+    def _closing(self) -> None:
+        """What a subclass stops first when it closes (serve: a spawned run, the retention timer)."""
+
     def close(self, *, timeout: float = 30.0) -> None:
-        """Stop, cancel a spawned run (reaping its processes), finish queued requests, join every thread."""
+        """Stop, finish queued requests, join every thread."""
         self.stop()
-        self._slot.stop()
-        self._retention.stop()
+        self._closing()
         if self._acceptor is not None and self._acceptor is not threading.current_thread():
             self._acceptor.join(timeout)
         with contextlib.suppress(OSError):
@@ -136,7 +143,7 @@ class FindingsServer:
         for end in (self._wake_r, self._wake_w):
             end.close()
 
-    def __enter__(self) -> FindingsServer:
+    def __enter__(self) -> LoopbackListener:
         return self.start()
 
     def __exit__(self, *_exc: object) -> None:
@@ -169,8 +176,42 @@ class FindingsServer:
             return refusal
         if request.method != "POST":
             return _POST_ONLY
-        status, body = handle_body(request.body, TOOLS, self._ctx, headers=request.headers)
+        status, body = handle_body(request.body, self.backend, headers=request.headers)
         return json_response(status, body)
+
+
+class FindingsServer(LoopbackListener):
+    """A running ``serve`` listener (a context manager, or ``start``/``serve_forever`` and ``close``).
+
+    Args:
+        options: listen address, spawn gate, capture root.
+
+    Raises:
+        UsageError: the listen address is not a loopback socket address.
+        OSError: the address could not be bound.
+    """
+
+    def __init__(self, options: ServeOptions) -> None:
+        self.config: ServeConfig = serve_config(options)
+        self._slot = SpawnSlot()
+        self._ctx = ToolContext(root=self.config.root, allow_spawn=options.allow_spawn, slot=self._slot)
+        super().__init__(self.config.ip, self.config.port, ToolTable(TOOLS, self._ctx),
+                         timeout_s=options.timeout_s)
+        # config.json's retention_days: once now, then hourly, on its own thread (never in a request)
+        self._retention = RetentionTimer(self.config.root, self.config.retention_days)
+        self._retention.start()
+
+    def start(self) -> FindingsServer:
+        """Accept connections on a background thread; returns self."""
+        super().start()
+        return self
+
+    def _closing(self) -> None:
+        self._slot.stop()
+        self._retention.stop()
+
+    def __enter__(self) -> FindingsServer:
+        return self.start()
 
 
 def run_serve(options: ServeOptions, *, on_listening: Callable[[str], None] | None = None) -> int:

@@ -24,14 +24,14 @@ from ..probe.context import Link, ProbeOptions, RunContext
 from ..probe.eras import DEFAULT_ERA
 from ..probe.plan import RunPlan, Work, open_run, plan_run
 from ..root import Root, RootLike
-from ..transport.messages import Target, ToolOutcome
+from ..transport.messages import Catalog, Target, ToolOutcome
 from .gate import check_authority, check_listed
 from .history import record_sizes
 from .manifest import CallManifest, ListedCall, coerce_manifest
 from .measure import CallSize, measure_failure, measure_outcome
 from .report import ResultSizes
 
-__all__ = ["SizesOptions", "plan_calls", "probe_result_sizes"]
+__all__ = ["CallRun", "SizesOptions", "plan_calls", "probe_result_sizes"]
 
 W = TypeVar("W")
 
@@ -84,12 +84,18 @@ def plan_calls(target: Target | str | Sequence[str], options: SizesOptions,
     return plan_run(target, options=probe, work=work, timeout_s=options.timeout_s)
 
 
-class _Calls:
-    """The run's mutable part: the current connection, the salt and the rows so far."""
+class CallRun:
+    """A run of listed calls, one after another (``sizes``, ``replay``): the current connection, the salt
+    and the rows so far.  Each call is made through the run's ``Link`` and journaled as a synthetic record.
 
-    def __init__(self, ctx: RunContext, salt: bytes, calls: Sequence[ListedCall]) -> None:
+    Args:
+        ctx: the open run (``open_run``). salt: the root's salt (template ids of error texts).
+        check: the catalog half of the run's gate, given the tools listed at the first connection.
+    """
+
+    def __init__(self, ctx: RunContext, salt: bytes, check: Callable[[Catalog], None] | None) -> None:
         self.ctx, self.salt = ctx, salt
-        self.link = Link(ctx, check=lambda catalog: check_listed(calls, catalog))
+        self.link = Link(ctx, check=check)
         self.rows: list[CallSize] = []
 
     def _journal(self, call: ListedCall, outcome: ToolOutcome) -> None:
@@ -97,6 +103,12 @@ class _Calls:
             self.ctx.journal.record(call.tool, dict(call.args), outcome)
 
     def one(self, call: ListedCall) -> CallSize:
+        """Make one call (connecting when needed) and measure it; a lost transport is a row, and the next
+        call reconnects.
+
+        Raises:
+            Cancelled: the run was cancelled. UsageError: the catalog check refused the first listing.
+        """
         session = self.link.open()
         if session is None:
             assert self.link.lost is not None
@@ -146,7 +158,8 @@ def probe_result_sizes(
 
     plan = plan_calls(target, options, work)
     ctx = open_run(plan, cancel=cancel)
-    run = _Calls(ctx, Root.of(options.root).salt(), plan.work.items)
+    calls = plan.work.items
+    run = CallRun(ctx, Root.of(options.root).salt(), lambda catalog: check_listed(calls, catalog))
     try:
         reached = run.link.open() is not None  # the gate: connect, list the tools, check every call
         for call in plan.work.items:

@@ -13,7 +13,7 @@ from .schemas import (
     SCHEMA_VERSION,
     TRENDS_SCHEMA,
 )
-from .store import Store, journal_files, open_store
+from .store import Store, open_store
 
 __all__ = [
     "ANNOTATIONS_SCHEMA",
@@ -25,7 +25,6 @@ __all__ = [
     "LoadReport",
     "Progress",
     "Store",
-    "journal_files",
     "notebook_progress",
     "open_store",
     "text_progress",

@@ -1,17 +1,19 @@
 """Incremental Parquet export: re-read only the journals that changed since the last export.
 
 The dataset keeps a checkpoint, ``_mcpeval_checkpoint.json`` at its top (a leading ``_`` hides it from
-pyarrow, Dask and Spark discovery, and it is no ``*.parquet`` for DuckDB or Polars globs).  Per source
-journal it holds the file name, device, inode, size, modification time, the SHA-256 of the exported
-prefix and of its last 64 KiB, the rows and the Parquet files it fed.  Each journal writes its own files
+pyarrow, Dask and Spark discovery, and it is no ``*.parquet`` for DuckDB or Polars globs; ``root.layout``
+names it).  Per source journal it holds the file name, the proof of the prefix exported
+(``journal.proof.Prefix``: identity, length, SHA-256 of its first 4 KiB, of its last 64 KiB and of the
+whole prefix), the rows and the Parquet files it fed.  Each journal writes its own files
 (``day=D/server=S/<journal stem>-<i>.parquet``), so a partition is the union of its journals' files.
 
 An export builds a complete new dataset in a staging directory beside ``dest`` (``mcpeval_nb.root.outputs``)
 and swaps it in atomically: files of unchanged journals are hard-linked (copied where links fail), so a
-re-export after a day of appends reads and writes only that day's journal.  A journal whose stat
-changed, whose last 64 KiB no longer hash the same (``verify="full"``: whose whole prefix), or whose
-files are missing is read again whole: an erasure rewriting earlier lines rewrites its partitions, and a
-journal removed by retention takes its files with it.  A checkpoint from another capture root, another
+re-export after a day of appends reads and writes only that day's journal.  A journal is unchanged when,
+on the descriptor opened for it, it is proven to be the one exported and no longer (``verify="full"``:
+its whole prefix re-hashed); any other journal, or one whose files are missing, is read again whole
+through that descriptor: an erasure rewriting earlier lines rewrites its partitions, and a journal
+removed by retention takes its files with it.  A checkpoint from another capture root, another
 ``errors`` mode or another layout version is ignored (a full export).  Readers see the previous complete
 dataset or the new one; a killed export leaves the previous one as it was.
 """
@@ -24,43 +26,36 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
 from ..errors import JournalError, UsageError
-from ..journal.snapshot import snapshot_size
+from ..journal.listing import Journal
+from ..journal.proof import Prefix, Snapshot, Verify
 from ..limits import CHUNK_BYTES
 from ..root.layout import DATASET_CHECKPOINT, DATASET_TRENDS
 from .load import Errors, LoadReport, digest_cursor, load_file
 from .parquet import ParquetExport, days, publish_dataset, write_batches
 from .progress import Progress
 from .schemas import SCHEMA_VERSION, TRENDS_SCHEMA
-from .store import full_digest, window_digest
 
 __all__ = ["LAYOUT", "JournalMark", "export_incremental", "read_checkpoint"]
 
-#: Layout version of the dataset and checkpoint (a different one means a full export).
-LAYOUT = f"mcpeval-nb.parquet/1+calls/{SCHEMA_VERSION}"
+#: Layout version of the dataset and checkpoint (a different one means a full export).  Version 2: each
+#: journal's mark is the one append proof (``journal.proof.Prefix``).
+LAYOUT = f"mcpeval-nb.parquet/2+calls/{SCHEMA_VERSION}"
 
 
 @dataclass(frozen=True)
 class JournalMark:
-    """What the checkpoint remembers of one exported journal."""
+    """What the checkpoint remembers of one exported journal: its name, the proof of what was exported
+    (``Prefix.to_text``), the rows and the files."""
 
     name: str
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    sha256: str
-    tail_sha256: str
+    prefix: str
     rows: int
     files: tuple[str, ...]
-
-
-def _tail_digest(path: Path, size: int) -> str:
-    return window_digest(path, size).hex()
 
 
 def read_checkpoint(dest: Path, *, root: Path, errors: Errors) -> dict[str, JournalMark]:
@@ -81,16 +76,10 @@ def read_checkpoint(dest: Path, *, root: Path, errors: Errors) -> dict[str, Jour
     return {m.name: m for m in marks}
 
 
-def _unchanged(mark: JournalMark, path: Path, size: int, verify: str) -> bool:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    if (st.st_dev, st.st_ino, st.st_mtime_ns, size) != (mark.dev, mark.ino, mark.mtime_ns, mark.size):
-        return False
-    if _tail_digest(path, size) != mark.tail_sha256:
-        return False
-    return verify != "full" or full_digest(path, size).hex() == mark.sha256
+def _unchanged(mark: JournalMark | None, snap: Snapshot, verify: Verify) -> bool:
+    """Whether ``snap`` is the journal ``mark`` exported, not one byte longer."""
+    prefix = None if mark is None else Prefix.from_text(mark.prefix)
+    return prefix is not None and snap.size == prefix.offset and snap.grew_from(prefix, verify=verify)
 
 
 def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
@@ -110,24 +99,20 @@ def _carry(dest: Path, stage: Path, files: tuple[str, ...]) -> bool:
     return True
 
 
-def _export_journal(path: Path, size: int, stage: Path, dest: Path, *, errors: Errors, report: LoadReport,
-                    chunk_bytes: int, on_bytes: Any) -> JournalMark:
-    st = os.stat(path)
+def _export_journal(path: Path, snap: Snapshot, stage: Path, dest: Path, *, errors: Errors,
+                    report: LoadReport, chunk_bytes: int, on_bytes: Any) -> JournalMark:
     cursor = digest_cursor()
     rows = [0]
 
     def counted() -> Iterator[pa.RecordBatch]:
-        batches = load_file("calls", path, cursor, size, errors=errors, report=report,
+        batches = load_file("calls", snap, cursor, errors=errors, report=report,
                             chunk_bytes=chunk_bytes, on_bytes=on_bytes)
         for batch in days(batches):
             rows[0] += batch.num_rows
             yield batch
 
     files = write_batches(counted(), stage, dest, basename=f"{path.stem}-{{i}}.parquet")
-    assert cursor.digest is not None  # digest_cursor keeps one
-    return JournalMark(name=path.name, dev=st.st_dev, ino=st.st_ino, size=size, mtime_ns=st.st_mtime_ns,
-                       sha256=cursor.digest.hexdigest(), tail_sha256=_tail_digest(path, size), rows=rows[0],
-                       files=tuple(files))
+    return JournalMark(name=path.name, prefix=snap.prefix(cursor).to_text(), rows=rows[0], files=tuple(files))
 
 
 def _write_checkpoint(stage: Path, root: Path, errors: Errors, marks: list[JournalMark]) -> None:
@@ -143,8 +128,8 @@ def _write_trends(stage: Path, trends: pa.Table) -> None:
     feather.write_feather(trends.cast(TRENDS_SCHEMA), stage / DATASET_TRENDS, compression="zstd")
 
 
-def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, errors: Errors,
-                       trends: pa.Table | None = None, verify: Literal["window", "full"] = "window",
+def export_incremental(root: Path, journals: list[Journal], dest: Path | str, *, errors: Errors,
+                       trends: pa.Table | None = None, verify: Verify = "window",
                        chunk_bytes: int = CHUNK_BYTES, progress: Progress | None = None) -> ParquetExport:
     """Export the calls journals of ``root`` to ``dest``, re-reading only the journals that changed.
 
@@ -155,8 +140,8 @@ def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, er
         errors: the loader's mode (``raise`` or ``report``).
         trends: the trend points to store beside the calls (``root.layout.DATASET_TRENDS``, an Arrow IPC
             file), or None for none.
-        verify: ``window`` proves an unchanged journal by its stat and last 64 KiB, ``full`` by its whole
-            prefix.
+        verify: ``window`` proves an unchanged journal by its identity, first 4 KiB and last 64 KiB,
+            ``full`` also by its whole prefix.
         chunk_bytes: read size. progress: a ``(done, total)`` bytes callback.
 
     Returns:
@@ -178,34 +163,45 @@ def export_incremental(root: Path, journals: list[Path], dest: Path | str, *, er
     return publish_dataset(dest, build, root=root)
 
 
-def _build(root: Path, journals: list[Path], dest: Path, stage: Path, *, errors: Errors,
-           trends: pa.Table | None, verify: str, chunk_bytes: int,
+def _build(root: Path, journals: list[Journal], dest: Path, stage: Path, *, errors: Errors,
+           trends: pa.Table | None, verify: Verify, chunk_bytes: int,
            progress: Progress | None) -> ParquetExport:
     previous = read_checkpoint(dest, root=root, errors=errors) if dest.is_dir() else {}
-    plan = [(path, snapshot_size(path)) for path in journals]
-    todo: list[tuple[Path, int]] = []
-    marks: dict[str, JournalMark] = {}
-    for path, size in plan:
-        mark = previous.get(path.name)
-        if mark is not None and _unchanged(mark, path, size, verify) and _carry(dest, stage, mark.files):
-            marks[path.name] = mark
-        else:
-            todo.append((path, size))
-    total, done = sum(size for _, size in todo), 0
+    marks: list[JournalMark] = []
+    todo = [j for j in journals if _changed(previous.get(j.path.name), j.path)]  # the progress estimate
+    total, done, rewrote = sum(_size(j.path) for j in todo), 0, 0
     report = LoadReport()
-    for path, size in todo:
-        def on_bytes(n: int, before: int = done) -> None:
-            if progress is not None:
-                progress(before + n, total)
+    for journal in journals:
+        mark = previous.get(journal.path.name)
+        with Snapshot(journal.path) as snap:  # proven, read and marked through one descriptor
+            if _unchanged(mark, snap, verify) and mark is not None and _carry(dest, stage, mark.files):
+                marks.append(mark)
+                continue
 
-        marks[path.name] = _export_journal(path, size, stage, dest, errors=errors, report=report,
-                                           chunk_bytes=chunk_bytes, on_bytes=on_bytes)
-        done += size
-    if progress is not None and todo:
-        progress(total, total)
-    ordered = [marks[path.name] for path, _ in plan]
-    _write_checkpoint(stage, root, errors, ordered)
+            def on_bytes(n: int, before: int = done) -> None:
+                if progress is not None:
+                    progress(min(total, before + n), max(total, before + n))
+
+            marks.append(_export_journal(journal.path, snap, stage, dest, errors=errors, report=report,
+                                         chunk_bytes=chunk_bytes, on_bytes=on_bytes))
+            done, rewrote = done + snap.size, rewrote + 1
+    if progress is not None and rewrote:
+        progress(max(total, done), max(total, done))
+    _write_checkpoint(stage, root, errors, marks)
     if trends is not None:
         _write_trends(stage, trends)
-    return ParquetExport(dest, sum(len(m.files) for m in ordered), sum(m.rows for m in ordered),
-                         rewrote=len(todo), kept=len(plan) - len(todo), skipped=report.lines())
+    return ParquetExport(dest, sum(len(m.files) for m in marks), sum(m.rows for m in marks),
+                         rewrote=rewrote, kept=len(marks) - rewrote, skipped=report.lines())
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _changed(mark: JournalMark | None, path: Path) -> bool:
+    """A cheap guess, for progress only: whether the journal will be read again (its size moved)."""
+    prefix = None if mark is None else Prefix.from_text(mark.prefix)
+    return prefix is None or _size(path) != prefix.offset

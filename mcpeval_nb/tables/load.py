@@ -9,7 +9,6 @@ record never takes the store offline.  ``errors="raise"`` stops at the first bad
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,8 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InvalidRecord, UsageError
+from ..journal.proof import Snapshot
 from ..journal.read import RawLine, parse_line
-from ..journal.snapshot import Chunk, Cursor, iter_chunks, open_journal
+from ..journal.snapshot import Chunk, Cursor, iter_chunks
 from ..limits import CHUNK_BYTES, MAX_RECORD_BYTES
 from ..privacy.catalog import CatalogRecord
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
@@ -186,16 +186,16 @@ def _chunk_batch(kind: str, chunk: Chunk, path: Path, errors: Errors, report: Lo
     return table.take(pa.array(order)).combine_chunks().to_batches()[0]
 
 
-def load_file(kind: str, path: Path, state: Cursor, end: int, *, errors: Errors, report: LoadReport,
+def load_file(kind: str, snap: Snapshot, state: Cursor, *, errors: Errors, report: LoadReport,
               chunk_bytes: int = CHUNK_BYTES,
               on_bytes: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:
-    """Yield the batches of one journal from ``state.offset`` to ``end``, advancing ``state``.
+    """Yield the batches of one journal from ``state.offset`` to its snapshot size, advancing ``state``.
 
     Args:
         kind: ``calls``, ``annotations``, ``trends`` or ``catalogs``.
-        path: the journal file.
+        snap: the open journal (its descriptor and its size under a shared lock): the caller proves
+            and closes it.
         state: resume point (offset, next line number and, when kept, digest of the consumed prefix).
-        end: snapshot size taken under a shared lock.
         errors: ``raise`` or ``report``.
         report: receives skipped lines in report mode.
         chunk_bytes: read size.
@@ -207,14 +207,12 @@ def load_file(kind: str, path: Path, state: Cursor, end: int, *, errors: Errors,
     Raises:
         RecordTooLarge, InvalidRecord: in raise mode, at the first bad line.
     """
-    fd = open_journal(path)
-    chunks = read_chunks(fd, path, state, end, chunk_bytes=chunk_bytes, skip_oversized=errors == "report",
-                         on_bytes=on_bytes)
+    chunks = read_chunks(snap.fd, snap.path, state, snap.size, chunk_bytes=chunk_bytes,
+                         skip_oversized=errors == "report", on_bytes=on_bytes)
     try:
-        yield from _batches(kind, chunks, path, errors, report)
+        yield from _batches(kind, chunks, snap.path, errors, report)
     finally:
         chunks.close()
-        os.close(fd)
 
 
 def _batches(kind: str, chunks: Iterator[Chunk], path: Path, errors: Errors,

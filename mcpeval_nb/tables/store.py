@@ -1,99 +1,66 @@
 """``open_store``: a capture root as Arrow tables, loaded once and refreshed by appended bytes only.
 
-Each journal's size is taken under a shared ``flock`` (a boundary no writer is inside of); the bytes
-before it are read without holding the lock.  ``refresh()`` remembers, per file, the offset and line
-after the last complete line read and the SHA-256 of that prefix; on refresh it checks that the file is
-the same one (device, inode, not shorter) and that the last 64 KiB of the prefix still hash the same,
-then reads only the appended bytes.  A rewritten file makes the loaded tables reload.  Each table
-loads on first use, so ``store.calls`` alone never parses annotations or trend points.
-``refresh(verify="full")`` re-hashes every prefix instead of the last 64 KiB.
+Each journal is read through one ``journal.proof.Snapshot``: opened once, its size taken under a shared
+``flock`` (a boundary no writer is inside of), the bytes before it read without holding the lock, and the
+proof of the prefix consumed taken on that same descriptor.  ``refresh()`` opens each journal again and
+proves, on the descriptor it then reads, that the journal only grew since (the same file, not shorter,
+the same first 4 KiB and last 64 KiB; ``verify="full"``: the whole prefix re-hashed), then reads only the
+appended bytes.  A journal that cannot be proven, or one that is gone, makes the loaded tables reload.
+Each table loads on first use, so ``store.calls`` alone never parses annotations or trend points.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
+from ..errors import UsageError
 from ..journal.audit import audited
-from ..journal.snapshot import Cursor, open_journal, snapshot_size
+from ..journal.listing import Journal, journals
+from ..journal.proof import Prefix, Snapshot, Verify
+from ..journal.snapshot import Cursor
 from ..limits import CHUNK_BYTES
-from ..root import Root, RootLike, entry_exists, list_dir
-from ..root.layout import store_dir
+from ..root import Root, RootLike
+from .incremental import export_incremental
 from .load import Errors, LoadReport, SkippedLine, check_errors, digest_cursor, load_file
+from .parquet import ParquetExport
 from .progress import Progress, resolve_progress
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
 
-if TYPE_CHECKING:
-    from .parquet import ParquetExport
-
-__all__ = ["Store", "full_digest", "journal_files", "open_store", "window_digest"]
+__all__ = ["Store", "open_store"]
 
 _SCHEMAS = {"calls": CALLS_SCHEMA, "annotations": ANNOTATIONS_SCHEMA, "trends": TRENDS_SCHEMA,
             "catalogs": CATALOGS_SCHEMA}
-_WINDOW = 64 * 1024
-
-
-def journal_files(root: Path) -> list[tuple[str, Path]]:
-    """The store's journals as ``(kind, path)``: calls, annotations, catalogs (by day), then the trend
-    history."""
-    store = store_dir(root)
-    names = list_dir(store)  # an unreadable store is an error, never an empty one
-    out: list[tuple[str, Path]] = [("calls", store / n) for n in names if fnmatchcase(n, "calls-*.jsonl")]
-    out += [("annotations", store / n) for n in names if fnmatchcase(n, "annotations-*.jsonl")]
-    out += [("catalogs", store / n) for n in names if fnmatchcase(n, "catalogs-*.jsonl")]
-    history = store / "probes" / "history.jsonl"
-    if "probes" in names and entry_exists(history):
-        out.append(("trends", history))
-    # Anything but a directory is kept: opening it (journal.snapshot.open_journal) refuses a symlink, a
-    # FIFO or a device by name instead of silently skipping or blocking on it.
-    return [(k, p) for k, p in out if not p.is_dir() or p.is_symlink()]
 
 
 @dataclass
 class _FileState:
+    """What was consumed of one journal, and its proof."""
+
     scan: Cursor = field(default_factory=digest_cursor)
-    dev: int = 0
-    ino: int = 0
-    window: bytes = b""
-
-    def prefix_digest(self) -> bytes:
-        """SHA-256 of the prefix read so far."""
-        assert self.scan.digest is not None  # digest_cursor keeps one
-        return self.scan.digest.digest()
+    proof: Prefix | None = None
 
 
-def window_digest(path: Path, offset: int) -> bytes:
-    """SHA-256 of the 64 KiB of ``path`` before ``offset`` (the cheap proof a prefix is unchanged)."""
-    fd = open_journal(path)
+class _Rewritten(Exception):
+    """A journal read before can no longer be proven to have only grown: reload."""
+
+
+def _check_table(table: str) -> None:
+    if table not in _SCHEMAS:
+        raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or catalogs")
+
+
+def _estimate(path: Path) -> int:
+    """The journal's size now, for progress only (the read takes its own under the lock)."""
     try:
-        start = max(0, offset - _WINDOW)
-        return hashlib.sha256(os.pread(fd, offset - start, start)).digest()
-    finally:
-        os.close(fd)
-
-
-def full_digest(path: Path, offset: int) -> bytes:
-    """SHA-256 of the first ``offset`` bytes of ``path``."""
-    digest = hashlib.sha256()
-    fd = open_journal(path)
-    try:
-        pos = 0
-        while pos < offset:
-            block = os.pread(fd, min(1 << 24, offset - pos), pos)
-            if not block:
-                break
-            digest.update(block)
-            pos += len(block)
-    finally:
-        os.close(fd)
-    return digest.digest()
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 class Store:
@@ -180,38 +147,46 @@ class Store:
         Raises:
             UsageError: an unknown table name.
         """
-        from ..errors import UsageError
         if table not in (*_SCHEMAS, "report"):
             raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends, catalogs or "
                              "report")
         return getattr(self, table).to_pandas(**kwargs)
 
     # -- loading ----------------------------------------------------------------------------------
-    def _snapshot(self, kinds: tuple[str, ...]) -> list[tuple[str, Path, int]]:
-        return [(kind, path, snapshot_size(path)) for kind, path in journal_files(self.root) if kind in kinds]
+    def _plan(self, kinds: tuple[str, ...]) -> list[Journal]:
+        return journals(self.root, kinds)
 
-    def _read(self, plan: list[tuple[str, Path, int]], sink: Callable[[str, pa.RecordBatch], None]) -> int:
-        total = sum(max(0, end - self._states.get(path, _FileState()).scan.offset) for _, path, end in plan)
+    def _read(self, plan: list[Journal], sink: Callable[[str, pa.RecordBatch], None],
+              verify: Verify = "window") -> int:
+        """Read each journal of ``plan`` past what was consumed of it, each through one snapshot.
+
+        Raises:
+            _Rewritten: a journal read before is no longer the one read (refresh then reloads).
+        """
+        total = sum(max(0, _estimate(j.path) - self._states.get(j.path, _FileState()).scan.offset)
+                    for j in plan)
         done, rows = 0, 0
         report = self._progress
-        for kind, path, end in plan:
-            state = self._states.setdefault(path, _FileState())
-            if not state.ino:
-                st = os.stat(path)
-                state.dev, state.ino = st.st_dev, st.st_ino
-            before, planned = done, max(0, end - state.scan.offset)
+        for journal in plan:
+            state = self._states.setdefault(journal.path, _FileState())
+            with Snapshot(journal.path) as snap:
+                if state.proof is not None and not snap.grew_from(state.proof, verify=verify):
+                    raise _Rewritten(journal.path)
+                if state.proof is not None and snap.size == state.scan.offset:
+                    continue  # proven, nothing appended
+                before, start = done, state.scan.offset
 
-            def on_bytes(n: int, before: int = before) -> None:
-                if report is not None:
-                    report(before + n, total)
+                def on_bytes(n: int, before: int = before) -> None:
+                    if report is not None:
+                        report(min(total, before + n), total)
 
-            for batch in load_file(kind, path, state.scan, end, errors=self.errors,
-                                   report=self._reports[kind], chunk_bytes=self._chunk_bytes,
-                                   on_bytes=on_bytes):
-                sink(kind, batch)
-                rows += batch.num_rows
-            done = before + planned
-            state.window = window_digest(path, state.scan.offset)
+                for batch in load_file(journal.kind, snap, state.scan, errors=self.errors,
+                                       report=self._reports[journal.kind], chunk_bytes=self._chunk_bytes,
+                                       on_bytes=on_bytes):
+                    sink(journal.kind, batch)
+                    rows += batch.num_rows
+                state.proof = snap.prefix(state.scan)
+                done = before + max(0, snap.size - start)
         if report is not None:
             report(total, total)
         return rows
@@ -222,29 +197,19 @@ class Store:
             self._tables.pop(kind, None)
             self._reports[kind] = LoadReport()
         self._states = {p: st for p, st in self._states.items() if self._kinds.get(p) not in kinds}
-        plan = self._snapshot(kinds)
-        self._kinds.update({path: kind for kind, path, _ in plan})
+        plan = self._plan(kinds)
+        self._kinds.update({j.path: j.kind for j in plan})
         batches: dict[str, list[pa.RecordBatch]] = {k: [] for k in kinds}
         self._read(plan, lambda kind, b: batches[kind].append(b))
         for kind, parts in batches.items():
             self._tables[kind] = [pa.Table.from_batches(parts, schema=_SCHEMAS[kind])] if parts else []
 
-    def _unchanged(self, path: Path, state: _FileState, end: int, verify: str) -> bool:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        if (st.st_dev, st.st_ino) != (state.dev, state.ino) or end < state.scan.offset:
-            return False
-        if verify == "full":
-            return full_digest(path, state.scan.offset) == state.prefix_digest()
-        return window_digest(path, state.scan.offset) == state.window
-
-    def refresh(self, *, verify: Literal["window", "full"] = "window") -> int:
+    def refresh(self, *, verify: Verify = "window") -> int:
         """Read what was appended since the last load; reload the loaded tables if a journal was rewritten.
 
         Args:
-            verify: ``window`` checks the last 64 KiB of each read prefix, ``full`` re-hashes it all.
+            verify: ``window`` proves each read prefix by its identity, first 4 KiB and last 64 KiB;
+                ``full`` re-hashes it all.
 
         Returns:
             The number of rows added (after a full reload: all rows).
@@ -257,17 +222,16 @@ class Store:
         if not loaded:
             self._load(tuple(_SCHEMAS))
             return sum(self._table(k).num_rows for k in _SCHEMAS)
-        plan = self._snapshot(loaded)
-        self._kinds.update({path: kind for kind, path, _ in plan})
-        known = set(self._states)
-        gone = known - {path for _, path, _ in plan}
-        if gone or any(path in known and not self._unchanged(path, self._states[path], end, verify)
-                       for _, path, end in plan):
-            self._load(loaded)
-            return sum(self._table(k).num_rows for k in loaded)
+        plan = self._plan(loaded)
+        self._kinds.update({j.path: j.kind for j in plan})
         fresh: dict[str, list[pa.RecordBatch]] = {k: [] for k in loaded}
         try:
-            rows = self._read(plan, lambda kind, b: fresh[kind].append(b))
+            if set(self._states) - {j.path for j in plan}:
+                raise _Rewritten("a journal is gone")
+            rows = self._read(plan, lambda kind, b: fresh[kind].append(b), verify)
+        except _Rewritten:
+            self._load(loaded)
+            return sum(self._table(k).num_rows for k in loaded)
         except BaseException:
             self._tables = {}  # offsets may be ahead of the rows kept: the next use reloads everything
             raise
@@ -276,7 +240,7 @@ class Store:
                 self._tables[kind].append(pa.Table.from_batches(batches, schema=_SCHEMAS[kind]))
         return rows
 
-    def to_parquet(self, dest: Path | str, *, verify: Literal["window", "full"] = "window") -> ParquetExport:
+    def to_parquet(self, dest: Path | str, *, verify: Verify = "window") -> ParquetExport:
         """Write the calls as a hive-partitioned (day, server) Parquet dataset, incrementally.
 
         Only the journals changed since the previous export into ``dest`` are read again (its checkpoint
@@ -297,13 +261,12 @@ class Store:
             UsageError: a symlinked destination, or one holding a symlink.
             JournalError: the destination cannot be written.
         """
-        from .incremental import export_incremental
         with audited(self.root, "export-parquet") as entry:
             entry.paths.append(dest)
             trends = pa.Table.from_batches(list(self.iter_batches("trends")), schema=TRENDS_SCHEMA)
-            journals = [path for kind, path in journal_files(self.root) if kind == "calls"]
-            export = export_incremental(self.root, journals, dest, errors=self.errors, trends=trends,
-                                        verify=verify, chunk_bytes=self._chunk_bytes, progress=self._progress)
+            export = export_incremental(self.root, journals(self.root, "calls"), dest, errors=self.errors,
+                                        trends=trends, verify=verify, chunk_bytes=self._chunk_bytes,
+                                        progress=self._progress)
             entry.counts.update(files=export.files, calls=export.rows, journals_read=export.rewrote,
                                 skipped_lines=len(export.skipped))
         return export
@@ -316,14 +279,22 @@ class Store:
         Raises:
             UsageError: an unknown table name; RecordTooLarge, InvalidRecord: in raise mode.
         """
-        from ..errors import UsageError
-        if table not in _SCHEMAS:
-            raise UsageError(f"unknown table {table!r}; expected calls, annotations, trends or catalogs")
+        _check_table(table)
         report = LoadReport()
-        for kind, path in journal_files(self.root):
-            if kind == table:
-                yield from load_file(kind, path, Cursor(), snapshot_size(path), errors=self.errors,
-                                     report=report, chunk_bytes=self._chunk_bytes)
+        for journal in journals(self.root, table):
+            with Snapshot(journal.path) as snap:
+                yield from load_file(table, snap, Cursor(), errors=self.errors, report=report,
+                                     chunk_bytes=self._chunk_bytes)
+
+    def journal_bytes(self, table: str = "calls") -> int:
+        """The bytes of one table's journals now (``calls``, ``annotations``, ``trends`` or ``catalogs``):
+        what a full load would read.
+
+        Raises:
+            UsageError: an unknown table name.
+        """
+        _check_table(table)
+        return sum(_estimate(j.path) for j in journals(self.root, table))
 
 
 def open_store(root: RootLike = None, *, errors: str = "report",

@@ -130,6 +130,15 @@ class EraMixin:
         """True when this connection speaks the 2026-07-28 era."""
         return self._modern is not None
 
+    def exclude_invalid_headers(self, tools: list[dict[str, Any]]
+                                ) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
+        """On HTTP (where headers exist), the tools without their invalid ``x-mcp-header`` ones, and the
+        names left out: a 2026-07-28 client MUST exclude such tools (stdio MAY ignore the annotation)."""
+        if getattr(self._channel, "set_modern", None) is None:
+            return tools, ()
+        kept = [t for t in tools if self._params.get(str(t.get("name"))) is not None]
+        return kept, tuple(str(t.get("name")) for t in tools if self._params.get(str(t.get("name"))) is None)
+
     def learn_tools(self, tools: list[dict[str, Any]]) -> None:
         """Remember each tool's ``x-mcp-header`` declaration (for ``Mcp-Param-*`` headers on HTTP)."""
         for entry in tools:

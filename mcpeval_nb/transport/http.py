@@ -122,6 +122,7 @@ class HttpChannel:
         self._listening = False
         self._live: dict[int, http.client.HTTPConnection] = {}
         self._aborted_ids: set[int] = set()
+        self._statuses: dict[int, int] = {}
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.modern: str | None = None
@@ -316,8 +317,10 @@ class HttpChannel:
                 try:
                     response = self._post(conn, body, extra)
                 except _Rejected as rejected:
+                    self._note_status(request_id, rejected.status)
                     self._reject(rejected, message)
                     return
+                self._note_status(request_id, response.status)
                 kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
                 if response.status == 202:
                     return
@@ -339,6 +342,18 @@ class HttpChannel:
             if type(request_id) is int:
                 with self._lock:
                     self._live.pop(request_id, None)
+
+    def _note_status(self, request_id: Any, status: int) -> None:
+        if self.modern is not None and type(request_id) is int:
+            with self._lock:
+                if len(self._statuses) >= 64:
+                    self._statuses.pop(next(iter(self._statuses)))
+                self._statuses[request_id] = status
+
+    def status_of(self, request_id: int) -> int | None:
+        """The HTTP status a modern request was answered with (read once; None when unknown)."""
+        with self._lock:
+            return self._statuses.pop(request_id, None)
 
     def _aborted(self, request_id: int) -> bool:
         with self._lock:

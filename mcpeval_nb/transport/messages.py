@@ -167,10 +167,13 @@ class Catalog:
     Attributes:
         tools: the raw listed entries, the first listing of each name kept, in listing order.
         pages: the number of ``tools/list`` pages read.
+        excluded: names of listed tools left out because their ``x-mcp-header`` declaration breaks the
+            2026-07-28 rules (a client of that revision on HTTP MUST exclude them); empty otherwise.
     """
 
     tools: list[dict[str, Any]] = field(default_factory=list)
     pages: int = 0
+    excluded: tuple[str, ...] = ()
 
     @property
     def names(self) -> list[str]:

@@ -59,11 +59,22 @@ def _modern_error(response: Response) -> bool:
     return response.error is not None and response.error.code in MODERN_ERRORS
 
 
+def _retry_named(response: Response) -> bool:
+    """-32022 naming 2026-07-28 itself: the server serves it after all (retry once, as the rule says)."""
+    error = response.error
+    return (error is not None and error.code == UNSUPPORTED_VERSION
+            and MODERN_VERSION in (supported_versions(error.data) or ()))
+
+
 def _probe(session: McpSession, capabilities: dict[str, Any], wait: float | None, *,
            charged: bool = True) -> Response | None:
-    """Send the discover probe; None when the transport gave no usable answer (legacy evidence)."""
+    """Send the discover probe (again once when refused with -32022 naming 2026-07-28); None when the
+    transport gave no usable answer (legacy evidence)."""
     try:
-        return session.discover(capabilities=capabilities, timeout=wait, charged=charged)
+        response = session.discover(capabilities=capabilities, timeout=wait, charged=charged)
+        if _retry_named(response):
+            response = session.discover(capabilities=capabilities, timeout=wait, charged=charged)
+        return response
     except TransportError as exc:
         if exc.reason == "transport-timeout" or getattr(exc, "keeps_session", False):
             return None

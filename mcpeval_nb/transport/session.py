@@ -92,6 +92,8 @@ class McpSession(EraMixin, StreamsMixin):
         supported_versions: the versions a discover result named (modern only).
         observed: counters of what a modern connection saw (result types, input rounds, tasks, cache
             hints), for the battery.
+        last_http_status: the HTTP status the last awaited response came with (modern HTTP only, else
+            None): the revision pins 400 and 404 for its errors.
     """
 
     def __init__(self, channel: Channel, *, timeout: float, budget: Budget | None = None) -> None:
@@ -109,6 +111,7 @@ class McpSession(EraMixin, StreamsMixin):
         self.observed = Observed()
         self._modern: str | None = None
         self._free = False
+        self.last_http_status: int | None = None
         self._caps: dict[str, Any] = {}
         self._params: dict[str, ParamHeaders | None] = {}
 
@@ -190,6 +193,7 @@ class McpSession(EraMixin, StreamsMixin):
         """Walk ``tools/list`` (SPEC 8.2): at most ``max_pages`` pages, first listing of a name wins.
 
         An empty or missing ``nextCursor`` ends the walk; a page after the first that fails ends it too.
+        On modern HTTP a tool whose ``x-mcp-header`` declaration is invalid is left out (``excluded``).
 
         Returns:
             The catalog of raw entries (entries without a string name are skipped).
@@ -218,9 +222,11 @@ class McpSession(EraMixin, StreamsMixin):
             cursor = result.get("nextCursor") if isinstance(result.get("nextCursor"), str) else None
             if not cursor:
                 break
+        excluded: tuple[str, ...] = ()
         if self.modern:
             self.learn_tools(tools)
-        return Catalog(tools=tools, pages=pages)
+            tools, excluded = self.exclude_invalid_headers(tools)
+        return Catalog(tools=tools, pages=pages, excluded=excluded)
 
     # --- requests ---------------------------------------------------------------------------------------
 
@@ -372,6 +378,8 @@ class McpSession(EraMixin, StreamsMixin):
                     raise jsonrpc.timeout()
                 response = self._inbox.route(item, call.request_id, subs, self._reply)
                 if response is not None:
+                    status_of = getattr(self._channel, "status_of", None)
+                    self.last_http_status = None if status_of is None else status_of(call.request_id)
                     return response
 
     def _reply(self, message: dict[str, Any]) -> None:

@@ -141,17 +141,12 @@ class StreamsMixin:
             self._channel.listen()
         deadline = self._cap(time.monotonic() + timeout)
         subs = SubRequests(None, None)
-        with self._guard():
-            while found is None:
-                item = self._channel.receive(deadline)
-                if item is None:
-                    return None
-                message = item[0]
-                if "method" in message and "id" not in message:
-                    self._inbox.buffer(message, item[1])
-                    found = message if match(message) else None
-                else:
-                    self._inbox.route(item, None, subs, self._reply)
+        while found is None:
+            got = self._next(None, deadline, subs)
+            if got is None:
+                return None
+            note = got[0]
+            found = note if note is not None and match(note) else None
         return found
 
 
@@ -187,8 +182,7 @@ class StreamsMixin:
             if "method" in message and "id" not in message:
                 self._inbox.buffer(message, item[1])
                 return message, None
-            return None if message is None else (None, self._inbox.route(item, request_id, subs,
-                                                                          self._reply))
+            return None, self._inbox.route(item, request_id, subs, self._reply)
 
 
 class Subscription:

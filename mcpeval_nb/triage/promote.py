@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import Moment, format_ms_auto, now_ms, parse_moment
+from ..governance.erasure import recover
 from ..htmltext import lines_html
 from ..root import Root, RootLike
 from ..tables.load import SkippedLine
@@ -190,6 +191,7 @@ def promote(
     """
     base = Root.of(root).path
     since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
+    recover(base)  # the index refresh reads the journals back: an interrupted erase is finished first
     with index_lock(base):
         indexed = build_locked(base, full=False, options=ReadOptions(errors="report"))
         db = connect(base / INDEX_FILE, read_only=False)

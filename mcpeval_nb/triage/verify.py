@@ -97,14 +97,15 @@ def verify_finding(
     """Verify a finding with one manifest case and apply the SPEC 12.4 transition.
 
     Every run, and every refused one, appends a record to ``<root>/audit.jsonl`` (finding id, case,
-    verdict; docs/governance.md).  The rest is ``_verify_finding``'s contract, below.
+    verdict; docs/governance.md).  ``protocol`` is the era (``--protocol``: ``auto``, ``legacy``,
+    ``2026-07-28``).  The rest is ``_verify_finding``'s contract, below.
     """
     base = Root.of(root).path
     labels = {"finding": finding_id, "case": case}
     try:
         result = _verify_finding(base, finding_id, case=case, manifest=manifest, target=target,
                                  allow_mutation=allow_mutation, allow_remote_http=allow_remote_http,
-                                 progress=progress, cancel=cancel)
+                                 progress=progress, cancel=cancel, protocol=protocol)
     except BaseException as exc:
         refused = isinstance(exc, UsageError)
         audit.record(base, action="verify", outcome="refused" if refused else "failed",

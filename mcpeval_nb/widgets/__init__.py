@@ -1,5 +1,5 @@
 """ipywidgets panels over the public API: explore captures, probe a server, follow readiness, review,
-rank and verify findings.
+rank and verify findings, watch tool catalogs.
 
 Each panel keeps its state in a plain dataclass (``panel.state``) and renders it; long work runs on a
 worker thread with progress and a Cancel button, and ``panel.wait(timeout)`` blocks until it settles.
@@ -15,6 +15,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .catalog_panel import CatalogPanel as CatalogPanel
+    from .catalog_panel import CatalogState as CatalogState
     from .explorer_panel import ExplorerPanel as ExplorerPanel
     from .explorer_state import ExplorerFilters as ExplorerFilters
     from .explorer_state import ExplorerState as ExplorerState
@@ -34,7 +36,8 @@ if TYPE_CHECKING:
 
 #: Where each public name lives (the module is imported on first access).
 _NAMES = {
-    "CHECKLIST": "review_state", "CaseRow": "probe_state", "ExplorerFilters": "explorer_state",
+    "CHECKLIST": "review_state", "CaseRow": "probe_state", "CatalogPanel": "catalog_panel",
+    "CatalogState": "catalog_panel", "ExplorerFilters": "explorer_state",
     "ExplorerPanel": "explorer_panel", "ExplorerState": "explorer_state", "FindingRow": "findings_state",
     "FindingsDetail": "findings_state", "FindingsPanel": "findings_panel", "FindingsState": "findings_state",
     "ProbePanel": "probe_panel", "ProbeState": "probe_state", "ReviewPanel": "review_panel",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 import ipywidgets as w
@@ -141,10 +140,8 @@ class ExplorerPanel(Panel):
             self._launch(work, on_done=self._done, on_error=self._failed)
 
     def _journal_bytes(self) -> int:
-        root = getattr(self.store, "root", None)
-        if root is None:
-            return 0
-        return sum(p.stat().st_size for p in Path(root, "store").glob("calls-*.jsonl") if p.is_file())
+        measure = getattr(self.store, "journal_bytes", None)  # a Store has it: the store's one listing
+        return 0 if measure is None else int(measure("calls"))
 
     def _with_engine(self, filters: ExplorerFilters, *, refresh: bool, size: int) -> str | None:
         """Compute with DuckDB (None: done); without the extra, the note the in-memory path adds."""

@@ -10,12 +10,11 @@ preview with its placeholders.  Re-index runs on a worker thread with a byte pro
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 
-from mcpeval_nb import Cancelled, build_index, promote, resolve_root
+from mcpeval_nb import Cancelled, RootLike, build_index, promote, resolve_root
 from mcpeval_nb.charts import plot_failure_windows, plot_finding_factors
 
 from ._base import Panel, error_html
@@ -38,7 +37,7 @@ class FindingsPanel(Panel):
         state: the ``FindingsState`` the view renders.
     """
 
-    def __init__(self, root: str | Path | None = None) -> None:
+    def __init__(self, root: RootLike = None) -> None:
         base = resolve_root(root)
         self.state = FindingsState(root=base, output=str(base.parent / "finding.manifest.json"))
         super().__init__(self._build(), job_name="mcpeval-nb-findings")

@@ -21,6 +21,7 @@ from mcpeval_nb import (
     MCPEvalError,
     ProbeReport,
     ProgressEvent,
+    RootLike,
     UsageError,
     probe_kinds,
     run_probes,
@@ -58,7 +59,7 @@ class ProbePanel(SizesMode):
         state: the ``ProbeState`` the view renders. sizes: the ``SizesState`` of the result-sizes mode.
     """
 
-    def __init__(self, root: str | Path | None = None, *, command: str | None = None, url: str | None = None,
+    def __init__(self, root: RootLike = None, *, command: str | None = None, url: str | None = None,
                  manifest: str | Path | None = None, server: str = "probe",
                  call_manifest: str | Path | None = None) -> None:
         self.root = root
@@ -85,6 +86,8 @@ class ProbePanel(SizesMode):
         self.url = w.Text(value=s.url, description="URL", placeholder="http://127.0.0.1:8000/mcp",
                           layout=w.Layout(width="95%"))
         self.server = w.Text(value=s.server, description="Label")
+        self.protocol = w.Dropdown(options=["auto", "legacy", "2026-07-28"], value=s.protocol,
+                                   description="Protocol")
         self.manifest_path = w.Text(description="Manifest", placeholder="path/to/mcp-eval.manifest.json",
                                     layout=w.Layout(width="70%"))
         self.load_button = w.Button(description="Load file", icon="folder-open")
@@ -122,13 +125,14 @@ class ProbePanel(SizesMode):
             self.readiness, w.HBox([self.save_path, self.save_button]), self.save_status])
         self.mode = w.ToggleButtons(options=list(MODES), value="probe", description="Run mode")
         self.sizes_box = self._build_sizes()
-        children = [w.HTML("<h3>Probe a server</h3>"), self.target_kind, self.command, self.url, self.server,
-                    self.mode, self.probe_box, self.sizes_box]
+        children = [w.HTML("<h3>Probe a server</h3>"), self.target_kind, self.command, self.url,
+                    w.HBox([self.server, self.protocol]), self.mode, self.probe_box, self.sizes_box]
         self.mode.observe(lambda _c: self._render(), names="value")
         self.target_kind.observe(self._on_target, names="value")
         self.command.observe(self._on_target, names="value")
         self.url.observe(self._on_target, names="value")
         self.server.observe(self._on_target, names="value")
+        self.protocol.observe(self._on_target, names="value")
         self.editor.observe(self._on_editor, names="value")
         self.upload.observe(self._on_upload, names="value")
         self.load_button.on_click(lambda _b: self._load_file())
@@ -147,6 +151,7 @@ class ProbePanel(SizesMode):
         s = self.state
         s.target_kind, s.command, s.url, s.server = (self.target_kind.value, self.command.value,
                                                      self.url.value, self.server.value)
+        s.protocol = self.protocol.value
         self._render()
 
     def _on_editor(self, change: Any) -> None:

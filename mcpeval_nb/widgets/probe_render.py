@@ -32,7 +32,8 @@ def readiness_html(report: ProbeReport | None) -> str:
     r = report.readiness
     if r is None:
         return ""
-    head = f"<h4>Readiness {esc(r.score)}/100 <small>({esc(r.standard)})</small></h4>"
+    era = " <small>protocol 2026-07-28 (stateless)</small>" if report.modern else ""
+    head = f"<h4>Readiness {esc(r.score)}/100 <small>({esc(r.standard)})</small>{era}</h4>"
     area_rows = [(a.name, a.weight, a.score) for a in r.areas]
     lost = [(a.name, c.id, c.tool or "", c.observed, c.reason, c.hint) for a in r.areas for c in a.checks]
     out = head + table(("area", "weight", "score"), area_rows, css_class="mcpeval-areas")

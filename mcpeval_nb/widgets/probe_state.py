@@ -14,7 +14,6 @@ import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mcpeval_nb import (
     Manifest,
@@ -22,6 +21,7 @@ from mcpeval_nb import (
     ProbeOptions,
     ProbeReport,
     ProgressEvent,
+    RootLike,
     UsageError,
     hint_for,
     parse_manifest,
@@ -66,6 +66,7 @@ class ProbeState:
     Attributes:
         target_kind: ``stdio`` or ``http``. command: the stdio command line. url: the loopback URL.
         server: the server label for the report and journal.
+        protocol: the protocol era (``auto``, ``legacy``, ``2026-07-28``), for probe and sizes runs.
         manifest_text: the editor's text (the user's own manifest; never server output).
         manifest: the validated manifest, or None. manifest_error / manifest_error_path: the first
             validation error and the JSON path it names.
@@ -81,6 +82,7 @@ class ProbeState:
     command: str = ""
     url: str = ""
     server: str = "probe"
+    protocol: str = "auto"
     manifest_text: str = ""
     manifest: Manifest | None = field(default=None, repr=False)
     manifest_error: str | None = None
@@ -159,13 +161,14 @@ class ProbeState:
             raise UsageError("target: enter the command that starts the server")
         return argv
 
-    def options(self, *, root: str | Path | None) -> ProbeOptions:
+    def options(self, *, root: RootLike) -> ProbeOptions:
         """The ``ProbeOptions`` of a run from this state (no battery when gate-only; the runner skips it
         for a selected kind and records the full run's trend point under ``root``)."""
         return ProbeOptions(server=self.server.strip(), probe=self.probe_kind, root=root,
                             allow_mutation=self.effective_allow_mutation,
                             battery=None if self.gate_only else "standard",
-                            confirm_read_only=self.confirm_read_only, skip_tools=tuple(self.skip_tools))
+                            confirm_read_only=self.confirm_read_only, skip_tools=tuple(self.skip_tools),
+                            protocol=self.protocol)
 
     @staticmethod
     def parse_skip(text: str) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ import ipywidgets as w
 from mcpeval_nb import (
     MCPEvalError,
     RedactionReport,
+    RootLike,
     ShareResult,
     check_redaction,
     export_share,
@@ -47,7 +48,7 @@ class ReviewPanel(Panel):
         state: the ``ReviewState`` the view renders.
     """
 
-    def __init__(self, root: str | Path | None = None, *, dest: str | Path | None = None) -> None:
+    def __init__(self, root: RootLike = None, *, dest: str | Path | None = None) -> None:
         base = resolve_root(root)
         default = dest if dest is not None else base.parent / "share-envelope"
         self.state = ReviewState(root=base, dest=str(default))

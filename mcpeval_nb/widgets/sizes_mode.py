@@ -7,12 +7,11 @@ target, label and background job with it (one job at a time, the same Cancel).
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 
-from mcpeval_nb import CallSize, MCPEvalError, ResultSizes, UsageError, probe_result_sizes
+from mcpeval_nb import CallSize, MCPEvalError, ResultSizes, RootLike, UsageError, probe_result_sizes
 
 from ._base import Panel, error_html
 from ._html import esc
@@ -27,7 +26,7 @@ class SizesMode(Panel):
 
     state: ProbeState
     sizes: SizesState
-    root: str | Path | None
+    root: RootLike
 
     def _render(self) -> None:  # pragma: no cover - ProbePanel renders
         raise NotImplementedError
@@ -88,7 +87,7 @@ class SizesMode(Panel):
             target = self.state.target()
             if z.manifest is None:
                 raise UsageError("calls: load a valid call manifest first")
-            options = z.options(server=self.state.server, root=self.root)
+            options = z.options(server=self.state.server, root=self.root, protocol=self.state.protocol)
         except MCPEvalError as exc:
             z.status = str(exc)
             self._render()

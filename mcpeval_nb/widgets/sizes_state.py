@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcpeval_nb import CallManifest, CallSize, ManifestError, ResultSizes, SizesOptions, load_call_manifest
+from mcpeval_nb import (
+    CallManifest,
+    CallSize,
+    ManifestError,
+    ResultSizes,
+    RootLike,
+    SizesOptions,
+    load_call_manifest,
+)
 
 from ._html import table
 
@@ -64,10 +72,11 @@ class SizesState:
         self.allow_mutation = bool(value) and self.mutation_available
         return self.allow_mutation
 
-    def options(self, *, server: str, root: str | Path | None) -> SizesOptions:
-        """The run's options from this state."""
+    def options(self, *, server: str, root: RootLike, protocol: str = "auto") -> SizesOptions:
+        """The run's options from this state (``protocol``: the panel's era choice)."""
         return SizesOptions(
-            server=server.strip(), root=root, allow_mutation=self.allow_mutation and self.mutation_available
+            server=server.strip(), root=root, allow_mutation=self.allow_mutation and self.mutation_available,
+            protocol=protocol,
         )
 
     def start(self) -> None:

@@ -189,11 +189,14 @@ def test_a_tampered_request_state_is_flagged_and_an_abandoned_operation_recorded
 
 def test_task_flows_are_one_operation_each_with_their_terminal_status(root: Path, modern_url: str) -> None:
     with _http_shim(root, modern_url) as shim:
-        run_calls(shim.url, [("job", {"ms": 50, "note": CANARY}), ("job", {"ms": 30, "end": "failed"}),
-                             ("job", {"ms": 30, "end": "input_required", "note": CANARY})], mode=V)
+        jobs: list[Call] = [("job", {"ms": 1500, "note": CANARY}), ("job", {"ms": 30, "end": "failed"}),
+                            ("job", {"ms": 30, "end": "input_required", "note": CANARY})]
+        out = run_calls(shim.url, jobs, mode=V)
         run_calls(shim.url, [("job", {"ms": 60_000, "note": CANARY})], mode=V,
                   tasks=TasksClient(cancel_after=2))
     tools = _tools(root)
+    wall_ms = out.seconds[0] * 1000  # the client's call_tool, polls included
+    assert abs(tools[0]["latency_ms"] - wall_ms) <= 0.05 * wall_ms, (tools[0]["latency_ms"], wall_ms)
     assert [(r["outcome"], r["ext"]["task"]) for r in tools] == [
         ("ok", "completed"), ("error", "failed"), ("ok", "completed"), ("unknown", "cancelled")]
     assert tools[3]["error"] == {"code": TASK_CANCELLED} and tools[1]["error"]["code"] == -32603

@@ -30,6 +30,7 @@ PANEL_TEXT = {
     "04-review-and-share": ("Run redaction check", "Export envelope"),
     "05-findings": ("Re-index", "Re-promote"),
     "06-context-cost": ("Measure result sizes", "Load calls"),
+    "07-catalog-and-usage": ("Tool catalogs", "Dead tools"),
 }
 
 

@@ -68,13 +68,14 @@ READINESS_REASONS: dict[str, str] = {
     "protocol-negotiation-inconsistent-support": "Accept the protocol version you offered when a client "
                                                  "asks for it.",
     "protocol-call-failed": "The protocol check could not complete; keep the connection answering.",
-    "protocol-discover-incomplete": "Answer server/discover with supportedVersions, capabilities, "
-                                    "resultType, cache hints and serverInfo in _meta.",
+    "protocol-discover-incomplete": "Answer server/discover with supportedVersions naming 2026-07-28 and a "
+                                    "capabilities object.",
     "protocol-unknown-resource-code": "Refuse resources/read of an unknown URI with -32602 (2026-07-28 "
                                       "replaced -32002).",
     "protocol-version-accepted": "Refuse a request at a protocol version you do not serve with -32022.",
     "protocol-version-refusal-invalid": "Refuse an unsupported version with -32022 whose data.supported "
-                                        "lists the versions you serve.",
+                                        "lists the versions you serve and data.requested echoes the one "
+                                        "asked for.",
     "protocol-header-mismatch-accepted": "Refuse a request whose Mcp-Method or Mcp-Name header disagrees "
                                          "with its body: HTTP 400 with -32020.",
     "protocol-result-type-missing": "Put resultType on every result (complete, input_required or task).",

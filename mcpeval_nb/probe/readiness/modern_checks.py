@@ -3,16 +3,18 @@
 Run on the battery's connection (``checks.Connection``) after the tool calls, in
 ``labels.MODERN_PROTOCOL_CHECKS`` order, each applicable check reduced to a reason label or None:
 
-- ``protocol.discover``: ``server/discover`` names 2026-07-28 in ``supportedVersions``, carries a
-  ``capabilities`` object and ``serverInfo`` (name and version) in ``_meta`` (its ``resultType`` and
-  cache hints count in the two checks below);
-- ``protocol.unknown-method``, ``protocol.unknown-tool``, ``protocol.pagination``, ``protocol.surfaces``
-  (resources or prompts declared): as in ``mcpeval-standard/2``;
+- ``protocol.discover``: ``server/discover`` (a MUST) names 2026-07-28 in ``supportedVersions`` and
+  carries a ``capabilities`` object (its ``resultType`` and cache hints count in the two checks below;
+  a missing ``serverInfo``, a SHOULD, is a ``guidance`` finding);
+- ``protocol.unknown-method``: -32601, with HTTP status 404 over HTTP (the revision pins it);
+- ``protocol.unknown-tool``, ``protocol.pagination``, ``protocol.surfaces`` (resources or prompts
+  declared): as in ``mcpeval-standard/2``;
 - ``protocol.unknown-resource`` (resources declared): ``resources/read`` of an unknown URI is -32602;
 - ``protocol.version-refusal``: a request at ``2000-01-01`` is refused with -32022 whose
-  ``data.supported`` names 2026-07-28;
+  ``data.supported`` names 2026-07-28 and whose ``data.requested`` echoes ``2000-01-01`` (both required
+  by the schema);
 - ``protocol.headers`` (HTTP only): a request whose ``Mcp-Method`` header disagrees with its body is
-  refused with -32020;
+  refused with HTTP 400 and -32020 (the version refusal is a 400 over HTTP as well);
 - ``protocol.result-type`` and ``protocol.cache-hints``: every result the battery read carried
   ``resultType``; every list, read and discover result carried ``ttlMs`` >= 0 and a ``cacheScope``;
 - ``protocol.tools-order``: a second ``tools/list`` walk lists the same names in the same order;
@@ -36,7 +38,6 @@ from ...errors import TransportError
 from ...limits import MAX_SERVER_REQUESTS
 from ...transport.era import (
     HEADER_MISMATCH,
-    META_SERVER_INFO,
     META_VERSION,
     MODERN_VERSION,
     UNSUPPORTED_VERSION,
@@ -44,7 +45,7 @@ from ...transport.era import (
 )
 from ...transport.messages import HttpTarget, Response
 from ...transport.modern import Observed
-from .checks import BOGUS_VERSION, Connection, run_protocol_checks, shared_checks
+from .checks import BOGUS_VERSION, UNKNOWN_METHOD, Connection, run_protocol_checks, shared_checks
 from .labels import MODERN_PROTOCOL_CHECKS
 
 __all__ = ["ModernFacts", "modern_protocol_checks"]
@@ -73,12 +74,21 @@ def _discover(conn: Connection) -> str | None:
     result = conn.session.request("server/discover", {}).result
     if not isinstance(result, dict):
         return "protocol-discover-incomplete"
-    meta = result.get("_meta")
-    info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
     complete = (MODERN_VERSION in (supported_versions({"supported": result.get("supportedVersions")}) or ())
-                and isinstance(result.get("capabilities"), dict) and isinstance(info, dict)
-                and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
+                and isinstance(result.get("capabilities"), dict))
     return None if complete else "protocol-discover-incomplete"
+
+
+def _status_ok(conn: Connection, expected: int) -> bool:
+    """On HTTP the revision pins the status of its errors; elsewhere there is none to check."""
+    status = conn.session.last_http_status
+    return status is None or status == expected
+
+
+def _unknown_method(conn: Connection) -> str | None:
+    response = conn.session.request(UNKNOWN_METHOD)
+    ok = response.error is not None and response.error.code == -32601 and _status_ok(conn, 404)
+    return None if ok else "protocol-unknown-method-answered"
 
 
 def _unknown_resource(conn: Connection) -> str | None:
@@ -106,15 +116,18 @@ def _version_refusal(conn: Connection) -> str | None:
         return "protocol-version-accepted"
     error = None if response is None else response.error
     named = None if error is None else supported_versions(error.data)
+    data = None if error is None else error.data
+    echoed = isinstance(data, dict) and data.get("requested") == BOGUS_VERSION
     if error is None or error.code != UNSUPPORTED_VERSION or not named or MODERN_VERSION not in named:
         return "protocol-version-refusal-invalid"
-    return None
+    return None if echoed and _status_ok(conn, 400) else "protocol-version-refusal-invalid"
 
 
 def _headers(conn: Connection) -> str | None:
     session = conn.session
     response = _refused(lambda: session.request("tools/list", None, headers={"Mcp-Method": "tools/call"}))
-    ok = response is not None and response.error is not None and response.error.code == HEADER_MISMATCH
+    ok = (response is not None and response.error is not None and response.error.code == HEADER_MISMATCH
+          and _status_ok(conn, 400))
     return None if ok else "protocol-header-mismatch-accepted"
 
 
@@ -150,7 +163,8 @@ def modern_protocol_checks(conn: Connection, facts: ModernFacts) -> tuple[tuple[
         TransportError: only ``evaluation-budget-exceeded``.
     """
     checks: list[tuple[str, Callable[[Connection], str | None]]] = [("protocol.discover", _discover)]
-    checks += shared_checks(surfaces_declared=facts.surfaces)
+    checks += [(cid, _unknown_method if cid == "protocol.unknown-method" else check)
+               for cid, check in shared_checks(surfaces_declared=facts.surfaces)]
     if facts.resources:
         checks.append(("protocol.unknown-resource", _unknown_resource))
     checks.append(("protocol.version-refusal", _version_refusal))

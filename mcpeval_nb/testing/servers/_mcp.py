@@ -110,6 +110,8 @@ class Server:
         self.skip_ids = False
         #: The request headers of the POST being answered (lowercase names; HTTP only, else None).
         self.request_headers: dict[str, str] | None = None
+        #: HTTP status of a JSON-RPC error answer by code (HTTP only; unlisted codes: 200).
+        self.error_statuses: dict[int, int] = {}
 
     # --- registration --------------------------------------------------------------------------------
 
@@ -219,7 +221,10 @@ class Server:
                     message = None
                 answer = server.handle(message) if isinstance(message, dict) else None
                 body = b"" if answer is None else json.dumps(answer).encode()
-                self.send_response(200 if answer is not None else 202)
+                error = answer.get("error") if answer is not None else None
+                code = error.get("code") if isinstance(error, dict) else None
+                status = server.error_statuses.get(code, 200) if isinstance(code, int) else 200
+                self.send_response(202 if answer is None else status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Mcp-Session-Id", "fixture-session")
                 self.send_header("Content-Length", str(len(body)))

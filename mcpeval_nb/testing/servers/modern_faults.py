@@ -1,18 +1,19 @@
 """A raw 2026-07-28 fixture server with switchable faults, for the ``mcpeval-modern/1`` checks.
 
-Usage: ``python -m mcpeval_nb.testing.servers.modern_faults [--http] [fault ...]``.  Without faults it is a
-correct modern-only server: ``server/discover`` (with the tasks extension and resources declared),
+Usage: ``python -m mcpeval_nb.testing.servers.modern_faults [--http] [fault ...]``.  Without faults it is
+a correct modern-only server: ``server/discover`` (with the tasks extension and resources declared),
 results with ``resultType`` and cache hints, ``tools/list`` in a fixed order, -32022 naming 2026-07-28
 for any other version (and for ``initialize``), -32602 for an unknown resource or task, -32020 when an
-HTTP request's ``Mcp-Method`` header disagrees with its body.  Tools (read-only): ``lookup(city)``
-(plain), ``confirm(item)`` (an input-required round, only when the client declared elicitation; a tool
-error otherwise), ``job()`` (a task to a client that declares the tasks extension; completed at its first
-poll).
+HTTP request's ``Mcp-Method`` header disagrees with its body.  Tools (read-only): ``lookup(city)`` and
+``read_counter()`` (plain; the second named as the demo fixture's finding names it), ``confirm(item)``
+(an input-required round, only when the client declared elicitation; a tool error otherwise), ``job()``
+(a task to a client that declares the tasks extension; completed at its first poll).
 
 Faults: ``no-result-type``, ``no-cache``, ``shuffle`` (tools/list order changes per call),
 ``old-resource-code`` (-32002), ``accept-version`` (any version answered), ``no-header-check``,
 ``nag`` (``confirm`` asks for input forever), ``undeclared`` (``confirm`` asks without the capability),
-``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``), and for
+``stuck-task`` (a task never ends), ``no-server-info`` (discover without ``serverInfo``), ``http-200``
+(over HTTP every JSON-RPC error is a 200, not the revision's 400 or 404), and for
 ``guidance``: ``incoherent`` (instructions naming two unlisted tools, no ``tools`` capability, a tool
 with an invalid ``x-mcp-header`` and one declaring task support without the tasks extension, prompts
 listed without the capability, and ``subscriptions/listen`` agreeing to tool-list changes though
@@ -47,10 +48,13 @@ class Modern(Server):
         self.last_caps: dict[str, Any] = {}
         self.last_params: dict[str, Any] = {}
         self.request_headers: dict[str, str] | None = None
+        if "http-200" not in faults:  # the revision's statuses: 400 for refusals, 404 for unknown methods
+            self.error_statuses = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400,
+                                   -32022: 400, -32601: 404}
         self.methods = {"server/discover": self._discover, "tools/list": self._tools,
                         "tools/call": self._call, "resources/list": lambda p, c: {"resources": []},
                         "resources/read": self._read, "tasks/get": self._task}
-        for name in ("lookup", "confirm", "job"):
+        for name in ("lookup", "confirm", "job", "read_counter"):
             self.tool(name, getattr(self, f"_{name}"), description=f"The {name} tool of the modern fault "
                       "fixture, used by the readiness tests.",
                       properties={"city": {"type": "string", "description": "A city"}} if name == "lookup"
@@ -92,7 +96,7 @@ class Modern(Server):
             return {"code": -32020, "message": "header mismatch"}
         if method == "initialize" or (version != MODERN and "accept-version" not in self.faults):
             return {"code": -32022, "message": "unsupported protocol version",
-                    "data": {"supported": [MODERN]}}
+                    "data": {"supported": [MODERN], "requested": version if isinstance(version, str) else ""}}
         return None
 
     def _finish(self, method: str, result: dict[str, Any]) -> None:
@@ -132,6 +136,9 @@ class Modern(Server):
 
     def _lookup(self, args: Any, ctx: Context) -> Any:
         return text_result("sunny")
+
+    def _read_counter(self, args: Any, ctx: Context) -> Any:
+        return text_result("7")
 
     def _confirm(self, args: Any, ctx: Context) -> Any:
         asked = "elicitation" in self.last_caps or {"nag", "undeclared"} & self.faults

@@ -29,4 +29,6 @@ def build() -> Server:
 
 
 if __name__ == "__main__":
-    build().run()
+    import sys
+
+    build().run(http="--http" in sys.argv[1:])

@@ -154,8 +154,9 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         done = []
         for source in sources:
             cursor = Cursor()
-            ingest.read(source, cursor)
-            done.append((source, cursor))
+            proof = ingest.read(source, cursor)
+            assert proof is not None  # nothing to prove from: read whole
+            done.append((source, cursor, proof))
         bulk.end_stream()
         bulk.execute("DELETE FROM call_rows WHERE id = ?",
                      pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))

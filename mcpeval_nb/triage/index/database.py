@@ -31,7 +31,9 @@ __all__ = ["INDEXES", "INDEX_FILE", "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLE
            "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = INDEX  # root.layout names it
-VERSION = 1
+#: The checkpoint version: 2 since each source's digest is the one append proof (``journal.proof.Prefix``),
+#: so an index written before rebuilds once.
+VERSION = 2
 NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the sqlite3 module)
 
 _CALL_TABLES = """

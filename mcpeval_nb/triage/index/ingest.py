@@ -18,13 +18,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import Cancelled, FindingsError
+from ...journal.proof import Prefix, Snapshot
 from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
 from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
 from .events import EventOrder, event_calls
-from .sources import Source, prefix_digest
+from .sources import Source
 
 __all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
 
@@ -80,28 +81,38 @@ class Ingest:
         if progress is not None:
             progress(done, self.total)
 
-    def read(self, source: Source, cursor: Cursor) -> None:
-        """Read ``source`` from ``cursor`` to its snapshot end and write its rows."""
-        before, start = self.done, cursor.offset
+    def read(self, source: Source, cursor: Cursor, proof: Prefix | None = None) -> Prefix | None:
+        """Read ``source`` from ``cursor`` to its snapshot size and write its rows, all through one
+        descriptor.
 
-        def on_bytes(n: int) -> None:
-            self._step(before + n)
+        Args:
+            source: the journal. cursor: where the index stopped reading it (advanced).
+            proof: what the index consumed of it before (None: nothing).
 
-        for batch in load_file(
-            source.kind,
-            source.path,
-            cursor,
-            source.end,
-            errors=self.options.errors,
-            report=self.report,
-            on_bytes=on_bytes,
-        ):
-            self._step(before + cursor.offset - start)
-            if source.kind == "calls":
-                self._calls(batch, source.path)
-            else:
-                self._annotations(batch)
-        self.done = before + max(0, source.end - start)
+        Returns:
+            The proof of what is now consumed, taken on that descriptor (``proof`` itself when nothing
+            was appended); None when ``proof`` does not hold there (the journal was rewritten): nothing
+            was read.
+        """
+        with Snapshot(source.path) as snap:
+            if proof is not None and not snap.grew_from(proof):
+                return None
+            if proof is not None and snap.size == proof.offset:
+                return proof  # proven and nothing appended: nothing to read or to prove again
+            before, start = self.done, cursor.offset
+
+            def on_bytes(n: int) -> None:
+                self._step(before + n)
+
+            for batch in load_file(source.kind, snap, cursor, errors=self.options.errors, report=self.report,
+                                   on_bytes=on_bytes):
+                self._step(before + cursor.offset - start)
+                if source.kind == "calls":
+                    self._calls(batch, source.path)
+                else:
+                    self._annotations(batch)
+            self.done = before + max(0, snap.size - start)
+            return snap.prefix(cursor)
 
     # -- calls ----------------------------------------------------------------------------------------
     def _calls(self, batch: pa.RecordBatch, path: Path) -> None:
@@ -280,11 +291,11 @@ def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[
     return found
 
 
-def write_sources(db: sqlite3.Connection, done: list[tuple[Source, Cursor]]) -> None:
-    """Record each read journal's consumed prefix: offset, proof digest and next line number."""
+def write_sources(db: sqlite3.Connection, done: list[tuple[Source, Cursor, Prefix]]) -> None:
+    """Record each read journal's consumed prefix: offset, proof (``Prefix.to_text``) and next line."""
     db.executemany(
         "INSERT INTO index_sources (path, offset, digest, next_line, kind) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, digest = excluded.digest, "
         "next_line = excluded.next_line",
-        [(str(s.path), c.offset, prefix_digest(s.path, c.offset), c.next_line, s.kind) for s, c in done],
+        [(str(s.path), c.offset, p.to_text(), c.next_line, s.kind) for s, c, p in done],
     )

@@ -1,8 +1,8 @@
 """The incremental refresh of an existing ``index.db``: only the appended bytes, in one transaction.
 
 Preconditions (else the caller makes a full build, and says why): every journal indexed before is still
-there and proven unchanged up to its indexed offset (``sources.prefix_digest``), and every new call
-sorts after its group's indexed calls.  New windows are computed over each touched group's last five
+there and proven, on the descriptor then read, to have only grown since (``journal.proof``), and every
+new call sorts after its group's indexed calls.  New windows are computed over each touched group's last five
 indexed calls plus its new calls (the only calls a new window can reach), and inserted beside the
 existing ones; annotations whose target may have changed are linked again.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import FindingsError
+from ...journal.proof import Prefix
 from ...journal.snapshot import Cursor
 from ...jsonfmt import dumps
 from .database import connect, transaction
@@ -22,7 +23,7 @@ from .encode import Encoded, Encoder, check_captures
 from .ingest import Ingest, ReadOptions, write_sources
 from .links import link_refresh, parse_tail
 from .result import IndexResult, Rebuild
-from .sources import Source, prefix_digest
+from .sources import Source
 from .windows import compute_windows, group_keys, rank_order
 
 __all__ = ["refresh_index"]
@@ -59,23 +60,27 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
     }
     if set(seen) - {str(s.path) for s in sources}:
         return Rebuild("a journal was removed")
-    work: list[tuple[Source, Cursor]] = []
+    work: list[tuple[Source, Cursor, Prefix | None]] = []
     for source in sources:
         old = seen.get(str(source.path))
-        cursor = Cursor() if old is None else Cursor(offset=old[0], next_line=old[2])
-        if old is not None and (source.end < old[0] or prefix_digest(source.path, old[0]) != old[1]):
+        proof = None if old is None else Prefix.from_text(old[1])
+        if old is not None and (proof is None or proof.offset != old[0]):
             return Rebuild("a journal was rewritten")
-        if source.end > cursor.offset:
-            work.append((source, cursor))
+        work.append((source, Cursor() if old is None else Cursor(offset=old[0], next_line=old[2]), proof))
     replayed, calls, failures, annotations = db.execute(
         "SELECT replayed_events, calls, failures, annotations FROM index_checkpoint"
     ).fetchone()
     first_id = (db.execute("SELECT MAX(id) FROM call_rows").fetchone()[0] or 0) + 1
     last_note = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM annotations").fetchone()[0]
     ingest = Ingest(db, Encoder(db, fresh=False), next_id=first_id, options=options)
-    ingest.total = sum(s.end - c.offset for s, c in work)
-    for source, cursor in work:
-        ingest.read(source, cursor)
+    ingest.total = sum(max(0, s.end - c.offset) for s, c, _ in work)
+    done: list[tuple[Source, Cursor, Prefix]] = []
+    for source, cursor, proof in work:
+        taken = ingest.read(source, cursor, proof)
+        if taken is None:
+            return Rebuild("a journal was rewritten")
+        if taken is not proof:  # read further: its row moves on
+            done.append((source, cursor, taken))
     enc, ids = ingest.calls()
     ingest.encoder.flush()
     if len(ids):
@@ -83,7 +88,7 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
         if reason is not None:
             return Rebuild(reason)
     link_refresh(db, enc, ids, ingest.encoder, last_note)
-    write_sources(db, work)
+    write_sources(db, done)
     added_failures = int(enc.failed.sum())
     db.execute(
         "UPDATE index_checkpoint SET replayed_events = ?, calls = ?, failures = ?, annotations = ?",

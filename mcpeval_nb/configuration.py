@@ -1,4 +1,9 @@
-"""``mcpeval-nb config``: the configuration a command resolves to, and where each part came from."""
+"""``mcpeval-nb config``: the configuration a command resolves to, and where each part came from.
+
+A report over several packages (the root and its salt, the journals, governance's retention, triage's
+promotion threshold, the limits), so it sits above them all, on the floor of ``serve``: no lower package
+imports a higher one to build it.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import limits
-from ..root import Root, RootLike
-from ..root.layout import config_path, history_path, salt_path, store_dir
-from .audit import audit_path
-from .retention import configured_retention
+from . import limits
+from .errors import JournalError
+from .governance.retention import configured_retention
+from .journal.listing import journals
+from .root import Root, RootLike
+from .root.layout import audit_path, config_path, salt_path
+from .triage.scoring import resolve_threshold
 
 __all__ = ["ConfigReport", "resolve_config"]
 
@@ -79,16 +86,15 @@ def _sizes(paths: list[Path]) -> dict[str, int]:
 
 
 def _journals(root: Path) -> dict[str, dict[str, int]]:
-    store = store_dir(root)
     try:
-        names = sorted(os.listdir(store))
-    except OSError:
-        names = []
-    def kind(prefix: str) -> list[Path]:
-        return [store / n for n in names if n.startswith(prefix) and n.endswith(".jsonl")]
-    return {"calls": _sizes(kind("calls-")), "annotations": _sizes(kind("annotations-")),
-            "catalogs": _sizes(kind("catalogs-")),
-            "probe_history": _sizes([history_path(root)]), "audit": _sizes([audit_path(root)])}
+        found = journals(root, ("calls", "annotations", "catalogs", "trends"))
+    except JournalError:
+        found = []  # an unreadable store counts nothing here: config creates and refuses nothing
+    def kind(name: str) -> list[Path]:
+        return [j.path for j in found if j.kind == name]
+    return {"calls": _sizes(kind("calls")), "annotations": _sizes(kind("annotations")),
+            "catalogs": _sizes(kind("catalogs")),
+            "probe_history": _sizes(kind("trends")), "audit": _sizes([audit_path(root)])}
 
 
 def _limits() -> dict[str, float]:
@@ -106,8 +112,6 @@ def resolve_config(root: RootLike = None) -> ConfigReport:
         UsageError: ``config.json`` is unreadable or holds an invalid ``retention_days`` or
             ``promotion_threshold``.
     """
-    from ..triage.scoring import resolve_threshold
-
     home = Root.of(root)
     base = home.path
     days, days_source = configured_retention(base)

@@ -14,9 +14,9 @@ import {
 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   StreamableHTTPServerTransport,
-  EventStore,
-  EventId,
-  StreamId
+  type EventStore,
+  type EventId,
+  type StreamId
 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import {
