@@ -36,6 +36,7 @@ from ...tables.load import check_errors
 from ..rows import LIFECYCLE_COLUMNS
 from .bulk import Bulk
 from .database import (
+    FILL_CALLS,
     FILL_CAPTURES,
     INDEX_FILE,
     INDEXES,
@@ -46,7 +47,7 @@ from .database import (
     inspect_index,
     statements,
 )
-from .encode import CALL_ROWS, SPEC_CALLS, Encoded, Encoder, check_captures, errors_table
+from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
 from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
@@ -171,11 +172,8 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             assert proof is not None  # nothing to prove from: read whole
             done.append((source, cursor, proof))
         bulk.end_stream()
-        replays = pa.array(ingest.drop_replays(), pa.int64())
-        bulk.execute("DELETE FROM call_rows WHERE id = ?", pa.record_batch({"id": replays}))
-        spec = pa.Table.from_batches(ingest.spec, schema=SPEC_CALLS)
-        ingest.spec = []
-        bulk.ingest("calls", spec.filter(pc.invert(pc.is_in(spec.column("id"), replays))))  # SPEC's calls
+        bulk.execute("DELETE FROM call_rows WHERE id = ?",
+                     pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))
         assert ingest.events is not None  # sorted by drop_replays
         bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
@@ -192,6 +190,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             bulk.ingest(table, rows)
         for table, rows in zip(("strings", "call_labels"), ingest.encoder.new_tables(), strict=True):
             bulk.ingest(table, rows)
+        bulk.execute(FILL_CALLS, pa.record_batch({"first": pa.array([1], pa.int64())}))  # SPEC's calls
         every = pa.nulls(1, pa.string())
         bulk.execute(FILL_CAPTURES, pa.record_batch({"a": every, "b": every}))
         bulk.close()

@@ -67,9 +67,8 @@ CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 
   failures INTEGER NOT NULL DEFAULT 0, annotations INTEGER NOT NULL DEFAULT 0);
 """
 #: SPEC 12.1's tables that the reference tool reads (``calls``) or drops and recreates on its own rebuild
-#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is written by a full build from
-#: the journals' Arrow batches (``encode.spec_calls_batch``) and by a refresh from the rows above
-#: (``FILL_CALLS``); ``index_captures`` from ``index_capture_groups``;
+#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is filled from the rows above
+#: (``FILL_CALLS``) after they are written; ``index_captures`` from ``index_capture_groups``;
 #: ``index_events`` stays empty (event ids are found through ``call_events``; the reference reads it only
 #: under a checkpoint of its own, so it rebuilds first).
 _SPEC_TABLES = """CREATE TABLE calls (id INTEGER PRIMARY KEY, capture_id TEXT, event_id TEXT, ts, session,

@@ -342,39 +342,6 @@ def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
     )
 
 
-#: SPEC 12.1's ``calls`` row (``database``'s ``calls`` table), as a full build ingests it.
-SPEC_CALLS = pa.schema([("id", pa.int64()), ("capture_id", pa.string()), ("event_id", pa.string()),
-                        ("ts", pa.string()), ("session", pa.string()), ("seq", pa.int64()),
-                        ("server", pa.string()), ("method", pa.string()), ("tool", pa.string()),
-                        ("latency_ms", pa.int64()), ("outcome", pa.string()), ("err_code", pa.string()),
-                        ("err_template", pa.string()), ("err_template_id", pa.string()),
-                        ("err_retryable", pa.int64()), ("args", pa.string()), ("kind", pa.string())])
-_SPEC_SOURCE = {"capture_id": "capture_id", "event_id": "event_id", "session": "session", "seq": "seq",
-                "server": "server", "method": "method", "tool": "tool", "latency_ms": "latency_ms",
-                "outcome": "outcome", "err_code": "error_code", "err_template": "error_template",
-                "err_template_id": "error_template_id", "err_retryable": "error_retryable", "args": "args",
-                "kind": "kind"}
-
-
-def spec_calls_batch(batch: pa.RecordBatch, ids: np.ndarray) -> pa.RecordBatch:
-    """A ``CALLS_SCHEMA`` batch as SPEC's ``calls`` rows (what ``database.FILL_CALLS`` writes from the
-    compact rows): ``ts`` as RFC 3339 text in UTC with milliseconds (``unknown`` when absent), error
-    fields only for the calls with an error."""
-    has_error = batch.column("has_error")
-    columns: dict[str, pa.Array] = {"id": pa.array(ids, pa.int64()), "ts": pc.fill_null(
-        pc.strftime(batch.column("ts"), format="%Y-%m-%dT%H:%M:%SZ"), "unknown")}
-    for name, source in _SPEC_SOURCE.items():
-        arr = batch.column(source)
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.dictionary_decode()
-        kind = SPEC_CALLS.field(name).type
-        arr = arr.cast(kind)
-        if name.startswith("err_"):
-            arr = pc.if_else(has_error, arr, pa.scalar(None, kind))
-        columns[name] = arr
-    return pa.record_batch([columns[f.name] for f in SPEC_CALLS], schema=SPEC_CALLS)
-
-
 def errors_table(enc: Encoded, ids: np.ndarray) -> pa.Table:
     """``call_errors`` rows of these calls as an Arrow table."""
     rows = [(int(ids[i]), *rest) for i, *rest in enc.errors]

@@ -23,7 +23,7 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches, spec_calls_batch
+from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
 from .events import EventOrder, event_calls
 from .sources import Source
 
@@ -64,8 +64,6 @@ class Ingest:
     report: LoadReport = field(default_factory=LoadReport)
     parts: list[Encoded] = field(default_factory=list)
     ids: list[np.ndarray] = field(default_factory=list)
-    #: A full build's SPEC ``calls`` batches (``encode.spec_calls_batch``).
-    spec: list[pa.RecordBatch] = field(default_factory=list)
     bulk: Bulk | None = None
     notes: list[pa.Table] = field(default_factory=list)
     paths: list[Path] = field(default_factory=list)
@@ -126,7 +124,6 @@ class Ingest:
         self.next_id += len(enc)
         if self.bulk is not None:
             self.bulk.put(call_rows_batch(enc, ids))
-            self.spec.append(spec_calls_batch(batch, ids))  # SPEC's calls, ingested after the stream
         else:
             error_ids = ids[[i for i, *_ in enc.errors]].tolist()
             errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
