@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 from typing import Any
 
 from mcpeval_nb import append_record, read_records
@@ -250,4 +252,29 @@ def test_a_helper_that_cannot_write_reports_the_listing_as_lost(tmp_path: Path) 
     worker = CatalogWorker(root=tmp_path, server="inv", session="s", capture_id="a06cb20e-37b2-4e72-87b2-"
                                                                                    "1a2edab8bf17")
     worker.ship(seq=1, complete=True, ts="2026-08-04T10:00:00.000Z", entries=VARIANTS["v1"]())
+    worker.ship(seq=2, complete=True, ts="2026-08-04T10:00:01.000Z", entries=VARIANTS["v1"]())
+    assert worker.close() == 2  # each listing the helper could not journal counts
+
+
+def test_a_helper_that_stops_making_progress_is_ended_and_what_it_held_counts_as_lost(
+        root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() waits while the helper acknowledges listings (a loaded machine may make that slow); one
+    that stops acknowledging for STALL_S is ended, and the listing it never acknowledged is lost."""
+    import os
+    import signal
+
+    from mcpeval_nb.capture import catalog_worker
+    from tests.shim_helpers import wait_for
+
+    monkeypatch.setattr(catalog_worker, "STALL_S", 1.0)
+    worker = catalog_worker.CatalogWorker(root=root, server="inv", session="session:" + "ab" * 32,
+                                          capture_id="a06cb20e-37b2-4e72-87b2-1a2edab8bf17")
+    worker.ship(seq=1, complete=True, ts="2026-08-04T10:00:00.000Z", entries=VARIANTS["v1"]())
+    journal = root / "store" / "catalogs-2026-08-04.jsonl"
+    assert wait_for(lambda: journal.exists() and journal.read_bytes().endswith(b"\n"), 600)
+    assert worker._proc is not None
+    os.kill(worker._proc.pid, signal.SIGSTOP)  # a helper that never gets the core again
+    worker.ship(seq=2, complete=True, ts="2026-08-04T10:00:01.000Z", entries=VARIANTS["v1"]())
     assert worker.close() == 1
+    assert worker._proc.returncode == -signal.SIGKILL
+    assert [e.record.seq for e in read_records(journal)] == [1]

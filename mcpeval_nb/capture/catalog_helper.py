@@ -27,14 +27,29 @@ def _warn(message: str) -> None:
         os.write(2, f"mcpeval-nb capture: {message}\n".encode())
 
 
-def main(argv: list[str]) -> int:
-    """The helper: read listings from stdin, append one catalog record each; exit 1 if one was lost."""
-    root, server, session, capture_id = Path(argv[0]), argv[1], argv[2], argv[3]
+_ACK_FD = [1]
+
+
+def _ack(mark: bytes) -> None:
     with contextlib.suppress(OSError):
-        os.nice(10)  # background work: the relays and the server get the cores first
+        os.write(_ACK_FD[0], mark)
+
+
+def main(argv: list[str]) -> int:
+    """The helper: read listings from stdin, append one catalog record each and acknowledge it on stdout
+    (``+`` journaled, ``-`` lost, ``s`` once ready); exit 1 if one was lost.
+
+    Not niced: a helper starved by a loaded machine would fall behind the shim it records for (the
+    recorder fork is not niced for the same reason); the parent waits for it while it makes progress.
+    """
+    root, server, session, capture_id = Path(argv[0]), argv[1], argv[2], argv[3]
     watcher = CatalogWatcher(server=server, session=session, salt=load_salt(root),
                              known_names=lambda: recorded_names(root), capture_id=capture_id)
     lost = 0
+    # The acknowledgements own the real stdout; anything else printed to stdout goes to stderr.
+    _ACK_FD[0] = os.dup(1)
+    os.dup2(2, 1)
+    _ack(b"s")
     for line in sys.stdin.buffer:
         try:
             listing = json.loads(line)
@@ -44,6 +59,9 @@ def main(argv: list[str]) -> int:
             lost += 1
             reason = str(exc) if isinstance(exc, MCPEvalError) else type(exc).__name__
             _warn(f"a tool listing was not journaled: {reason}")
+            _ack(b"-")
+        else:
+            _ack(b"+")
     return 1 if lost else 0
 
 
