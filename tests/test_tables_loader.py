@@ -56,7 +56,7 @@ def test_loaded_calls_equal_the_journal_readers_sanitised_records(root: Path) ->
 def test_schema_metadata_names_table_and_version(root: Path) -> None:
     append_records(root, [record(1)])
     meta = open_store(root).calls.schema.metadata
-    assert meta[b"mcpeval_nb.schema"] == b"mcpeval-nb.calls/3"  # 2: ext columns; 3: plain error_code
+    assert meta[b"mcpeval_nb.schema"] == b"mcpeval-nb.calls/2"  # 2: the ext columns
 
 
 def test_hand_edited_fields_come_out_sanitised_as_the_reference_gives_them(root: Path) -> None:

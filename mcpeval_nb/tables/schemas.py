@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: Version of the table layouts below; bumped on any incompatible change.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "2"
 
 _TS = pa.timestamp("ms", tz="UTC")
 _DICT = pa.dictionary(pa.int32(), pa.string())
