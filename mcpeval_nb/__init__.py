@@ -235,6 +235,7 @@ if typing.TYPE_CHECKING:
     from .mock import load_profile as load_profile
     from .mock import mock_profile as mock_profile
     from .mock import parse_profile as parse_profile
+    from .mock import profile_schema_text as profile_schema_text
     from .mock import replay as replay
     from .mock import run_mock as run_mock
     from .mock import serve_mock as serve_mock
@@ -630,7 +631,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".mock": (
         "MockEngine", "MockOptions", "MockProfile", "MockServer", "load_profile", "mock_profile",
-        "ReplayReport", "parse_profile", "replay", "run_mock", "serve_mock",
+        "ReplayReport", "parse_profile", "profile_schema_text", "replay", "run_mock", "serve_mock",
     ),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
