@@ -51,7 +51,7 @@ def test_era_mix_and_operation_summary_agree_with_the_rows(ops_root: Path) -> No
             if r["tool"] == "ask" and ((r["rounds"] or 1) > 1 or r["result_type"] or r["flags"])]
     ask = summary["ask"]
     assert ask["operations"] == len(rows)
-    assert ask["abandoned"] == sum(r["error_code"] == '"capture-operation-abandoned"' for r in rows) > 0
+    assert ask["abandoned"] == sum(r["error_code"] == "capture-operation-abandoned" for r in rows) > 0
     assert ask["flagged"] == sum(r["flags"] == "state-changed" for r in rows) > 0
     assert ask["wait_share"] == pytest.approx(sum(r["wait_ms"] or 0 for r in rows)
                                               / sum(r["latency_ms"] for r in rows))

@@ -34,7 +34,7 @@ def test_demo_capture_records_successes_tool_errors_protocol_errors_and_an_annot
     tool_calls = [r for r in rows if r["method"] == "tools/call"]
     assert len(tool_calls) == summary.calls["demo"]
     assert {r["outcome"] for r in tool_calls} == {"ok", "error"}
-    assert any(r["tool"] == "fail" and r["error_code"] == '"tool-error"' for r in tool_calls)
+    assert any(r["tool"] == "fail" and r["error_code"] == "tool-error" for r in tool_calls)
     protocol = [r for r in rows if r["method"] == "demo/no-such-method"]
     assert len(protocol) == 1 and protocol[0]["outcome"] == "error" and protocol[0]["error_code"] == "-32601"
     assert pc.sum(pc.equal(calls.column("kind").cast("string"), "real").cast("int64")).as_py() == len(rows)

@@ -22,7 +22,8 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 #: lower floor: never from a higher floor, and never from another package on its own floor (peers do not
 #: know each other).  ``""`` is the public ``mcpeval_nb/__init__.py``.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe", "progress"),  # stdlib
+    ("_version", "_lazy", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe",
+     "progress"),                                # stdlib only
     ("clock", "jsonfmt", "root"),               # time, JSON text, the capture root
     ("privacy",),                               # the write boundary
     ("journal", "transport"),                   # journals; MCP clients
@@ -223,8 +224,10 @@ def _private_imports(paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
                     found.append(f"{path.relative_to(pkg.parent)}:{imp.line} imports {imp.target}.{name}")
             tail = imp.target.rpartition(".")[2]
             package = own if path.name == "__init__.py" else own.rpartition(".")[0]
-            # (``_version`` is the bottom module every layer reads the version from, private by convention)
-            shared = imp.target.rpartition(".")[0] == package or imp.target == "mcpeval_nb._version"
+            # (``_version``, the version every layer reads, and ``_lazy``, the packages' first-use loader,
+            # are bottom modules private by convention)
+            shared = imp.target.rpartition(".")[0] == package or imp.target in ("mcpeval_nb._version",
+                                                                                 "mcpeval_nb._lazy")
             if tail.startswith("_") and not tail.startswith("__") and not shared:
                 found.append(f"{path.relative_to(pkg.parent)}:{imp.line} imports {imp.target}")
     return found

@@ -45,9 +45,7 @@ def test_the_export_table_and_the_typed_mirror_agree_and_every_name_resolves(pac
 
 
 @pytest.mark.parametrize(("module", "package", "also"), [
-    # privacy binds ``shape`` (a function and a module of that name) at import, with what it imports
-    ("mcpeval_nb.privacy.grammar", "mcpeval_nb.privacy",
-     ("mcpeval_nb.privacy.shape", "mcpeval_nb.privacy.urls")),
+    ("mcpeval_nb.privacy.grammar", "mcpeval_nb.privacy", ()),
     ("mcpeval_nb.transport.environ", "mcpeval_nb.transport", ()),
     ("mcpeval_nb.capture.spawn", "mcpeval_nb.capture", ()),
 ])
@@ -57,3 +55,14 @@ def test_importing_one_module_of_a_package_runs_no_other(module: str, package: s
             f"print(json.dumps(sorted(m for m in sys.modules if m.startswith('{package}.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == sorted([module, *also])
+
+
+@pytest.mark.parametrize("first", ["import mcpeval_nb.privacy.shape", "from mcpeval_nb.privacy import shape",
+                                   "from mcpeval_nb.privacy.shape import EnumIndex"])
+def test_privacy_shape_is_the_function_whichever_import_comes_first(first: str) -> None:
+    """``privacy.shape`` names a function and its module; the package keeps the name for the function
+    (loaded on first use) however the module was imported."""
+    code = (f"{first}\nimport mcpeval_nb.privacy as p\nfrom mcpeval_nb.privacy.shape import shape\n"
+            "print(p.shape is shape and callable(shape))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True"

@@ -12,6 +12,7 @@ import pytest
 from mcpeval_nb import CallRecord, InvalidRecord, RecordTooLarge, UsageError, append_records
 from mcpeval_nb.journal import read_records
 from mcpeval_nb.limits import MAX_RECORD_BYTES
+from mcpeval_nb.privacy import code_json, code_value
 from mcpeval_nb.tables import CALLS_SCHEMA, open_store
 from mcpeval_nb.tables.rows import call_batch
 
@@ -170,6 +171,26 @@ def test_error_code_null_is_kept_as_json_null_and_a_missing_code_as_no_value(roo
     rows = open_store(root).calls.to_pylist()
     assert [r["error_code"] for r in rows] == ["null", None]
     assert [r["has_error"] for r in rows] == [True, True]
+
+
+@pytest.mark.parametrize("canonical", [True, False], ids=["fast-path", "reader"])
+def test_error_code_reads_as_written_and_gives_back_the_stored_code(root: Path, canonical: bool) -> None:
+    """Issue 28: ``df.error_code == "tool-error"`` holds without JSON quotes; a string code that would read
+    as JSON keeps its quotes, so ``code_value`` gives back exactly the code the journal holds."""
+    codes = ["tool-error", -32602, None, "null", "true", {"object": 2}, "broken"]
+    lines = []
+    for seq, code in enumerate(codes, start=1):
+        text = record(seq, outcome="error", error={"code": code}).sanitized().encode()
+        lines.append(text if canonical else text.replace(f'"seq":{seq}', f'"seq" : {seq}'))
+    journal(root).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shown = open_store(root).calls.column("error_code").to_pylist()
+    assert shown == ["tool-error", "-32602", "null", '"null"', '"true"', '{"object":2}', "broken"]
+    stored = [e.record.error["code"] for e in read_records(journal(root))]
+    assert [code_value(t) for t in shown] == stored == codes
+    assert [code_json(t) for t in shown] == [json.dumps(c, separators=(",", ":")) for c in codes]
+    frame = open_store(root).calls.to_pandas()
+    assert frame.index[frame.error_code == "tool-error"].tolist() == [0]
+    assert frame.index[frame.error_code == "-32602"].tolist() == [1]
 
 
 def test_args_holding_key_lookalikes_load_exactly_like_the_reference(root: Path) -> None:

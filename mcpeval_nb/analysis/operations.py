@@ -19,7 +19,7 @@ from ._frames import as_frame, to_table
 
 __all__ = ["OPERATIONS_SCHEMA", "era_mix", "operation_summary"]
 
-ABANDONED = "\"capture-operation-abandoned\""  # error_code holds the code as JSON text
+ABANDONED = "capture-operation-abandoned"  # error_code shows a string code as itself
 
 _ERA_SCHEMA = pa.schema([("server", pa.string()), ("era", pa.string()), ("protocol", pa.string()),
                          ("calls", pa.int64()), ("share", pa.float64())])

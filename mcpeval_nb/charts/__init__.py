@@ -190,7 +190,7 @@ def _template_labels(data: Any, ids: list[str]) -> list[str]:
     for tid in ids:
         row = about.get(tid)
         tools = ",".join(row["tools"][:2]) if row else ""
-        codes = ",".join(str(c).strip('"') for c in row["codes"][:2]) if row else ""
+        codes = ",".join(str(c) for c in row["codes"][:2]) if row else ""
         out.append(f"{tid}  {tools or '-'} {codes or '-'}")
     return out
 

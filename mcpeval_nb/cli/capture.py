@@ -7,6 +7,7 @@ import click
 import mcpeval_nb
 
 from . import options as opt
+from .shim_fast import shim_options
 
 
 @click.command("shim", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
@@ -25,8 +26,8 @@ def shim_cmd(server: str, root: str | None, strict_frames: bool, no_catalog: boo
     unless --strict-frames); the server's stderr passes through; the exit code is the server's (128 +
     signal number when it died by a signal).  The session is $MCPEVAL_SESSION or a fresh uuid.
     """
-    return mcpeval_nb.run_shim(mcpeval_nb.ShimOptions(server=server, command=command, root=root,
-                                                      strict_frames=strict_frames, catalog=not no_catalog))
+    return mcpeval_nb.run_shim(shim_options(server=server, root=root, strict_frames=strict_frames,
+                                            no_catalog=no_catalog, command=command))
 
 
 @click.command("shim-http",

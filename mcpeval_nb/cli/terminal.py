@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from mcpeval_nb import UsageError
 from mcpeval_nb import escape_controls as escape
 
-__all__ = ["escape", "escaped_streams"]
+__all__ = ["check_utf8", "escape", "escaped_streams"]
 
 
 class _Escaping:
@@ -47,3 +48,19 @@ def escaped_streams() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def check_utf8(argv: list[str]) -> None:
+    """Names, labels, paths and notes must be UTF-8 text (they end up in JSON, SQLite and terminals);
+    the server command after ``--`` is passed to the server exactly as given."""
+    for position, arg in enumerate(argv, start=1):
+        if arg == "--":
+            return
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            flag = argv[position - 2] if position > 1 else ""
+            where = f"the value of {flag}" if flag.startswith("--") and flag.isascii() else \
+                f"argument {position}"
+            raise UsageError(f"{where} is not valid UTF-8 text (a file name or note with undecodable "
+                             "bytes); only the server command after -- may be") from None

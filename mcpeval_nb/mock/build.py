@@ -34,6 +34,7 @@ from ..analysis.filters import filter_calls
 from ..clock import day_start, format_ms, parse_day
 from ..errors import UsageError
 from ..jsonfmt import JSONFormatError, loads
+from ..privacy.errorinfo import code_value
 from ..privacy.grammar import valid_server, valid_tool
 from ..sizes.table import result_size_history
 from .profile import (
@@ -100,10 +101,7 @@ def _outcome(outcome: str, code_text: str | None, template: str | None) -> Outco
         return OutcomeCount("ok", 1)
     if outcome != "error":
         return None
-    try:
-        code = loads(code_text) if code_text is not None else None
-    except JSONFormatError:
-        code = None
+    code = code_value(code_text) if code_text is not None else None
     if code == "tool-error":
         return OutcomeCount("tool-error", 1, None, template)
     number = code if isinstance(code, int) and not isinstance(code, bool) else None

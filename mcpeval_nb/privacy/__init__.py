@@ -6,11 +6,16 @@ reach disk.  See docs/privacy.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import exports as _exports
 
 if TYPE_CHECKING:
+    from .errorinfo import code_json as code_json
+    from .errorinfo import code_text as code_text
+    from .errorinfo import code_value as code_value
     from .errorinfo import error_info as error_info
     from .errorinfo import privacy_safe_code as privacy_safe_code
     from .errorinfo import safe_string_bucket as safe_string_bucket
@@ -41,7 +46,8 @@ if TYPE_CHECKING:
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     ".errorinfo": (
-        "error_info", "privacy_safe_code", "safe_string_bucket", "sanitize_error", "tool_error_info"
+        "code_json", "code_text", "code_value", "error_info", "privacy_safe_code", "safe_string_bucket",
+        "sanitize_error", "tool_error_info"
     ),
     ".fingerprint": ("skeleton", "template_id"),
     ".grammar": (
@@ -56,6 +62,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 }
 
 __all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
-# ``shape`` names a function and its module: bound now, or importing the module would put the module here.
-from .shape import shape as shape  # noqa: E402
+
+
+class _Package(types.ModuleType):
+    """``shape`` names a function and its module: importing the module (which sets the package's
+    attribute to it) leaves the name to the function, which is loaded on first use like the rest."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "shape" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..jsonfmt import JSONFormatError, dumps, loads
 from .fingerprint import template_id
 from .grammar import valid_identifier, valid_template_id
 from .shape import string_bucket
 
-__all__ = ["error_info", "privacy_safe_code", "safe_string_bucket", "sanitize_error", "tool_error_info"]
+__all__ = ["code_json", "code_text", "code_value", "error_info", "privacy_safe_code", "safe_string_bucket",
+           "sanitize_error", "tool_error_info"]
 
 _BUCKETS = frozenset(("str<8", "str<32", "str<128", "str<512", "str<4096", "str>4096"))
 TEMPLATE = "{message}"
@@ -21,6 +23,39 @@ TEMPLATE = "{message}"
 def safe_string_bucket(value: str) -> str:
     """Keep a length-bucket token, otherwise bucket the string by its length."""
     return value if value in _BUCKETS else string_bucket(value)
+
+
+def code_text(code: Any) -> str:
+    """A stored error code as the tables show it: a string code as itself (``tool-error``), any other
+    code as compact JSON text (``-32602``, ``null``, ``{"object":2}``).
+
+    A string that would read as JSON (``"null"``, ``"-1"``) keeps its quotes, so ``code_value`` gives
+    back exactly the stored code: the journal and ``index.db`` keep the JSON form (SPEC 2, 12).
+    """
+    if isinstance(code, str) and not _reads_as_json(code):
+        return code
+    return dumps(code, sort_keys=True)
+
+
+def code_value(text: str) -> Any:
+    """The stored error code that ``code_text`` showed as ``text``."""
+    try:
+        return loads(text)
+    except JSONFormatError:
+        return text
+
+
+def code_json(text: str) -> str:
+    """The stored JSON text (journal, ``index.db``) of the code that ``code_text`` showed as ``text``."""
+    return dumps(code_value(text), sort_keys=True)
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        loads(text)
+    except JSONFormatError:
+        return False
+    return True
 
 
 def _is_u64(value: Any) -> bool:

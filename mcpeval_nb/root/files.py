@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -87,6 +86,8 @@ def drop_engine_dataset(root: Path) -> bool:
         if path.is_symlink() or not path.is_dir():
             path.unlink()
         else:
+            import shutil  # only here: the shim's start-up does not load it
+
             shutil.rmtree(path)
     except FileNotFoundError:
         return False

@@ -11,9 +11,9 @@ never available), the span status has no description (error messages are not sto
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from ..privacy.errorinfo import code_value
 from ..privacy.grammar import valid_identifier
 
 __all__ = [
@@ -34,7 +34,7 @@ DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 3
 
 def _code(row: dict[str, Any]) -> Any:
     text = row.get("error_code")
-    return None if text is None else json.loads(text)
+    return None if text is None else code_value(text)
 
 
 def error_type(row: dict[str, Any]) -> str | None:

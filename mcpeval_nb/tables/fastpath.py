@@ -22,7 +22,7 @@ import pyarrow.json as pj
 
 from ..clock import ts_millis
 from ..jsonfmt import JSONFormatError, dumps, loads
-from ..privacy.errorinfo import sanitize_error
+from ..privacy.errorinfo import code_text, sanitize_error
 from ..privacy.read_rules import KINDS, OUTCOMES
 from ..privacy.shape import sanitize_shape
 from . import canon
@@ -143,7 +143,7 @@ def _error_rows(values: list[str]) -> list[dict[str, Any] | None]:
             out.append(None)
             continue
         out.append({
-            "error_code": dumps(info["code"], sort_keys=True) if "code" in info else None,
+            "error_code": code_text(info["code"]) if "code" in info else None,
             "error_layer": info.get("layer"), "error_retryable": info.get("retryable"),
             "error_kind": info.get("kind"), "error_template": info.get("template"),
             "error_template_id": info.get("template_id")})

@@ -44,7 +44,7 @@ __all__ = ["LAYOUT", "JournalMark", "export_incremental", "read_checkpoint"]
 
 #: Layout version of the dataset and checkpoint (a different one means a full export).  Version 2: each
 #: journal's mark is the one append proof (``journal.proof.Prefix``).
-LAYOUT = f"mcpeval-nb.parquet/2+calls/{SCHEMA_VERSION}"
+LAYOUT = f"mcpeval-nb.parquet/3+calls/{SCHEMA_VERSION}"  # 3: error_code shown plain (issue 28)
 
 
 @dataclass(frozen=True)

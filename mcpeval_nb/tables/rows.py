@@ -16,6 +16,7 @@ from ..clock import ts_millis
 from ..jsonfmt import dumps
 from ..privacy.catalog import CatalogRecord, CatalogTool
 from ..privacy.catalog_schema import skeleton_size
+from ..privacy.errorinfo import code_text
 from ..privacy.records import AnnotationRecord, CallRecord, TrendPoint
 from .extcols import ext_row, server_ms
 from .schemas import ANNOTATIONS_SCHEMA, CALLS_SCHEMA, CATALOGS_SCHEMA, TRENDS_SCHEMA
@@ -37,7 +38,7 @@ def call_row(record: CallRecord) -> dict[str, Any]:
         "tool": record.tool,
         "args": _json(record.args), "latency_ms": record.latency_ms, "outcome": record.outcome,
         "has_error": err is not None,
-        "error_code": None if err is None or "code" not in err else dumps(err["code"], sort_keys=True),
+        "error_code": None if err is None or "code" not in err else code_text(err["code"]),
         "error_layer": None if err is None else err.get("layer"),
         "error_retryable": None if err is None else err.get("retryable"),
         "error_kind": None if err is None else err.get("kind"),

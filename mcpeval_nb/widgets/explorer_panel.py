@@ -242,5 +242,5 @@ class ExplorerPanel(Panel):
 
 
 def _codes(codes: Sequence[str]) -> str:
-    """Error codes as a reader writes them: ``tool-error``, ``-32602`` (the table holds JSON text)."""
-    return ", ".join(code.strip('"') for code in codes)
+    """Error codes as the table shows them: ``tool-error``, ``-32602``."""
+    return ", ".join(codes)

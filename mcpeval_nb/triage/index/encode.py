@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...errors import FindingsError
+from ...privacy.errorinfo import code_json
 from .database import NULL_TS
 from .events import event_keys
 
@@ -278,6 +279,7 @@ def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
         return []
     codes, templates, tids = (_texts(batch.column(n), rows)
                               for n in ("error_code", "error_template", "error_template_id"))
+    codes = [None if c is None else code_json(c) for c in codes]  # index.db keeps the JSON (SPEC 12)
     index = pa.array(rows)
     retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
     return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))

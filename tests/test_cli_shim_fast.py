@@ -1,0 +1,90 @@
+"""``mcpeval-nb shim`` without click (cli/shim_fast.py): the same parameters as the click command for
+every line it takes, click for every other line, the same error lines, and no click before the server
+starts (issue 28: the shim's start-up against a bare interpreter)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpeval_nb.cli import run
+from mcpeval_nb.cli.capture import shim_cmd
+from mcpeval_nb.cli.shim_fast import FLAGS, VALUED, parse
+from tests.shim_helpers import echo_argv
+
+TAKEN = [
+    ["shim", "--server", "b", "--", "sh", "-c", "exit 0"],
+    ["shim", "--server=b", "--root", "/r", "--no-catalog", "python", "-m", "srv", "--flag"],
+    ["shim", "--strict-frames", "--root=/r", "--server", "time:1", "--", "--", "x"],
+    ["shim", "--server", "bad label", "--", "x"],
+    ["shim", "--server", "b", "cmd", "--server", "c"],
+]
+LEFT_TO_CLICK = [
+    ["shim"], ["shim", "--help"], ["shim", "-h"], ["shim", "--server", "b"], ["shim", "--server", "b", "--"],
+    ["shim", "--server"], ["shim", "--server=", "--", "x"], ["shim", "--server", "-b", "--", "x"],
+    ["shim", "--server", "a", "--server", "b", "--", "x"],
+    ["shim", "--no-catalog", "--no-catalog", "--server", "b", "x"],
+    ["shim", "--bogus", "--server", "b", "--", "x"], ["shim", "--strict-frames=1", "--server", "b", "x"],
+    ["shim", "x", "--server", "b"], ["--debug", "shim", "--server", "b", "--", "x"],
+    ["shim-http", "--server", "b"], [],
+]
+
+
+def test_every_option_of_the_click_command_is_known_to_the_fast_path() -> None:
+    options = {p.name: tuple(p.opts) for p in shim_cmd.params if p.name != "command"}
+    assert options == {**{v: (k,) for k, v in VALUED.items()}, **{v: (k,) for k, v in FLAGS.items()}}
+
+
+@pytest.mark.parametrize("argv", TAKEN, ids=" ".join)
+def test_a_plain_line_gets_the_parameters_click_would_give(argv: list[str]) -> None:
+    ctx = shim_cmd.make_context("shim", list(argv[1:]))
+    assert parse(argv) == ctx.params
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_CLICK, ids=" ".join)
+def test_any_other_line_is_left_to_click(argv: list[str]) -> None:
+    assert parse(argv) is None
+
+
+def test_an_error_on_the_fast_path_is_the_one_line_and_code_of_every_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        run(["shim", "--server", "bad label", "--root", str(tmp_path / "root"), "--", "true"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.startswith("mcpeval-nb: server must be") and err.count("\n") == 1
+    root = (b"r-" + b"\xff").decode("utf-8", "surrogateescape")
+    with pytest.raises(SystemExit) as info:
+        run(["shim", "--server", "b", "--root", root, "--", "true"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.startswith("mcpeval-nb: the value of --root is not valid UTF-8 text")
+
+
+_HOOK = """
+import os, sys
+def hook(event, args):
+    if event == "subprocess.Popen" and os.getpid() == PID:
+        with open(os.environ["MARK"], "a") as fh:
+            fh.write(" ".join(sorted(m for m in ("click", "pyarrow", "requests") if m in sys.modules)) + "|")
+PID = os.getpid()
+sys.addaudithook(hook)
+from mcpeval_nb.cli import run
+run()
+"""
+
+
+def test_the_shim_starts_its_server_before_click_is_loaded_and_still_records(tmp_path: Path) -> None:
+    mark, root = tmp_path / "mark", tmp_path / "root"
+    server = echo_argv()
+    frames = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n'
+    done = subprocess.run([sys.executable, "-c", _HOOK, "shim", "--server", "b", "--root", str(root), "--",
+                           *server], input=frames, capture_output=True, timeout=120, check=False,
+                          env={**os.environ, "MARK": str(mark)})
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text().split("|")[0] == ""  # neither click nor pyarrow nor requests at the spawn
+    assert done.stdout == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
+    journal = next((root / "store").rglob("calls-*.jsonl"))
+    assert '"tool":"echo"' in journal.read_text()
