@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typing import Any
 
 from mcpeval_nb import append_record, read_records
 from mcpeval_nb.capture import Correlator
