@@ -18,17 +18,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mcpeval_nb import (
+    DEAD_BELOW,
+    RootLike,
+    Store,
     catalog_drift,
     catalog_history,
     catalog_status,
+    open_store,
     tool_clusters,
     tool_transitions,
     tool_usage,
 )
-from mcpeval_nb.analysis.catalog import Source, open_source
-from mcpeval_nb.analysis.usage import DEAD_BELOW
-from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
-from mcpeval_nb.charts._catalog import usage_height
+from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage, usage_height
 
 from ._base import Panel, error_html
 from ._figure import css_width, figure_png
@@ -121,8 +122,9 @@ class CatalogPanel(Panel):
         state: the ``CatalogState`` the view renders.
     """
 
-    def __init__(self, store: Source = None, *, server: str | None = None, view: str = "timeline") -> None:
-        self.store = open_source(store)
+    def __init__(self, store: RootLike | Store = None, *, server: str | None = None,
+                 view: str = "timeline") -> None:
+        self.store = store if isinstance(store, Store) else open_store(store)
         self.state = CatalogState(server=server, view=view if view in VIEWS else "timeline")
         self._quiet = False
         self.server = w.Dropdown(options=[("all servers", "")], value="", description="Server")
