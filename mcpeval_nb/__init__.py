@@ -84,6 +84,7 @@ if typing.TYPE_CHECKING:
     from .analysis.catalog import catalog_history as catalog_history
     from .analysis.catalog_pins import CatalogPins as CatalogPins
     from .analysis.catalog_pins import load_pins as load_pins
+    from .analysis.usage import DEAD_BELOW as DEAD_BELOW
     from .analysis.usage import tool_clusters as tool_clusters
     from .analysis.usage import tool_transitions as tool_transitions
     from .analysis.usage import tool_usage as tool_usage
@@ -602,7 +603,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".analysis.catalog": ("catalog_drift", "catalog_history",),
     ".analysis.catalog_pins": ("CatalogPins", "load_pins",),
-    ".analysis.usage": ("tool_clusters", "tool_transitions", "tool_usage",),
+    ".analysis.usage": ("DEAD_BELOW", "tool_clusters", "tool_transitions", "tool_usage",),
     ".capture.annotate": ("annotate",),
     ".catalog": (
         "CatalogCheck", "CatalogReport", "CatalogStatus", "PinResult", "UsageReport", "catalog_report",

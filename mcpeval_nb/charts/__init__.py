@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import mcpeval_nb
 
 from . import _kit as kit
-from ._catalog import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
+from ._catalog import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage, usage_height
 from ._findings import plot_failure_windows, plot_finding_factors
 from ._operations import plot_operations
 from ._replay import plot_replay_comparison
@@ -36,6 +36,7 @@ __all__ = [
     "plot_template_heatmap",
     "plot_tool_transitions",
     "plot_tool_usage",
+    "usage_height",
 ]
 
 _CHANGE_MARKERS = (("standard_changed", "X", "standard changed"), ("profile_changed", "D", "profile changed"),

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mcpeval_nb import (
+    DEAD_BELOW,
     catalog_drift,
     catalog_history,
     catalog_status,
@@ -25,9 +26,7 @@ from mcpeval_nb import (
     tool_transitions,
     tool_usage,
 )
-from mcpeval_nb.analysis.usage import DEAD_BELOW
-from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
-from mcpeval_nb.charts._catalog import usage_height
+from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage, usage_height
 
 from ._base import Panel, error_html
 from ._figure import css_width, figure_png
