@@ -135,7 +135,7 @@ def _http_conns(server: list[str], env: dict[str, str],
     time.sleep(0.5)
     conns: dict[str, Client] = {"direct": Http(url)}
     for name, flags in (("catalog", []), ("plain", ["--no-catalog"])):
-        argv = [sys.executable, "-m", "mcpeval_nb", "shim-http", "--server", f"bench-{name}", "--listen",
+        argv = [sys.executable, "-m", "mcpeval_nb", "shim-http", "--server", f"bench-http-{name}", "--listen",
                 "127.0.0.1:0", "--upstream", url, *flags]
         shim = subprocess.Popen(argv, stderr=subprocess.PIPE, env=env)
         procs.append(shim)
@@ -159,22 +159,26 @@ def _report(transport: str, rows: Rows) -> list[str]:
     return failed
 
 
-def _check_records(home: str, *, listings: int, tools: int) -> list[str]:
-    """The capture roots hold one complete catalog record of every tool per listing through a shim with
+def _check_records(home: str, *, listings: int, tools: int, transports: tuple[str, ...]) -> list[str]:
+    """Each capture root holds one complete catalog record of every tool per listing through a shim with
     catalog capture, and none through ``--no-catalog``; returns what is wrong."""
     journals = sorted(Path(home, "store").glob("catalogs-*.jsonl"))
-    records = [json.loads(line) for p in journals for line in p.read_text().splitlines()]
     by_server: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
+    for line in (line for p in journals for line in p.read_text().splitlines()):
+        record = json.loads(line)
         by_server.setdefault(record["server"], []).append(record)
-    catalog = by_server.pop("bench-catalog", [])
-    print(f"\ncatalog records: {len(catalog)} through the shims with catalog capture (expected {listings}), "
-          f"{sum(map(len, by_server.values()))} through --no-catalog (expected 0)")
-    wrong = [f"{len(catalog)} catalog records, expected {listings}"] if len(catalog) != listings else []
-    wrong += [f"a record of {len(r['tools'])} tools (complete={r['complete']}), expected {tools}"
-              for r in catalog if len(r["tools"]) != tools or not r["complete"]][:3]
-    wrong += [f"{len(rs)} catalog records from {name} (catalog capture off)"
-              for name, rs in by_server.items()]
+    wrong = []
+    print()
+    for transport in transports:
+        got = by_server.get(f"bench-{transport}-catalog", [])
+        plain = by_server.get(f"bench-{transport}-plain", [])
+        print(f"catalog records, {transport}: {len(got)} with catalog capture (expected {listings}), "
+              f"{len(plain)} with --no-catalog (expected 0)")
+        if len(got) != listings:
+            wrong.append(f"{transport}: {len(got)} catalog records, expected {listings}")
+        wrong += [f"{transport}: a record of {len(r['tools'])} tools (complete={r['complete']})"
+                  for r in got if len(r["tools"]) != tools or not r["complete"]][:3]
+        wrong += [f"{transport}: {len(plain)} catalog records with catalog capture off"] if plain else []
     return wrong
 
 
@@ -204,9 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "MCPEVAL_HOME": home, "MCPEVAL_SESSION": "bench"}
         stdio: dict[str, Client] = {
             "direct": Stdio(server, env),
-            "catalog": Stdio([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bench-catalog", "--",
-                              *server], env),
-            "plain": Stdio([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bench-plain",
+            "catalog": Stdio([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bench-stdio-catalog",
+                              "--", *server], env),
+            "plain": Stdio([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bench-stdio-plain",
                             "--no-catalog", "--", *server], env)}
         try:
             failed += _report("stdio", _transport("stdio", stdio, args))
@@ -221,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                 for proc in reversed(procs):
                     proc.terminate()
                     proc.wait(timeout=60)
-        per_transport = args.lists + LIST_WARMUP
-        failed += _check_records(home, listings=per_transport * (1 if args.no_http else 2), tools=args.tools)
+        failed += _check_records(home, listings=args.lists + LIST_WARMUP, tools=args.tools,
+                                 transports=("stdio",) if args.no_http else ("stdio", "http"))
     print(f"goal: tools/list ratio <= {GOAL_LIST_RATIO}, small calls unchanged")
     for line in failed:
         print(f"failed: {line}")

@@ -56,6 +56,23 @@ def _svg(ax: object) -> str:
     return buf.getvalue()
 
 
+def _mock_outputs(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The mock of the recorded server: the profile the CLI writes, its listing and answers over HTTP."""
+    from tests.mock_support import call
+
+    path = tmp_path / "demo.mock.json"
+    outputs = [_cli(["mock", "--root", str(root), "--server", "demo", "--profile", str(path)], capsys),
+               path.read_text(encoding="utf-8")]
+    profile = me.load_profile(path)
+    assert profile.tools  # the recorded calls are there to mock
+    with me.serve_mock(profile, speed=1e6) as mock:
+        for i, tool in enumerate([*profile.tools, *profile.tools, *profile.tools]):
+            outputs.append(json.dumps(call(mock.url, tool.name, {"q": "x"}, msg_id=i)[0]))
+        outputs.append(json.dumps(call(mock.url, "CANARY-tool", {}, msg_id=99)[0]))
+    outputs.append(json.dumps(me.MockEngine(profile).list_tools()))
+    return outputs
+
+
 @pytest.fixture
 def canary_root(root: Path, tmp_path: Path) -> Path:
     assert MARKER in EXCHANGES.read_text(encoding="utf-8")  # the input really carries the marker
@@ -105,6 +122,7 @@ def test_no_canary_reaches_tables_analysis_charts_cli_or_the_envelope(
     me.export_share(root, dest=envelope, options=me.ShareOptions(include_probe_history=True))
     outputs += [p.read_text(encoding="utf-8") for p in sorted(envelope.rglob("*")) if p.is_file()]
 
+    outputs += _mock_outputs(root, tmp_path, capsys)
     parquet = tmp_path / "parquet"
     for argv in (["summary", "--root", str(root)], ["doctor", "--root", str(root)],
                  ["trends", "--root", str(root)],

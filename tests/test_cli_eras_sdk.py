@@ -2,7 +2,7 @@
 SDK's servers (``sdk_eras``: modern-only, dual and legacy, on stdio and stateless HTTP).  Each command
 runs in the era asked for and says so; the era a legacy run used leaves its outputs as they were; an era
 the server does not serve is exit 2 naming the fix, and changes nothing (a verify mismatch leaves the
-finding's lifecycle as it was)."""
+finding's lifecycle as it was); no canary the servers plant reaches anything a command prints."""
 
 from __future__ import annotations
 
@@ -29,8 +29,11 @@ REPRO = {"version": 1, "sandboxes": {}, "probes": [
 
 
 def _cli(root: Path, *args: str) -> Any:
+    """Run the command; no traceback, and none of the servers' canaries (instructions, a description, an
+    elicitation URL, a task note: ``--readiness``) in anything it prints."""
     done = run_cli(*args, root=root, timeout=600)
-    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+    for stream in (done.stdout, done.stderr):
+        assert "Traceback" not in stream and "CANARY" not in stream
     return done
 
 
@@ -71,6 +74,7 @@ def test_init_then_probe_on_the_modern_only_server(modern_url: str, tmp_path: Pa
                 "--url", modern_url)
     assert init.returncode == 0, init.stderr
     assert json.loads(manifest.read_text())["probes"], "init scaffolded no case"
+    assert "CANARY" not in manifest.read_text()
     probe = _json(_cli(tmp_path, "probe", "--server", "modern", "--manifest", str(manifest), "--protocol",
                        MODERN, "--format", "json", "--no-history", "--url", modern_url))
     assert probe["protocol"] == {"era": "modern", "version": MODERN}
@@ -118,7 +122,7 @@ def _capture_echo_failures(root: Path) -> str:
 
 def _finding_line(root: Path, finding: str) -> str:
     listed = _cli(root, "findings").stdout.splitlines()
-    return next(line for line in listed if line.startswith(f"finding {finding} "))
+    return str(next(line for line in listed if line.startswith(f"finding {finding} ")))
 
 
 def test_verify_runs_the_case_in_each_era_and_a_mismatch_changes_nothing(legacy_url: str,

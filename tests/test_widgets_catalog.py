@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
+from mcpeval_nb.transport import McpSession
 from mcpeval_nb.widgets import CatalogPanel
-from tests.catalog_support import list_only, run_session, stdio_shim
+from tests.catalog_support import stdio_shim
+from tests.shim_helpers import wait_for
 
 
 @pytest.fixture
@@ -44,7 +46,13 @@ def test_the_panel_shows_the_catalog_changes_dead_tools_and_clusters(history_roo
 def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -> None:
     panel = CatalogPanel(me.open_store(history_root), server="generated-docs", view="usage")
     assert panel.wait(60) and panel.server.value == "generated-docs" and panel.view.value == "usage"
-    run_session(stdio_shim(history_root, "inv", "v1"), list_only)
+    with McpSession.connect(stdio_shim(history_root, "inv", "v1"), timeout=60.0) as session:
+        session.initialize(capabilities={})
+        session.list_tools()
+        # the record lands once the shim's recorder took the listing: wait for it with the session open
+        # (closing the session SIGKILLs the shim's group after 1 s, recorder included, on a loaded machine)
+        assert wait_for(lambda: b'"server":"inv"' in b"".join(
+            p.read_bytes() for p in (history_root / "store").glob("catalogs-*.jsonl")), timeout=120)
     panel.refresh_button.click()
     assert panel.wait(60)
     assert "inv" in panel.state.servers and {t[0] for t in panel.state.tools} == {"generated-docs"}
@@ -55,6 +63,14 @@ def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -
     panel.server.value = ""
     assert panel.wait(60)
     assert {t[0] for t in panel.state.tools} == {"generated-docs", "inv"}
+
+
+def test_a_root_path_or_the_default_root_opens_the_store_once(history_root: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCPEVAL_HOME", str(history_root))
+    for panel in (CatalogPanel(history_root), CatalogPanel(str(history_root)), CatalogPanel()):
+        assert panel.wait(60) and isinstance(panel.store, me.Store)
+        assert panel.state.servers == ["generated-docs"] and len(panel.state.tools) == 5
 
 
 def test_an_empty_root_says_so_and_draws_the_empty_pictures(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ COMMAND_HOMES = {
 }
 #: ``mcpeval-nb schema NAME`` -> the module whose ``SCHEMA_COMMANDS`` declares it (checked the same way).
 SCHEMA_HOMES = {"manifest": "probe", "budgets": "gates", "report": "readiness", "diff": "readiness",
-                "calls": "sizes", "capture": "sizes", "result-sizes": "sizes"}
+                "calls": "sizes", "capture": "sizes", "result-sizes": "sizes", "mock-profile": "mock"}
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
 _loaded: set[str] = set()

@@ -11,7 +11,7 @@ Steps (progress on stderr, the summary on stdout):
 2. probe: the demo manifest plus the readiness battery against fixture servers, several times, so the
    trend history has points and a change; then findings (``demo/fixture_findings.py``): a broken
    fixture server captured behind the shim, indexed, promoted, and verified until its finding closes;
-3. notebooks: the five notebooks executed against the root and written as HTML with their charts;
+3. notebooks: the notebooks executed against the root and written as HTML with their charts;
 4. summary: per-tool p95 latency, top error templates, latest readiness per server, the findings,
    catalog drift, signal flags and dead tools, the redaction check, and the paths to open.
 

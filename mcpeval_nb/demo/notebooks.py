@@ -25,7 +25,7 @@ __all__ = ["NOTEBOOKS", "WEB_ASSETS", "copy_web_assets", "run_notebooks", "scrub
 Say = Callable[[str], None]
 #: The user's entry points, in reading order.
 NOTEBOOKS = ("01-latency-and-errors", "02-readiness-history", "03-probe-a-server", "04-review-and-share",
-             "05-findings", "06-context-cost", "07-catalog-and-usage")
+             "05-findings", "06-context-cost", "07-catalog-and-usage", "08-mock-and-replay")
 #: Where ``make setup`` installs the page scripts (``web/package.json``).
 WEB_ASSETS = Path(__file__).resolve().parents[2] / "web" / "node_modules"
 _RENDERER = "@jupyter-widgets/html-manager/dist"

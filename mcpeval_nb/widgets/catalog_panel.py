@@ -19,9 +19,12 @@ import pyarrow.compute as pc
 
 from mcpeval_nb import (
     DEAD_BELOW,
+    RootLike,
+    Store,
     catalog_drift,
     catalog_history,
     catalog_status,
+    open_store,
     tool_clusters,
     tool_transitions,
     tool_usage,
@@ -110,7 +113,8 @@ class CatalogPanel(Panel):
     """Tool catalogs: drift, signal flags, dead tools and tool chains, without the catalog's text.
 
     Args:
-        store: an opened store (``mcpeval_nb.open_store(root)``).
+        store: an opened store (``mcpeval_nb.open_store(root)``), or a capture root (default:
+            ``$MCPEVAL_HOME``), opened once.
         server: the server shown first (default: all).
         view: the first picture (``timeline``, ``usage`` or ``transitions``).
 
@@ -118,8 +122,9 @@ class CatalogPanel(Panel):
         state: the ``CatalogState`` the view renders.
     """
 
-    def __init__(self, store: Any, *, server: str | None = None, view: str = "timeline") -> None:
-        self.store = store
+    def __init__(self, store: RootLike | Store = None, *, server: str | None = None,
+                 view: str = "timeline") -> None:
+        self.store = store if isinstance(store, Store) else open_store(store)
         self.state = CatalogState(server=server, view=view if view in VIEWS else "timeline")
         self._quiet = False
         self.server = w.Dropdown(options=[("all servers", "")], value="", description="Server")

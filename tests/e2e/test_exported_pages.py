@@ -31,6 +31,7 @@ PANEL_TEXT = {
     "05-findings": ("Re-index", "Re-promote"),
     "06-context-cost": ("Measure result sizes", "Load calls"),
     "07-catalog-and-usage": ("Tool catalogs", "Dead tools"),
+    "08-mock-and-replay": (),  # no panel: the page is checked for markers and machine paths
 }
 
 

@@ -178,6 +178,8 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
         bulk.ingest("call_errors", errors_table(enc, ids))
+        _ingest_strings(bulk, ingest.encoder)  # every call's strings are known: SPEC's calls are filled by
+        bulk.execute(FILL_CALLS, pa.record_batch({"first": pa.array([1], pa.int64())}))  # the bulk thread
         for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while links and windows
             bulk.execute(statement)            # are computed here
         if ingest.notes:  # linked here, written once
@@ -188,9 +190,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         for table, rows in zip(("index_skipped", "index_groups", "index_capture_groups"),
                                _groups(windows, enc, ids, ingest.encoder), strict=True):
             bulk.ingest(table, rows)
-        for table, rows in zip(("strings", "call_labels"), ingest.encoder.new_tables(), strict=True):
-            bulk.ingest(table, rows)
-        bulk.execute(FILL_CALLS, pa.record_batch({"first": pa.array([1], pa.int64())}))  # SPEC's calls
+        _ingest_strings(bulk, ingest.encoder)  # any assigned since (none is expected)
         every = pa.nulls(1, pa.string())
         bulk.execute(FILL_CAPTURES, pa.record_batch({"a": every, "b": every}))
         bulk.close()
@@ -229,6 +229,13 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         skipped=len(ingest.report.rows),
         skipped_lines=ingest.report.lines(),
     )
+
+
+def _ingest_strings(bulk: Bulk, encoder: Encoder) -> None:
+    """The strings and labels assigned since the last call, into ``strings`` and ``call_labels``."""
+    for table, rows in zip(("strings", "call_labels"), encoder.new_tables(), strict=True):
+        if rows.num_rows:
+            bulk.ingest(table, rows)
 
 
 @dataclass(frozen=True)
