@@ -23,7 +23,7 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 #: know each other).  ``""`` is the public ``mcpeval_nb/__init__.py``.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe",
-     "progress"),                                # stdlib only
+     "progress"),                               # stdlib
     ("clock", "jsonfmt", "root"),               # time, JSON text, the capture root
     ("privacy",),                               # the write boundary
     ("journal", "transport"),                   # journals; MCP clients
@@ -42,6 +42,8 @@ RANKS: dict[str, int] = {name: floor for floor, names in enumerate(FLOORS) for n
 # These import only what `mcpeval_nb` exports (and each other within their own package); the panels
 # also draw with `charts`, so that a panel and a notebook cell show the same picture.
 FRONT_ENDS = ("cli", "charts", "widgets")
+#: Private bottom modules any layer may import (the version read once; the one lazy-export helper).
+BOTTOM_PRIVATE = ("mcpeval_nb._version", "mcpeval_nb._lazy")
 ALSO_ALLOWED = {"widgets": ("charts",)}
 
 
@@ -224,10 +226,9 @@ def _private_imports(paths: list[Path], pkg: Path = PACKAGE) -> list[str]:
                     found.append(f"{path.relative_to(pkg.parent)}:{imp.line} imports {imp.target}.{name}")
             tail = imp.target.rpartition(".")[2]
             package = own if path.name == "__init__.py" else own.rpartition(".")[0]
-            # (``_version``, the version every layer reads, and ``_lazy``, the packages' first-use loader,
-            # are bottom modules private by convention)
-            shared = imp.target.rpartition(".")[0] == package or imp.target in ("mcpeval_nb._version",
-                                                                                 "mcpeval_nb._lazy")
+            # (``_version``, the version every layer reads, and ``_lazy``, the lazy public names of the
+            # package and its subpackages, are bottom modules, private by convention)
+            shared = imp.target.rpartition(".")[0] == package or imp.target in BOTTOM_PRIVATE
             if tail.startswith("_") and not tail.startswith("__") and not shared:
                 found.append(f"{path.relative_to(pkg.parent)}:{imp.line} imports {imp.target}")
     return found

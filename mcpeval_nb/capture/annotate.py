@@ -96,7 +96,7 @@ def annotate(session: str, seq: int | None, kind: str, note: str, *,
                          "recorded call)")
     target = CallTarget(session=opaque_session(session), raw_session=session, seq=seq,
                         event_id=None if event_id is None else event_id.lower())
-    if not recorded(store_dir(base), target):
+    if not recorded(base, target):
         raise UsageError(f"no recorded call in {store_dir(base)} has {target.describe()}; nothing written")
     record = AnnotationRecord(ts=now_ts(), session=session, seq=seq, kind=kind, note=note,
                               event_id=event_id).sanitized()

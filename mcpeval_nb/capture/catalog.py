@@ -26,6 +26,7 @@ from typing import Any
 
 from ..clock import now_ts
 from ..errors import MCPEvalError
+from ..journal.listing import journals
 from ..journal.read import read_records
 from ..limits import (
     CATALOG_NAME_DAYS,
@@ -37,8 +38,7 @@ from ..limits import (
 from ..privacy.catalog import UNLISTED, CatalogRecord, ToolCache, catalog_tool
 from ..privacy.grammar import valid_tool
 from ..privacy.records import Identity
-from ..root import list_dir
-from ..root.layout import CATALOGS, store_dir
+from ..root.layout import CATALOGS
 from .catalog_worker import CatalogWorker
 
 __all__ = ["CatalogWatcher", "cursor_key", "recorded_names"]
@@ -56,12 +56,12 @@ def recorded_names(root: Path, *, days: int = CATALOG_NAME_DAYS) -> frozenset[st
     that cannot be read is skipped, never an error)."""
     names: set[str] = set()
     try:
-        journals = [n for n in list_dir(store_dir(root)) if CATALOGS.matches_name(n)]
+        found = journals(root, CATALOGS.name)
     except MCPEvalError:
         return frozenset()
-    for name in journals[-days:]:
+    for journal in found[-days:]:
         with contextlib.suppress(MCPEvalError, OSError):
-            for entry in read_records(store_dir(root) / name):
+            for entry in read_records(journal.path):
                 names.update(t.name for t in entry.record.tools if t.name != UNLISTED)
     return frozenset(names)
 

@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..journal.listing import journals
 from ..journal.snapshot import Cursor, locked_size, open_journal
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.records import CallRecord
-from ..root import list_dir
 from ..root.layout import CALLS
 from ..tables.load import read_chunks
 
@@ -56,13 +56,13 @@ class CallTarget:
         return self.seq is None or (record.seq == self.seq and record.session == self.session)
 
 
-def recorded(store: Path, target: CallTarget) -> bool:
-    """Whether a calls journal of ``store`` holds the target call.
+def recorded(root: Path, target: CallTarget) -> bool:
+    """Whether a calls journal of the capture root ``root`` holds the target call.
 
     Raises:
         JournalError: a journal cannot be opened or listed. LockTimeout: a writer held one too long.
     """
-    return any(CALLS.matches_name(name) and _in_journal(store / name, target) for name in list_dir(store))
+    return any(_in_journal(journal.path, target) for journal in journals(root, CALLS.name))
 
 
 def _in_journal(path: Path, target: CallTarget) -> bool:

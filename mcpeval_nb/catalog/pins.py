@@ -19,6 +19,7 @@ import filelock
 
 from ..analysis.catalog import Source, catalog_history, listings, open_source
 from ..analysis.catalog_pins import CatalogPins, PinnedCatalog, load_pins, pins_path
+from ..clock import now_ts
 from ..errors import JournalError, LockTimeout, UsageError
 from ..governance import audit
 from ..jsonfmt import dumps
@@ -66,8 +67,7 @@ def _latest(root: Source, server: str | None) -> dict[str, PinnedCatalog]:
     found: dict[str, PinnedCatalog] = {}
     for listing in listings(catalog_history(root, server=server)):
         if listing.complete and listing.ts is not None:
-            stamp = listing.ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{listing.ts.microsecond // 1000:03d}Z"
-            found[listing.server] = PinnedCatalog(pinned_at=stamp, tools=dict(listing.tools))
+            found[listing.server] = PinnedCatalog(pinned_at=now_ts(listing.ts), tools=dict(listing.tools))
     return found
 
 

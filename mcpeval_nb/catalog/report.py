@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..analysis.catalog import Source, catalog_drift, catalog_history, listings, open_source
 from ..analysis.usage import tool_clusters, tool_usage
+from ..clock import now_ts
 from ..probe.render import Format, FormatSet, json_text, lines_text, render
 
 __all__ = ["REPORT_FORMATS", "CatalogReport", "UsageReport", "catalog_report", "usage_report"]
@@ -27,7 +28,7 @@ _NO_USAGE = "no tool listed or called yet; capture a session through `mcpeval-nb
 
 def _cell(value: Any) -> Any:
     if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+        return now_ts(value)
     if isinstance(value, float):
         return None if math.isnan(value) else round(value, 4)
     if isinstance(value, list):

@@ -24,13 +24,13 @@ from ..analysis.catalog import (
 )
 from ..analysis.catalog_pins import CatalogPins, PinnedCatalog
 from ..analysis.usage import tool_usage
+from ..clock import now_ts
 
 __all__ = ["CatalogChange", "CatalogStatus", "DeadTool", "NewFlag", "ServerStatus", "catalog_status"]
 
 
 def _iso(when: dt.datetime | None) -> str | None:
-    return None if when is None else when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{when.microsecond // 1000:03d}Z"
+    return None if when is None else now_ts(when)
 
 
 @dataclass(frozen=True)

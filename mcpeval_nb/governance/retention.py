@@ -10,12 +10,11 @@ trimmed.  Without ``days`` (argument or ``config.json`` ``retention_days``) noth
 from __future__ import annotations
 
 import datetime as dt
-import re
 import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..clock import CLOCK
+from ..clock import CLOCK, is_day
 from ..errors import MCPEvalError
 from ..journal.read import iter_lines
 from ..limits import LOCK_TIMEOUT_S
@@ -71,19 +70,11 @@ class RetentionResult:
         return lines
 
 
-_DAY_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
 def journal_date(day: str) -> dt.date | None:
     """The calendar day a journal's name holds (``YYYY-MM-DD``), or None when it holds none: such a
     journal (``calls-unknown.jsonl``, ``calls-1.jsonl``, ``calls-20001130.jsonl``) cannot be dated, and
     retention never removes what it cannot date."""
-    if not _DAY_RE.fullmatch(day):
-        return None
-    try:
-        return dt.date.fromisoformat(day)
-    except ValueError:
-        return None
+    return dt.date.fromisoformat(day) if is_day(day) else None
 
 
 def configured_retention(root: RootLike = None) -> tuple[int | None, str]:
