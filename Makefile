@@ -57,8 +57,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# One pytest-xdist worker per core; each file runs whole on one worker (tests/conftest.py).
+# `make unit WORKERS=0` runs the suite in one process.
+WORKERS ?= auto
 unit: setup
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	MPLBACKEND=Agg $(PY) -m pytest -q -n $(WORKERS) --dist loadgroup --durations=25
 
 # The notebooks run top to bottom under nbval against a small demo capture root built first.
 NB_OUT := build/nbtest

@@ -1,4 +1,4 @@
-"""Shared fixtures: isolated capture roots and canary strings."""
+"""Shared fixtures: isolated capture roots and canary strings; how the suite splits over xdist workers."""
 
 from __future__ import annotations
 
@@ -50,8 +50,15 @@ def _orphans(since: float) -> list[tuple[int, str]]:
     return found
 
 
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[_STARTED] = _ticks_since_boot()
+    # Under pytest-xdist only the controller looks for orphans, once every worker has finished: a worker
+    # that finished first would stop a process another worker's test is still waiting for.
+    if not _is_xdist_worker(session.config):
+        session.config.stash[_STARTED] = _ticks_since_boot()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -75,3 +82,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 _STARTED = pytest.StashKey[float]()
+
+
+# -- how the suite splits over pytest-xdist workers (`make unit`: -n auto --dist loadgroup) ---------------
+# Every test runs on the worker that runs the rest of its file, in file order: module-scoped fixtures
+# (real servers, built stores) are built once, not once per worker. A test marked
+# ``pytest.mark.xdist_group("name")`` joins that group instead, wherever its file is: the group's tests
+# never run at the same time as each other (see docs/performance.md, "Tests in parallel").
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
