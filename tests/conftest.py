@@ -1,4 +1,4 @@
-"""Shared fixtures: isolated capture roots and canary strings; how the suite splits over xdist workers."""
+"""Shared fixtures: isolated capture roots and canary strings; the orphaned-process check."""
 
 from __future__ import annotations
 
@@ -82,19 +82,3 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 _STARTED = pytest.StashKey[float]()
-
-
-# -- how the suite splits over pytest-xdist workers (`make unit`: -n auto --dist loadgroup) ---------------
-# Every test runs on the worker that runs the rest of its file, in file order: module-scoped fixtures
-# (real servers, built stores) are built once, not once per worker. A test marked
-# ``pytest.mark.xdist_group("name")`` joins that group instead, wherever its file is: the group's tests
-# never run at the same time as each other (see docs/performance.md, "Tests in parallel").
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
