@@ -33,6 +33,7 @@ from typing import IO, Any
 from mcpeval_nb.testing.servers import many_tools
 
 GOAL_LIST_RATIO = 1.5
+LIST_WARMUP = 5
 
 
 def _frame(msg_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -158,15 +159,28 @@ def _report(transport: str, rows: Rows) -> list[str]:
     return failed
 
 
-def _records(home: str) -> tuple[int, set[int]]:
+def _check_records(home: str, *, listings: int, tools: int) -> list[str]:
+    """The capture roots hold one complete catalog record of every tool per listing through a shim with
+    catalog capture, and none through ``--no-catalog``; returns what is wrong."""
     journals = sorted(Path(home, "store").glob("catalogs-*.jsonl"))
     records = [json.loads(line) for p in journals for line in p.read_text().splitlines()]
-    return len(records), {len(r["tools"]) for r in records}
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_server.setdefault(record["server"], []).append(record)
+    catalog = by_server.pop("bench-catalog", [])
+    print(f"\ncatalog records: {len(catalog)} through the shims with catalog capture (expected {listings}), "
+          f"{sum(map(len, by_server.values()))} through --no-catalog (expected 0)")
+    wrong = [f"{len(catalog)} catalog records, expected {listings}"] if len(catalog) != listings else []
+    wrong += [f"a record of {len(r['tools'])} tools (complete={r['complete']}), expected {tools}"
+              for r in catalog if len(r["tools"]) != tools or not r["complete"]][:3]
+    wrong += [f"{len(rs)} catalog records from {name} (catalog capture off)"
+              for name, rs in by_server.items()]
+    return wrong
 
 
 def _transport(name: str, conns: dict[str, Client], args: argparse.Namespace) -> Rows:
     call = {"name": "tool_001", "arguments": {"query": "a short query"}}
-    cases = [(f"tools/list {args.tools}", lambda i: _frame(i, "tools/list"), args.lists, 5),
+    cases = [(f"tools/list {args.tools}", lambda i: _frame(i, "tools/list"), args.lists, LIST_WARMUP),
              ("small tools/call", lambda i: _frame(i, "tools/call", call), args.calls, 20)]
     rows = []
     for case, body_for, n, warmup in cases:
@@ -207,11 +221,11 @@ def main(argv: list[str] | None = None) -> int:
                 for proc in reversed(procs):
                     proc.terminate()
                     proc.wait(timeout=60)
-        count, sizes = _records(home)
-    print(f"\ncatalog records: {count} (tools per record: {sorted(sizes)}); goal: tools/list ratio <= "
-          f"{GOAL_LIST_RATIO}, small calls unchanged")
+        per_transport = args.lists + LIST_WARMUP
+        failed += _check_records(home, listings=per_transport * (1 if args.no_http else 2), tools=args.tools)
+    print(f"goal: tools/list ratio <= {GOAL_LIST_RATIO}, small calls unchanged")
     for line in failed:
-        print(f"goal missed: {line}")
+        print(f"failed: {line}")
     return 1 if failed else 0
 
 

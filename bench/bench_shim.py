@@ -10,9 +10,10 @@ a 1 MiB request frame (a 1 MiB string argument, small answer), a 1 MiB answer fr
 the 2026-07-28 revision's traffic (``bench/_modern.py``): a modern request (per-request ``_meta`` and a
 ``traceparent``) and a multi round-trip operation (``input_required``, then the retry with its
 ``requestState``), over stdio and, through ``mcpeval-nb shim-http``, over HTTP against a bare HTTP relay.
-Printed: p50/p95 round trips of each connection, the added latency (shim - direct) and the recording
-share (shim - relay) at each percentile.  Goals (issue 3): at most 0.5 ms added at p95 for small frames,
-2 ms for 1 MiB frames.
+Printed: p50/p95 round trips of each connection, the added latency (shim - direct), the recording share (shim
+- relay) and the shim's percentiles as ratios to each named baseline of the same run (``x direct`` = shim /
+direct, ``x relay`` = shim / bare relay), each goal with ``met`` or ``MISSED``. Goals (issue 3): at most 0.5
+ms added at p95 for small frames, 2 ms for 1 MiB frames.
 
 Then the hostile-load cases of issue 15 (``bench/_attacks.py``; ``--no-attacks`` skips them), each
 printed with its baseline and the ratio: unanswered requests (recorder RSS, stdio and shim-http), a
@@ -114,13 +115,26 @@ def _round_trip(frame_for: Callable[[int], bytes]) -> Callable[[Connection], flo
 
 def _print_rows(rows: list[tuple[str, int, dict[str, float]]]) -> None:
     print(f"{'case':<17} {'n':>4} {'direct p50/p95':>15} {'relay p50/p95':>15} {'shim p50/p95':>15} "
-          f"{'added p50/p95':>15} {'recording p50/p95':>18} {'goal p95':>8}")
+          f"{'added p50/p95':>15} {'recording p50/p95':>18} {'x direct':>11} {'x relay':>11} "
+          f"{'goal p95':>12}")
     for name, n, r in rows:
         cells = [f"{r[k + '_p50']:.3f}/{r[k + '_p95']:.3f}" for k in ("direct", "relay", "shim", "added",
                                                                      "recording")]
-        goal = f"{GOALS_MS[name]:>8.1f}" if name in GOALS_MS else f"{'-':>8}"
+        ratios = [f"{_ratio(r, 'p50', base)}/{_ratio(r, 'p95', base)}" for base in ("direct", "relay")]
         print(f"{name:<17} {n:>4} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15} {cells[3]:>15} {cells[4]:>18} "
-              f"{goal}")
+              f"{ratios[0]:>11} {ratios[1]:>11} {_goal(name, r):>12}")
+
+
+def _ratio(r: dict[str, float], q: str, base: str) -> str:
+    """The shim's percentile as a multiple of the named baseline's, from the same run."""
+    return f"{r[f'shim_{q}'] / r[f'{base}_{q}']:.2f}" if r[f"{base}_{q}"] > 0 else "-"
+
+
+def _goal(name: str, r: dict[str, float]) -> str:
+    """The case's p95 goal on the added latency and whether this run met it (``-`` without a goal)."""
+    if name not in GOALS_MS:
+        return "-"
+    return f"{GOALS_MS[name]:.1f} {'met' if r['added_p95'] <= GOALS_MS[name] else 'MISSED'}"
 
 
 def main(argv: list[str] | None = None) -> int:

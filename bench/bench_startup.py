@@ -42,9 +42,9 @@ GOAL_S = 0.5
 # cheap (no imports beyond sys/time/os, a string test per event) so it costs the command nothing.
 _HOOK = r"""
 import os, sys, time
-_mark, _want, _done = os.environ["BENCH_MARK"], os.environ["BENCH_EVENT"], [False]
+_mark, _want, _done, _pid = os.environ["BENCH_MARK"], os.environ["BENCH_EVENT"], [False], os.getpid()
 def _hook(event, args):
-    if _done[0]:
+    if _done[0] or os.getpid() != _pid:  # the command's own process only (not a forked recorder)
         return
     hit = False
     if _want == "spawn" and event == "subprocess.Popen":

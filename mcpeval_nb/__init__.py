@@ -19,6 +19,7 @@ import importlib
 import sys
 import typing
 
+from ._lazy import exports as _exports
 from ._version import __version__ as __version__
 
 if typing.TYPE_CHECKING:
@@ -234,6 +235,7 @@ if typing.TYPE_CHECKING:
     from .mock import load_profile as load_profile
     from .mock import mock_profile as mock_profile
     from .mock import parse_profile as parse_profile
+    from .mock import profile_schema_text as profile_schema_text
     from .mock import replay as replay
     from .mock import run_mock as run_mock
     from .mock import serve_mock as serve_mock
@@ -629,7 +631,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".mock": (
         "MockEngine", "MockOptions", "MockProfile", "MockServer", "load_profile", "mock_profile",
-        "ReplayReport", "parse_profile", "replay", "run_mock", "serve_mock",
+        "ReplayReport", "parse_profile", "profile_schema_text", "replay", "run_mock", "serve_mock",
     ),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),
     ".privacy": (
@@ -703,25 +705,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }
 
-#: public name -> its module, derived from ``_EXPORTS``
-_LAZY: dict[str, str] = {name: module for module, names in _EXPORTS.items() for name in names}
-
-__all__ = sorted([*_LAZY, "__version__"])
-
-
-def __getattr__(name: str) -> typing.Any:
-    """Load a public name from its module on first access."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """Public names included, loaded or not."""
-    return sorted(set(globals()) | set(__all__))
+_names, __getattr__, __dir__ = _exports(globals(), _EXPORTS)  # each name loads on first use (_lazy.py)
+__all__ = sorted([*_names, "__version__"])
 
 
 if "IPython" in sys.modules:  # in a notebook, tables render as tables (tables/html.py; cheap check)

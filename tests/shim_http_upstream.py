@@ -1,9 +1,10 @@
 """A small real upstream for shim-http tests: a threaded HTTP server on 127.0.0.1 with scripted answers.
 
 It answers POSTed JSON-RPC by the tool name or method: ``sse`` streams a notification and the response as
-SSE events, ``text`` answers a non-JSON body, ``huge`` answers a body over 8 MiB, ``redirect`` answers
-302, ``status`` answers 500 with a JSON-RPC error, notifications get an empty 202; anything else gets a
-JSON result.  Every request's method and headers are kept for inspection.
+SSE events, ``text`` answers a non-JSON body, ``huge`` answers a body over 8 MiB, ``redirect`` answers 302,
+``auth`` answers 401 with a ``WWW-Authenticate`` challenge naming the protected-resource metadata (served
+on GET, with the canary in it), ``status`` answers 500 with a JSON-RPC error, notifications get an empty
+202; anything else gets a JSON result. Every request's method and headers are kept for inspection.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.seen.append(("GET", dict(self.headers.items()), b""))
+        if self.path.startswith("/.well-known/oauth-protected-resource"):
+            document = {"resource": self.server.url, "authorization_servers": [f"https://{CANARY}.example/"],
+                        "scopes_supported": [CANARY]}
+            self._send(200, json.dumps(document).encode())
+            return
         events = [{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": CANARY}}]
         body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
         self._send(200, body, "text/event-stream")
@@ -73,6 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, f"plain {CANARY}".encode(), "text/plain")
         elif name == "huge":
             self._send(200, b"x" * (MAX_HTTP_BODY_BYTES + 1))
+        elif name == "auth":
+            origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+            challenge = (f'Bearer error="invalid_token", error_description="{CANARY}", '
+                         f'resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"')
+            self._send(401, b"", extra={"WWW-Authenticate": challenge})
         elif name == "redirect":
             self._send(302, b"", extra={"Location": "http://127.0.0.1:1/elsewhere"})
         elif name == "mrtr":

@@ -126,11 +126,18 @@ def test_no_canary_reaches_tables_analysis_charts_cli_or_the_envelope(
 def test_no_canary_of_2026_07_28_traffic_reaches_tables_analysis_charts_cli_otlp_or_the_envelope(
         root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from mcpeval_nb.testing.operations import operations_store
-    from tests.otlp_receiver import receiver
 
     operations_store(root, operations=30, seed=5)  # canaries in arguments, state, answers, task ids/results
     raw = b"".join(p.read_bytes() for p in sorted((root / "store").rglob("*.jsonl")))
     assert MARKER.encode() not in raw and b'"ext":{' in raw
+    leaks = [i for i, text in enumerate(_operation_view_outputs(root, tmp_path, capsys)) if MARKER in text]
+    assert leaks == [], f"canary in outputs #{leaks}"
+
+
+def _operation_view_outputs(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """Everything the operation view shows of a root: tables, analysis, charts, envelope, CLI, OTLP."""
+    from tests.otlp_receiver import receiver
+
     calls = me.open_store(root).calls
     outputs = [json.dumps(calls.to_pylist(), default=str)]
     for table in (me.latency_summary(calls), me.latency_summary(calls, value="server_ms"),
@@ -146,5 +153,74 @@ def test_no_canary_of_2026_07_28_traffic_reaches_tables_analysis_charts_cli_otlp
     with receiver() as collector:
         me.export_otlp(root, endpoint=collector.url, metrics_endpoint=collector.url)
     outputs += [str(message) for message in collector.traces + collector.metrics]
-    leaks = [i for i, text in enumerate(outputs) if MARKER in text]
+    return outputs
+
+
+def test_no_header_value_of_either_direction_through_shim_http_reaches_the_store_or_any_output(
+        root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Header values are payload (issue 26): request headers the client sends (Cookie, Authorization,
+    ``Mcp-Param-*``, a disagreeing ``Mcp-Name``/``Mcp-Method``, ``tracestate``, ``baggage``, a malformed
+    ``traceparent``, a bogus ``MCP-Protocol-Version``, ``Mcp-Session-Id``) and response headers the server
+    sends (``Set-Cookie``, a private header, a ``WWW-Authenticate`` challenge, the protected-resource
+    metadata document) are relayed both ways and none of their values is journaled or shown."""
+    from mcpeval_nb import HTTPShim, HTTPShimOptions
+    from tests.shim_helpers import journal, wait_for
+    from tests.shim_http_upstream import upstream
+
+    secret = f"{MARKER}-header-7a41"
+    with upstream() as up, HTTPShim(HTTPShimOptions(server="demo", listen="127.0.0.1:0", upstream=up.url,
+                                                    root=root, session="s1")) as shim:
+        host = f"127.0.0.1:{shim.address[1]}"
+        sent = _header_canary_requests(host, secret)
+        answers = [_http(shim.address, request) for request in sent]
+        assert wait_for(lambda: shim.recorder.written + shim.recorder.failed >= 3)
+    arrived = [{k.lower(): v for k, v in headers.items()} for _method, headers, _body in up.seen]
+    assert all(h.get("x-client-private") == secret and h.get("cookie") == f"c={secret}"
+               for h in arrived), "the request headers reach the server unchanged"
+    assert arrived[0]["mcp-param-region"] == secret and arrived[1]["mcp-name"] == secret
+    assert all(f"secret={MARKER}".encode() in a for a in answers[:3]), "Set-Cookie is relayed"
+    assert b"401" in answers[2].split(b"\r\n", 1)[0] and f'error_description="{MARKER}'.encode() in answers[2]
+    assert f"{host}/.well-known/oauth-protected-resource/mcp".encode() in answers[2], "the challenge moved"
+    assert MARKER.encode() in answers[3], "the metadata document is relayed"
+    first, mismatched, refused = journal(root)
+    assert [r["tool"] for r in (first, mismatched, refused)] == ["lookup", "lookup", "auth"]
+    assert first["ext"]["trace_id"] == "0af7651916cd43dd8448eb211c80319c" and "flags" not in first["ext"]
+    assert mismatched["ext"]["flags"] == ["header-mismatch"] and "trace_id" not in mismatched["ext"]
+    assert refused["error"]["code"] == "capture-exchange-ended"  # a 401 carries no JSON-RPC answer
+    raw = b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+    assert MARKER.encode() not in raw
+    leaks = [i for i, text in enumerate(_operation_view_outputs(root, tmp_path, capsys)) if MARKER in text]
     assert leaks == [], f"canary in outputs #{leaks}"
+
+
+def _header_canary_requests(host: str, secret: str) -> list[bytes]:
+    def post(msg_id: int, tool: str, headers: dict[str, str]) -> bytes:
+        body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": {
+            "name": tool, "arguments": {"q": "x"}}}).encode()
+        base = {"Host": host, "Content-Type": "application/json", "Content-Length": str(len(body)),
+                "Accept": "application/json, text/event-stream", "Cookie": f"c={secret}",
+                "X-Client-Private": secret, "Authorization": f"Bearer {secret}", "Mcp-Session-Id": secret,
+                "tracestate": f"v={secret}", "baggage": f"user={secret}", **headers}
+        lines = "".join(f"{k}: {v}\r\n" for k, v in base.items())
+        return f"POST /mcp HTTP/1.1\r\n{lines}\r\n".encode() + body
+
+    trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    return [post(1, "lookup", {"Mcp-Method": "tools/call", "Mcp-Name": "lookup", "Mcp-Param-Region": secret,
+                               "MCP-Protocol-Version": "2026-07-28", "traceparent": trace}),
+            post(2, "lookup", {"Mcp-Method": secret, "Mcp-Name": secret, "MCP-Protocol-Version": secret,
+                               "traceparent": f"00-{secret}-01"}),
+            post(3, "auth", {}),
+            f"GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {host}\r\n"
+            f"Cookie: c={secret}\r\nX-Client-Private: {secret}\r\n\r\n".encode()]
+
+
+def _http(address: tuple[str, int], request: bytes) -> bytes:
+    """Send one raw request to the shim, read the whole response (it closes the connection)."""
+    import socket
+
+    with socket.create_connection(address, timeout=20) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)

@@ -49,6 +49,11 @@ def test_usage_marks_dead_tools_with_the_tokens_every_session_pays(store: me.Sto
     assert notes == sorted(f"dead: {n} tokens a session" for n in dead.values())
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[-2:] == ["translate_page", "export_pdf"]  # dead tools on top
+    ax.figure.canvas.draw()  # what a reader sees: notes inside the plot, the legend over no label
+    frame, legend = ax.get_window_extent(), ax.get_legend().get_window_extent()
+    assert all(frame.contains(*t.get_window_extent().min) and frame.contains(*t.get_window_extent().max)
+               for t in ax.texts)
+    assert not legend.overlaps(ax.xaxis.label.get_window_extent()) and not legend.overlaps(frame)
     plt.close(ax.figure)
 
 

@@ -94,3 +94,17 @@ def test_every_help_ends_with_an_example(path: tuple[str, ...]) -> None:
     assert example and all(line.startswith("mcpeval-nb ") for line in example)
     if path:
         assert example[0].startswith("mcpeval-nb " + " ".join(path))
+
+
+def test_every_command_is_found_in_its_home_module_alone() -> None:
+    """``mcpeval-nb X`` imports X's module only (COMMAND_HOMES): the table names each command's module."""
+    import importlib
+
+    from mcpeval_nb import cli as cli_package
+
+    modules = {n: importlib.import_module(f"mcpeval_nb.cli.{n}") for n in cli_package.COMMAND_MODULES}
+    declared = {command.name: name for name, module in modules.items() for command in module.COMMANDS}
+    assert declared == cli_package.COMMAND_HOMES
+    schemas = {command.name: name for name, module in modules.items()
+               for command in getattr(module, "SCHEMA_COMMANDS", ())}
+    assert schemas == cli_package.SCHEMA_HOMES

@@ -86,3 +86,17 @@ def test_a_baseline_outside_the_grammar_is_refused_by_place(tmp_path: Path, text
 def test_a_directory_without_results_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(me.DocumentError, match=r"no conformance checks\.json"):
         me.read_conformance_results(tmp_path)
+
+
+def test_check_ids_with_a_dollar_sign_are_read_and_baselined(tmp_path: Path) -> None:
+    """The suite's json-schema-2020-12 scenario names checks after keywords (``...-$defs``): a full run's
+    results were refused before."""
+    out = tmp_path / "results"
+    _result(out, "server-json-schema-2020-12", [("json-schema-2020-12-$schema", "SUCCESS"),
+                                                ("json-schema-2020-12-$defs", "FAILURE")])
+    baseline = tmp_path / "baseline.yml"
+    baseline.write_text("server:\n  - json-schema-2020-12:json-schema-2020-12-$defs\n", encoding="utf-8")
+    judged = me.judge_conformance(me.read_conformance_results(out), me.load_conformance_baseline(baseline))
+    verdicts = {cid: v for _, checks in judged.scenarios for cid, v in checks}
+    assert verdicts == {"json-schema-2020-12-$schema": "passed", "json-schema-2020-12-$defs": "expected"}
+    assert judged.exit_code == 0 and "$defs" in me.render(judged, "junit")

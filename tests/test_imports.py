@@ -31,6 +31,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("probe", "scale"),                         # probing; the engines
     ("catalog", "sizes", "triage"),             # over probe: catalogs, result sizes, findings
     ("gates", "review", "serve", "configuration"),  # over them: gates, doctor/share, serve, config
+    ("mock",),                                  # the recorded-behaviour mock and replay (on serve's rpc)
     ("", "testing"),                            # the public package; fixtures
     ("charts",),                                # pictures, over the public package
     ("cli", "widgets", "demo"),                 # front ends (panels draw with charts)

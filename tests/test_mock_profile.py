@@ -97,6 +97,16 @@ def test_the_document_follows_the_published_schema_and_round_trips(profile: me.M
     assert me.parse_profile(document).outcomes.equals(profile.outcomes)
 
 
+def test_schema_mock_profile_prints_the_published_schema_a_written_profile_follows(profile: me.MockProfile,
+                                                                                  tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "schema", "mock-profile"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == packaged_schema("mock-profile")
+    written = json.loads(profile.write(tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert not list(SchemaChecker(json.loads(done.stdout)).iter_errors(written))
+
+
 def test_a_written_profile_passes_the_redaction_check_of_doctor(profile: me.MockProfile,
                                                                tmp_path: Path) -> None:
     path = profile.write(tmp_path / "p.json")

@@ -33,16 +33,28 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def spans_of(url: str, project: str, want: int) -> Any:
+def spans_of(url: str, project: str, want: int, *, stall_s: float = 120.0) -> Any:
+    """The project's spans once ``want`` have arrived, waiting for as long as Phoenix makes progress (its
+    span count grows) and giving up after ``stall_s`` without any: a loaded machine is slow, never stuck.
+    A query that times out (the client's default is 5 s; a 400-span query took longer at load 17) is
+    asked again with a longer timeout."""
+    import httpx
     from phoenix.client import Client
 
     client = Client(base_url=url)
-    deadline = time.monotonic() + 30
-    while True:
-        frame = client.spans.get_spans_dataframe(project_identifier=project, limit=100_000)
-        if len(frame) >= want or time.monotonic() > deadline:
+    frame, seen, since = None, -1, time.monotonic()
+    while time.monotonic() - since < stall_s:
+        try:
+            frame = client.spans.get_spans_dataframe(project_identifier=project, limit=100_000, timeout=60)
+        except httpx.TimeoutException:
+            continue
+        if len(frame) >= want:
             return frame
+        if len(frame) != seen:
+            seen, since = len(frame), time.monotonic()
         time.sleep(0.5)
+    assert frame is not None, "Phoenix answered no span query"
+    return frame
 
 
 def test_each_call_record_is_one_span_with_its_journal_values(phoenix: str, tmp_path: Path) -> None:

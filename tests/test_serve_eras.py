@@ -5,6 +5,8 @@ the official SDK client (legacy, auto, 2026-07-28) and this package's own client
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.transport import HttpTarget, McpSession
 from mcpeval_nb.transport.negotiate import open_session
+from tests.processes import stop
 from tests.serve_support import request, sdk, serving
 
 MODERN = "2026-07-28"
@@ -151,3 +154,24 @@ def test_allow_spawn_lists_the_same_tools_in_both_eras(tmp_path: Path) -> None:
 
 async def _names(client: Any) -> list[str]:
     return [t.name for t in (await client.list_tools()).tools]
+
+
+def test_the_serve_command_answers_the_sdk_client_in_every_mode(tmp_path: Path) -> None:
+    """``mcpeval-nb serve`` as a process (the command a user runs), not the in-process server."""
+    proc = subprocess.Popen([sys.executable, "-m", "mcpeval_nb", "serve", "--listen", "127.0.0.1:0", "--root",
+                             str(tmp_path / "root")], stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        url = proc.stderr.readline().strip().rsplit(" ", 1)[-1]
+        assert url.startswith("http://127.0.0.1:"), url
+        for mode, version in (("legacy", "2025-06-18"), ("auto", MODERN), (MODERN, MODERN)):
+            got = sdk(url, _version_and_names, mode=mode)
+            assert got[0] == version and "list_findings" in got[1], mode
+    finally:
+        stop(proc)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+async def _version_and_names(client: Any) -> tuple[str, list[str]]:
+    return client.protocol_version, await _names(client)

@@ -42,7 +42,7 @@ def test_a_notification_burst_through_the_shim_is_recorded_completely(root: Path
 
 @pytest.mark.parametrize("cls", [ForkedRecorder, Recorder])
 def test_a_recorder_that_keeps_making_progress_is_drained_past_any_fixed_deadline(
-        root: Path, cls: type[Recorder]) -> None:
+        root: Path, cls: type[Recorder | ForkedRecorder]) -> None:
     """The journal lock is held six times for 1 s, each time given back only until the recorder has
     written another seventh of the records: the drain lasts at least 6 s, longer than its 5 s stall
     window, and every record is written, so only the recorder's progress can have kept the drain going
@@ -51,7 +51,8 @@ def test_a_recorder_that_keeps_making_progress_is_drained_past_any_fixed_deadlin
     holds, hold_s, stall_s, frames = 6, 1.0, 5.0, 100000
     path = calls_path(root, now_ts()[:10])
     path.parent.mkdir(parents=True, exist_ok=True)
-    recorder = cls(root=root, correlator=_correlator(root))
+    recorder = ForkedRecorder(root=root, correlator=lambda: _correlator(root)) if cls is ForkedRecorder \
+        else Recorder(root=root, correlator=_correlator(root))
     with open(path, "ab") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         _feed(recorder, [Frame("inbound", NOTE) for _ in range(frames)])
@@ -82,7 +83,7 @@ def test_a_forked_recorder_shows_progress_with_every_frame_not_every_read(root: 
     notifications lost at load 16).  Watched while it drains 60,000 frames (7 reads of the pipe), its
     heartbeat moves far more often than once per read."""
     frames = 60000
-    recorder = ForkedRecorder(root=root, correlator=_correlator(root))
+    recorder = ForkedRecorder(root=root, correlator=lambda: _correlator(root))
     _feed(recorder, [Frame("inbound", NOTE) for _ in range(frames)])
     seen: set[int] = set()
     closing = threading.Thread(target=lambda: seen.add(-1 if recorder.close() else -2))
@@ -104,7 +105,7 @@ def test_a_forked_recorder_stopped_mid_read_reports_exactly_the_frames_it_lost(
     lost too)."""
     frames = 60000
     path = calls_path(root, now_ts()[:10])
-    recorder = ForkedRecorder(root=root, correlator=_correlator(root))
+    recorder = ForkedRecorder(root=root, correlator=lambda: _correlator(root))
     _feed(recorder, [Frame("inbound", NOTE) for _ in range(frames)])
     assert wait_progressing(lambda: path.exists() and path.read_bytes().count(b"\n"),
                             lambda lines: lines >= 3 * 512)
@@ -119,7 +120,7 @@ def test_a_forked_recorder_stopped_mid_read_reports_exactly_the_frames_it_lost(
     assert len(journal(root)) == written
 
 
-def _feed(recorder: Recorder, frames: list[Frame]) -> None:
+def _feed(recorder: Recorder | ForkedRecorder, frames: list[Frame]) -> None:
     """Hand frames over as the forwarders do: submitted, then forwarded."""
     for frame in frames:
         recorder.submit(frame)
@@ -140,7 +141,7 @@ def _journal_locked(root: Path) -> Iterator[None]:
 
 def test_a_stalled_forked_recorder_is_stopped_and_every_frame_it_never_recorded_is_counted(
         root: Path, capfd: pytest.CaptureFixture[str]) -> None:
-    recorder = ForkedRecorder(root=root, correlator=_correlator(root))
+    recorder = ForkedRecorder(root=root, correlator=lambda: _correlator(root))
     with _journal_locked(root):
         _feed(recorder, [Frame("inbound", NOTE) if i < 100 else Frame("outbound", call(i, "t", note=CANARY))
                          for i in range(150)])

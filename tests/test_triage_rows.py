@@ -32,13 +32,15 @@ from mcpeval_nb.triage.rows import (
 
 from .triage_support import build
 
-#: SPEC 12.2's issue fields as index.db has always stored them (name, type, NOT NULL).
+#: SPEC 12.2's issue fields as index.db stores them (name, type, NOT NULL); ``severity`` since
+#: checkpoint version 3 (the reference tool reads it).
 ISSUES = [("id", "INTEGER", 0), ("finding_id", "TEXT", 1), ("server", "TEXT", 0), ("tool", "TEXT", 0),
           ("err_code", "TEXT", 0), ("err_codes", "TEXT", 1), ("err_template_id", "TEXT", 0),
           ("failures", "INTEGER", 1), ("calls", "INTEGER", 1), ("sessions", "INTEGER", 1),
           ("last_seen", "TEXT", 0), ("last_seen_ms", "INTEGER", 1), ("cost", "REAL", 1),
           ("blast", "INTEGER", 1), ("rate", "REAL", 1), ("confidence", "REAL", 1), ("recency", "REAL", 1),
-          ("score", "REAL", 1), ("threshold", "REAL", 1), ("class", "TEXT", 1), ("retryable", "INTEGER", 0),
+          ("score", "REAL", 1), ("threshold", "REAL", 1), ("severity", "TEXT", 1), ("class", "TEXT", 1),
+          ("retryable", "INTEGER", 0),
           ("annotated", "INTEGER", 1), ("args", "TEXT", 0), ("promoted_at", "INTEGER", 1),
           ("since_ms", "INTEGER", 0), ("until_ms", "INTEGER", 0)]
 

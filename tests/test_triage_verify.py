@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,13 @@ def test_a_fixed_tool_walks_the_lifecycle_to_closed_and_a_red_run_reopens(root: 
     assert {h["probe_id"] for h in history} == {"repeat-read"}
     severity = next(r for r in me.findings(root).to_pylist() if r["finding_id"] == finding)["severity"]
     assert severity in ("low", "medium", "high")
+    db = sqlite3.connect(root / "index.db")  # the reference tool reads the lifecycle there (SPEC 12.4)
+    assert db.execute("SELECT state, probe_id, consecutive_passes FROM finding_lifecycle "
+                      "WHERE finding_id = ?", (finding,)).fetchone() == ("open", "repeat-read", 0)
+    assert [p for (p,) in db.execute("SELECT passed FROM probe_history WHERE finding_id = ? ORDER BY id",
+                                     (finding,))] == [0, 1, 1, 1, 0]
+    stored = db.execute("SELECT severity FROM issues WHERE finding_id = ?", (finding,)).fetchone()
+    assert stored == (severity,)
 
 
 def test_the_cli_verify_lines_and_exit_codes(root: Path, tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -
     panel.server.value = "inv"
     assert panel.wait(60)
     assert {t[0] for t in panel.state.tools} == {"inv"} and panel.state.dead == []
+    assert 'class="mcpeval-dead-none"' in panel.details.value and "mcpeval-dead\"" not in panel.details.value
     panel.server.value = ""
     assert panel.wait(60)
     assert {t[0] for t in panel.state.tools} == {"generated-docs", "inv"}
@@ -61,3 +62,6 @@ def test_an_empty_root_says_so_and_draws_the_empty_pictures(tmp_path: Path) -> N
     assert panel.wait(60)
     assert panel.state.status == "0 tool(s) listed now, 0 change(s), 0 flagged, 0 dead"
     assert bytes(panel.chart.value).startswith(b"\x89PNG")
+    for section in ("catalog", "drift", "dead", "clusters"):  # each says why it is empty, no bare header
+        assert f'class="mcpeval-{section}-none"' in panel.details.value
+    assert "<table" not in panel.details.value

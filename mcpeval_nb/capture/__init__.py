@@ -9,6 +9,17 @@ they write only sanitised records.
 
 from __future__ import annotations
 
-from .correlate import Correlator, classify_frame
+from typing import TYPE_CHECKING
 
-__all__ = ["Correlator", "classify_frame"]
+from .._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from .correlate import Correlator as Correlator
+    from .correlate import classify_frame as classify_frame
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".correlate": ("Correlator", "classify_frame"),
+}
+
+__all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
+

@@ -6,6 +6,15 @@ interface but ships each frame, once forwarded (bounded wait), through a pipe to
 any other thread or pipe exists; the child correlates and appends in arrival order and exits at end of
 input.  The shim process itself only forwards and ships (``os.writev``, no parsing).
 
+Start-up: the shim starts its server as soon as the child is forked.  The child makes the correlator
+and warms up (imports everything recording needs, builds the URL suffix table, runs a throwaway
+correlator through every path) while the server starts, so none of it delays the server and the first
+records cost what later ones cost.  That is safe because the shim forks before it runs any other thread:
+the child holds no lock another thread took.  A process that already runs threads (a notebook kernel)
+makes and warms up the correlator before forking instead, as before; either way nothing is imported
+after the fork that was not loaded by then in the process that runs it.  The child counts its warm-up
+steps where ``close`` sees them, so a slow start is progress, not a stall.
+
 The child appends in batches (everything one read of the pipe brought, at most ``BATCH_RECORDS`` per
 write) and publishes two things in memory shared with the parent, frame by frame: a heartbeat (frames
 it has taken in) and, per direction, the frames it has *settled* (every record they produced is
@@ -29,13 +38,19 @@ import os
 import signal
 import struct
 import sys
+import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .correlate import Correlator
 from .frames import grow_pipe
+from .handoff import STALL_S, Frame, FrameQueue, frames_summary, wait_progress
 from .oversized import Glimpse
-from .recorder import STALL_S, Frame, Recorder, RecordSink, frames_summary, wait_progress
+
+if TYPE_CHECKING:
+    from .correlate import Correlator
+    from .sink import RecordSink
 
 __all__ = ["ForkedRecorder"]
 
@@ -43,22 +58,31 @@ _HEADER = struct.Struct("!BBqqII")
 _HEAD_LEN = struct.Struct("!I")
 _DIRECTIONS = ("outbound", "inbound", "end")
 _PROGRESS = struct.Struct("!QQQQ")  # frames settled by the child, per direction; then frames taken in
+_WARM = struct.Struct("!Q")  # after them: the child's warm-up steps done
 _READ_BYTES = 1 << 20
 
 
-def _prewarm(correlator: Correlator) -> None:
-    """Import and build everything the child will need (lazy imports must not happen after a fork)."""
+def _prewarm(correlator: Correlator, step: Callable[[], None] = lambda: None) -> None:
+    """Import and build everything recording needs, on a throwaway correlator (its records go nowhere);
+    ``step`` is called after each part."""
+    from .correlate import Correlator
+    from .sink import RecordSink  # noqa: F401  (the child's sink: loaded now, with the journal writer)
+
+    step()
     warm = Correlator(server=correlator.server, session="warm", salt=b"\0" * 32)
     listing = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
     warm.on_outbound(listing)
     warm.on_inbound(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{}}]}}')
     if warm.catalog is not None:  # the catalog record's whole build path
         warm.catalog.drain()
+    step()
     warm.on_outbound(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":'
                      b'{"u":"https://www.example.com/","i":"0be9b59c-af70-47b0-9169-d9de92330600","n":1.5}}}')
+    step()
     warm.on_inbound(b'{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"gone 42"}}')
     warm.on_inbound(b"not json")
     warm.oversized("inbound", Glimpse(head=b'{"result":{', tail=b'},"id":3}\n'))
+    step()
 
 
 def _encode(frame: Frame) -> list[bytes]:
@@ -75,33 +99,40 @@ def _encode(frame: Frame) -> list[bytes]:
     return [header, scope, payload]
 
 
-class ForkedRecorder(Recorder):
-    """``Recorder`` whose correlation and journal writes run in a forked child process.
+class ForkedRecorder(FrameQueue):
+    """A frame queue whose correlation and journal writes run in a forked child process (the
+    ``Recorder`` interface: ``submit``, ``close``).
 
     Create it before starting any thread or opening any pipe the child must not hold.
 
     Args:
         root: the capture root.
-        correlator: the correlator (the child's copy is the one that is used).
+        correlator: makes the correlator; called once: in the child, or here before the fork when this
+            process already runs other threads (the module docstring says why).
     """
 
-    def __init__(self, *, root: Path, correlator: Correlator) -> None:
-        _prewarm(correlator)
+    def __init__(self, *, root: Path, correlator: Callable[[], Correlator]) -> None:
+        make, warm = correlator, True
+        if threading.active_count() > 1:  # another thread may hold an import lock the child would copy
+            made = correlator()
+            _prewarm(made)
+            make, warm = (lambda: made), False
         read_fd, self._ship_fd = os.pipe()
         grow_pipe(self._ship_fd)
-        self._progress = mmap.mmap(-1, _PROGRESS.size)  # anonymous and shared: the child counts here
+        # anonymous and shared: the child counts here
+        self._progress = mmap.mmap(-1, _PROGRESS.size + _WARM.size)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         self._pid = os.fork()
         if self._pid == 0:  # the child: never returns
             os.close(self._ship_fd)
-            _child(read_fd, root, correlator, self._progress)
+            _child(read_fd, root, make, self._progress, warm=warm)
         os.close(read_fd)
         self._broken = False
         self._reaped = False
         self._submitted: Counter[str] = Counter()
-        super().__init__(root=root, correlator=correlator)
+        super().__init__()
 
     def _run(self) -> None:  # the parent's shipper thread
         try:
@@ -124,7 +155,7 @@ class ForkedRecorder(Recorder):
                     rest = rest[os.write(self._ship_fd, rest):]
         except OSError:
             self._broken = True
-            self.sink.warn("the recorder process ended; the rest of this capture is not journaled")
+            self.warn("the recorder process ended; the rest of this capture is not journaled")
 
     @property
     def pid(self) -> int:
@@ -141,8 +172,9 @@ class ForkedRecorder(Recorder):
 
     def progress(self) -> int:
         """What ``close`` watches: frames shipped, plus frames the child took in and settled (it moves
-        with every frame the child handles)."""
-        return self.done + self.taken_in() + sum(self._recorded().values())
+        with every frame the child handles), plus the child's warm-up steps."""
+        warm = int(_WARM.unpack_from(self._progress, _PROGRESS.size)[0])
+        return self.done + self.taken_in() + sum(self._recorded().values()) + warm
 
     def _child_alive(self) -> bool:
         if not self._reaped and os.waitpid(self._pid, os.WNOHANG)[0]:
@@ -159,19 +191,17 @@ class ForkedRecorder(Recorder):
             True when every frame was recorded; otherwise the frames that were not are reported on
             stderr by direction, and False.
         """
-        with self._cond:
-            self._queue.append(None)
-            self._cond.notify_all()
+        self._end()
         if not wait_progress(self._child_alive, self.progress, stall_s):
             with contextlib.suppress(OSError):
                 os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
             self._reaped = True
-            self.sink.warn(f"the recorder process made no progress for {stall_s:g} s and was stopped")
+            self.warn(f"the recorder process made no progress for {stall_s:g} s and was stopped")
         self._thread.join()  # the child is gone: the shipper drains what is left without shipping it
         lost = self._submitted - self._recorded()
         if lost:
-            self.sink.warn(frames_summary(lost))
+            self.warn(frames_summary(lost))
         return not lost
 
 
@@ -252,10 +282,22 @@ def _record_all(sink: RecordSink, buf: bytearray, tally: _Tally) -> int:
     return pos
 
 
-def _child(read_fd: int, root: Path, correlator: Correlator, progress: mmap.mmap) -> None:
+def _child(read_fd: int, root: Path, make: Callable[[], Correlator], progress: mmap.mmap, *,
+           warm: bool) -> None:
     code = 0
     try:
         _isolate(read_fd)
+        steps = [0]
+
+        def step() -> None:  # the warm-up is progress for close()
+            steps[0] += 1
+            _WARM.pack_into(progress, _PROGRESS.size, steps[0])
+
+        correlator = make()
+        if warm:
+            _prewarm(correlator, step)
+        from .sink import RecordSink
+
         sink = RecordSink(root=root, correlator=correlator, warn=_warn_fd2)
         buf, tally = bytearray(), _Tally(progress)
         while chunk := os.read(read_fd, _READ_BYTES):

@@ -24,18 +24,21 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..root import Root, RootLike
-from .catalog import recorded_names
-from .correlate import Correlator
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
+from .handoff import Frame, FrameQueue
 from .oversized import Glimpse
-from .recorder import Frame, Recorder
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
+
+if TYPE_CHECKING:
+    from .correlate import Correlator
 
 __all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
 
@@ -79,7 +82,7 @@ class _Session:
     its wake-up pipe, so no descriptor is closed under a thread that is using it.
     """
 
-    def __init__(self, options: ShimOptions, proc: subprocess.Popen[bytes], recorder: Recorder) -> None:
+    def __init__(self, options: ShimOptions, proc: subprocess.Popen[bytes], recorder: FrameQueue) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self.options = options
         self.proc = proc
@@ -249,6 +252,21 @@ class _Session:
                 wake.close()
 
 
+def _correlator_maker(options: ShimOptions, root: Path, salt: bytes,
+                      session: str) -> Callable[[], Correlator]:
+    """The shim's correlator, made where it is used (the recorder child): nothing that parses or records
+    is imported before the server starts."""
+
+    def make() -> Correlator:
+        from .catalog import recorded_names
+        from .correlate import Correlator
+
+        return Correlator(server=options.server, session=session, salt=salt, catalog=options.catalog,
+                          known_names=lambda: recorded_names(root))
+
+    return make
+
+
 def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = None) -> int:
     """Run the stdio shim until the server exits.
 
@@ -272,12 +290,17 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     root, salt = home.path, home.salt()
     announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
-    correlator = Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt,
-                            catalog=options.catalog, known_names=lambda: recorded_names(root))
+    correlator = _correlator_maker(options, root, salt, session or str(uuid.uuid4()))
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
-    # never hold this process's interpreter lock while a frame waits to be forwarded.
-    recorder: Recorder = ForkedRecorder(root=root, correlator=correlator) if hasattr(os, "fork") else \
-        Recorder(root=root, correlator=correlator)
+    # never hold this process's interpreter lock while a frame waits to be forwarded; the child makes
+    # the correlator and loads what recording needs while the server starts.
+    recorder: FrameQueue
+    if hasattr(os, "fork"):
+        recorder = ForkedRecorder(root=root, correlator=correlator)
+    else:
+        from .recorder import Recorder
+
+        recorder = Recorder(root=root, correlator=correlator())
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0001)  # the forwarding threads get the interpreter lock back quickly
     try:

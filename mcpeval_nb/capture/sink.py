@@ -13,7 +13,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import dataclasses
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from ..journal import append_record, append_records
 from ..privacy.catalog import CatalogRecord
 from ..privacy.records import CallRecord
 from .correlate import Correlator, classify_frame
+from .handoff import counted, stderr_warning
 from .oversized import Glimpse
 from .wire import HttpFacts
 
@@ -76,11 +76,6 @@ def loss_summary(lost: Counter[str]) -> str:
     return f"{counted(sum(lost.values()), 'record')} not journaled ({parts}{extra})"
 
 
-def counted(n: int, noun: str) -> str:
-    """``1 record was`` / ``7 records were``."""
-    return f"{n} {noun} was" if n == 1 else f"{n} {noun}s were"
-
-
 class RecordSink:
     """Correlate frames and append the records they complete, in call order, in batches.
 
@@ -97,7 +92,7 @@ class RecordSink:
         self.correlator = correlator
         self.written = 0
         self.lost: Counter[str] = Counter()
-        self.warn = warn or _stderr_warning
+        self.warn = warn or stderr_warning
         self._warnings = 0
         self._batch: list[Captured] = []
         self._writing: list[Captured] = []
@@ -230,11 +225,3 @@ class RecordSink:
         self._warnings += 1
         if self._warnings <= _MAX_WARNINGS:
             self.warn(message)
-
-
-def _stderr_warning(message: str) -> None:
-    try:
-        sys.stderr.write(f"mcpeval-nb capture: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass

@@ -12,7 +12,7 @@ from . import _kit as kit
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["plot_catalog_timeline", "plot_tool_transitions", "plot_tool_usage"]
+__all__ = ["plot_catalog_timeline", "plot_tool_transitions", "plot_tool_usage", "usage_height"]
 
 #: Marker and colour of each drift change kind.
 _CHANGE_STYLE = {"added": ("P", "#4c9a5b"), "removed": ("X", "#c8553d"), "renamed": ("s", "#9a6700"),
@@ -69,6 +69,11 @@ def plot_catalog_timeline(drift: Any, *, history: Any = None, ax: Axes | None = 
     return ax
 
 
+def usage_height(rows: int) -> float:
+    """The figure height in inches that gives each of ``rows`` tools of ``plot_tool_usage`` room to read."""
+    return max(3.0, 1.4 + 0.28 * rows)
+
+
 def plot_tool_usage(usage: Any, *, ax: Axes | None = None, top: int = 30) -> Axes:
     """Sessions that listed each tool against sessions that called it; the verdict colours the calls bar
     and dead tools are labelled with the context tokens every session pays for them.
@@ -83,38 +88,38 @@ def plot_tool_usage(usage: Any, *, ax: Axes | None = None, top: int = 30) -> Axe
     """
     import numpy as np
 
-    ax = kit.axes(ax)
     frame = kit.frame(usage)
     order = {"dead": 0, "rare": 1, "insufficient-evidence": 2, "used": 3}
     frame = frame.assign(_order=frame["verdict"].map(order)).sort_values(
         ["_order", "listed_sessions"], ascending=[True, False], kind="stable").head(top).iloc[::-1]
+    ax = kit.axes(ax, size=(8, usage_height(len(frame))))
     many = frame["server"].nunique() > 1
     labels = [f"{s}/{t}" if many else str(t) for s, t in zip(frame["server"], frame["tool"], strict=True)]
     ys = np.arange(len(frame))
     dead = (frame["verdict"] == "dead").to_numpy()
     listed = frame["listed_sessions"].to_numpy(dtype=float)
-    ax.barh(ys[~dead], listed[~dead], color="#eaeef2", edgecolor="#afb8c1", label="sessions that listed it")
+    ax.barh(ys[~dead], listed[~dead], color="#eaeef2", edgecolor="#afb8c1", label="listed")
     if dead.any():
         ax.barh(ys[dead], listed[dead], color="#fbe3df", edgecolor=_VERDICT_COLOURS["dead"],
-                label="listed, never called (dead)")
+                label="listed, never called: dead")
     for verdict, colour in _VERDICT_COLOURS.items():
         mask = (frame["verdict"] == verdict).to_numpy() & (frame["called_sessions"].to_numpy() > 0)
         if mask.any():
             ax.barh(ys[mask], frame["called_sessions"].to_numpy(dtype=float)[mask], height=0.5, color=colour,
-                    label=f"sessions that called it ({verdict})")
+                    label=f"called: {verdict}")
     for y, (_, r) in zip(ys, frame.iterrows(), strict=True):
         if r["verdict"] == "dead":
             tokens = r["catalog_tokens"]
             known = tokens is not None and tokens == tokens  # NaN when never listed
             note = f"dead: {int(tokens)} tokens a session" if known else "dead"
-            ax.annotate(note, (float(r["listed_sessions"]), y), xytext=(4, 0), textcoords="offset points",
+            ax.annotate(note, (0.0, y), xytext=(4, 0), textcoords="offset points",  # inside its bar
                         va="center", fontsize="small", color=_VERDICT_COLOURS["dead"])
     ax.set_yticks(ys, labels)
-    ax.set_xlabel("sessions")
+    ax.set_xlabel("sessions that listed / called the tool")
     ax.set_title("tools listed and called")
     if len(frame):
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncols=2, fontsize="small")
-        ax.set_xlim(0, float(frame["listed_sessions"].max()) * 1.35 + 1)
+        kit.legend_outside(ax)
+        ax.set_xlim(0, float(frame["listed_sessions"].max()) * 1.05 + 1)
     else:
         kit.empty(ax, "tools")
     return ax

@@ -1,7 +1,9 @@
 """The ``mcpeval-nb`` command: parse, one library call, format, exit code (SPEC 9.4).
 
 Each command lives in its own module and imports only what ``mcpeval_nb`` exports; options shared by
-several commands are declared once in ``cli/options.py``.  Every error ends as one ``mcpeval-nb:
+several commands are declared once in ``cli/options.py``.  A command's module is imported when the
+command runs (``COMMAND_HOMES``), so ``mcpeval-nb shim`` pays for its own module only, never for pandas
+a reporting command needs; ``--help`` and the docs test load them all.  Every error ends as one ``mcpeval-nb:
 <message>`` line on stderr, never a traceback: an ``MCPEvalError`` exits with its own code (2 usage, 3
 could not complete, 1 for a share refusal), and any other exception exits 3 with
 ``mcpeval_nb.describe(exc)``, which withholds its details (a foreign message may quote anything).
@@ -24,13 +26,31 @@ import mcpeval_nb
 
 from .terminal import escaped_streams
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "SCHEMA_HOMES", "cli", "load_commands", "main"]
 
 #: Command modules, one per command family.
 COMMAND_MODULES = ("annotate", "capture", "catalog", "conformance", "findings", "gates", "governance",
                    "mock", "probe", "readiness", "review", "scale", "serve", "sizes", "tables")
+#: Command name -> the module of ``COMMAND_MODULES`` that declares it (tests/test_cli_docs.py checks the
+#: table against the modules).  A command missing here still runs: every module is loaded to find it.
+COMMAND_HOMES = {
+    "annotate": "annotate", "shim": "capture", "shim-http": "capture", "catalog": "catalog",
+    "usage": "catalog", "conformance": "conformance", "mock": "mock", "replay": "mock",
+    "index": "findings", "promote": "findings", "findings": "findings", "verify": "findings",
+    "generate": "findings", "export-issues": "findings", "gate": "gates",
+    "retention": "governance", "erase": "governance", "audit": "governance", "config": "governance",
+    "probe": "probe", "explain": "probe", "schema": "probe", "score": "readiness", "init": "readiness",
+    "report": "readiness", "diff": "readiness", "compare": "readiness", "guidance": "readiness",
+    "trends": "readiness", "doctor": "review", "share": "review", "export-otlp": "scale", "serve": "serve",
+    "sizes": "sizes", "capture-phases": "sizes", "phases": "sizes", "summary": "tables",
+    "export-parquet": "tables",
+}
+#: ``mcpeval-nb schema NAME`` -> the module whose ``SCHEMA_COMMANDS`` declares it (checked the same way).
+SCHEMA_HOMES = {"manifest": "probe", "budgets": "gates", "report": "readiness", "diff": "readiness",
+                "calls": "sizes", "capture": "sizes", "result-sizes": "sizes"}
 DEBUG_ENV = "MCPEVAL_NB_DEBUG"
 _debug = [False]
+_loaded: set[str] = set()
 
 
 def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
@@ -38,17 +58,12 @@ def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
         _debug[0] = True
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="\b\nExample:\n  mcpeval-nb summary\n  mcpeval-nb probe --help")
-@click.version_option(mcpeval_nb.__version__, prog_name="mcpeval-nb", message="%(prog)s %(version)s")
-@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
-              help=f"Print the traceback of an unexpected error (also ${DEBUG_ENV}=1).")
-def cli() -> None:
-    """Privacy-preserving capture and probing for MCP servers."""
-
-
-def _register() -> None:
-    for name in COMMAND_MODULES:
+def load_commands(*modules: str) -> None:
+    """Import command modules (default: all of ``COMMAND_MODULES``) and add their commands to ``cli``."""
+    for name in modules or COMMAND_MODULES:
+        if name in _loaded:
+            continue
+        _loaded.add(name)
         try:
             module = importlib.import_module(f"{__name__}.{name}")
         except ModuleNotFoundError as exc:
@@ -59,7 +74,27 @@ def _register() -> None:
             cli.add_command(command)
 
 
-_register()
+class _Commands(click.Group):
+    """The top-level group: a command's module is imported when the command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            home = COMMAND_HOMES.get(cmd_name)
+            load_commands(*(() if home is None else (home,)))
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExample:\n  mcpeval-nb summary\n  mcpeval-nb probe --help")
+@click.version_option(mcpeval_nb.__version__, prog_name="mcpeval-nb", message="%(prog)s %(version)s")
+@click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
+              help=f"Print the traceback of an unexpected error (also ${DEBUG_ENV}=1).")
+def cli() -> None:
+    """Privacy-preserving capture and probing for MCP servers."""
 
 
 def _check_utf8(argv: list[str]) -> None:

@@ -11,7 +11,7 @@ import mcpeval_nb
 
 from . import options as opt
 
-__all__ = ["COMMANDS"]
+__all__ = ["COMMANDS", "SCHEMA_COMMANDS"]
 
 
 def _window(f: Any) -> Any:
@@ -112,4 +112,13 @@ def replay_cmd(server: str, root: str | None, since: str | None, until: str | No
     return report.exit_code
 
 
+@click.command("mock-profile",
+               epilog=opt.example("mcpeval-nb schema mock-profile > mock-profile.schema.json"))
+def schema_mock_profile_cmd() -> int:
+    """Print the mcpeval-nb.mock-profile/v1 JSON Schema (what `mock --profile` writes)."""
+    click.echo(mcpeval_nb.profile_schema_text(), nl=False)
+    return 0
+
+
 COMMANDS = (mock_cmd, replay_cmd)
+SCHEMA_COMMANDS: tuple[Any, ...] = (schema_mock_profile_cmd,)

@@ -79,7 +79,35 @@ skip_tool = _doc(click.option("--skip-tool", "skip_tools", multiple=True,
 no_catalog = _doc(click.option("--no-catalog", is_flag=True,
                                help="Do not record catalog records of tools/list listings."),
                   "``--no-catalog``: record calls only, no catalog records (docs/catalog.md).")
-protocol = _doc(click.option("--protocol", type=click.Choice(["auto", "legacy", "2026-07-28"]),
+#: ``transport.era.PROTOCOL_CHOICES`` and ``MODERN_VERSION``, written out: importing ``transport`` at CLI
+#: start loads its HTTP stack (tests/test_cli_eras_sdk.py checks they agree).
+PROTOCOL_CHOICES = ("auto", "legacy", "2026-07-28")
+MODERN_VERSION = "2026-07-28"
+
+
+class _ProtocolChoice(click.Choice):  # type: ignore[type-arg]
+    """``--protocol``'s choices; a dated revision that is not one says which choice speaks it."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            choices = ", ".join(f"'{c}'" for c in PROTOCOL_CHOICES)
+            self.fail(f"{value!r} is not one of {choices}{_protocol_hint(str(value))}", param, ctx)
+
+
+def _protocol_hint(value: str) -> str:
+    if len(value) == 10 and value[4] == value[7] == "-" and value.replace("-", "").isdigit():
+        if value < MODERN_VERSION:
+            return (f"; {value} is a legacy revision: --protocol legacy (or auto) speaks it, the initialize "
+                    "handshake negotiating the version")
+        return f"; the only stateless revision this version speaks is {MODERN_VERSION}"
+    if value.strip().lower() in ("modern", "stateless", "new", "latest"):
+        return f"; the stateless revision is --protocol {MODERN_VERSION}"
+    return ""
+
+
+protocol = _doc(click.option("--protocol", type=_ProtocolChoice(PROTOCOL_CHOICES),
                              default="auto", show_default=True,
                              help="Protocol era: auto (server/discover, falling back to the initialize "
                                   "handshake), legacy (initialize only) or 2026-07-28 (stateless only)."),

@@ -1,7 +1,8 @@
 """``mcpeval-nb probe``, ``explain`` and ``schema manifest`` (SPEC 8.2, 9.4, 9.5).
 
 ``schema`` is a group other command modules extend: a module in ``COMMAND_MODULES`` that exports
-``SCHEMA_COMMANDS = (...)`` gets those commands added under ``mcpeval-nb schema``.
+``SCHEMA_COMMANDS = (...)`` gets those commands added under ``mcpeval-nb schema`` (``SCHEMA_HOMES``
+names each one's module, loaded when it runs).
 """
 
 from __future__ import annotations
@@ -94,7 +95,12 @@ def explain_cmd(reason: str | None) -> int:
 class _SchemaGroup(click.Group):
     """``schema``: subcommands from this module plus every loaded command module's ``SCHEMA_COMMANDS``."""
 
-    def _extra(self) -> dict[str, click.Command]:
+    def _extra(self, name: str | None = None) -> dict[str, click.Command]:
+        """The other modules' schema commands: ``name``'s module alone, or every module for a listing."""
+        from . import SCHEMA_HOMES, load_commands  # command modules load when needed
+
+        home = SCHEMA_HOMES.get(name or "")
+        load_commands(*(() if home is None else (home,)))
         found: dict[str, click.Command] = {}
         for name, module in list(sys.modules.items()):
             if name.startswith(f"{__package__}.") and module is not None:
@@ -107,7 +113,7 @@ class _SchemaGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self._extra()))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return super().get_command(ctx, cmd_name) or self._extra().get(cmd_name)
+        return super().get_command(ctx, cmd_name) or self._extra(cmd_name).get(cmd_name)
 
 
 @click.group("schema", cls=_SchemaGroup,

@@ -27,7 +27,7 @@ from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.catalog_schema import skeleton_of, valid_label
 from ..privacy.grammar import valid_server, valid_template_id
 from ..privacy.shape import is_canonical_token, sanitize_shape
-from ..schemacheck import packaged_checker
+from ..schemacheck import packaged_checker, packaged_text
 
 __all__ = [
     "HINTS",
@@ -41,6 +41,7 @@ __all__ = [
     "ToolProfile",
     "load_profile",
     "parse_profile",
+    "profile_schema_text",
     "clean_shape",
     "merge_outcomes",
     "shape_key",
@@ -443,6 +444,12 @@ def _is_time(value: Any) -> bool:
     from ..clock import valid_rfc3339
 
     return isinstance(value, str) and valid_rfc3339(value)
+
+
+def profile_schema_text() -> str:
+    """The ``mcpeval-nb.mock-profile/v1`` JSON Schema, exactly as shipped (``mcpeval-nb schema
+    mock-profile``)."""
+    return packaged_text("mock-profile")
 
 
 def load_profile(path: str | Path) -> MockProfile:

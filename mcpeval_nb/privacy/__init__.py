@@ -6,55 +6,56 @@ reach disk.  See docs/privacy.md.
 
 from __future__ import annotations
 
-from .errorinfo import error_info, privacy_safe_code, safe_string_bucket, sanitize_error, tool_error_info
-from .fingerprint import skeleton, template_id
-from .grammar import (
-    SERVER_LABEL_MESSAGE,
-    opaque_session,
-    valid_identifier,
-    valid_method,
-    valid_server,
-    valid_session_token,
-    valid_template_id,
-    valid_tool,
-)
-from .records import (
-    ANNOTATION_KINDS,
-    AnnotationRecord,
-    CallRecord,
-    Identity,
-    MeasurementProfile,
-    TrendPoint,
-)
-from .shape import EnumIndex, is_canonical_token, sanitize_shape, shape, string_bucket
-from .urls import classify_url
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "ANNOTATION_KINDS",
-    "SERVER_LABEL_MESSAGE",
-    "AnnotationRecord",
-    "CallRecord",
-    "EnumIndex",
-    "Identity",
-    "MeasurementProfile",
-    "TrendPoint",
-    "classify_url",
-    "error_info",
-    "is_canonical_token",
-    "opaque_session",
-    "privacy_safe_code",
-    "safe_string_bucket",
-    "sanitize_error",
-    "sanitize_shape",
-    "shape",
-    "skeleton",
-    "string_bucket",
-    "template_id",
-    "tool_error_info",
-    "valid_identifier",
-    "valid_method",
-    "valid_server",
-    "valid_session_token",
-    "valid_template_id",
-    "valid_tool",
-]
+from .._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from .errorinfo import error_info as error_info
+    from .errorinfo import privacy_safe_code as privacy_safe_code
+    from .errorinfo import safe_string_bucket as safe_string_bucket
+    from .errorinfo import sanitize_error as sanitize_error
+    from .errorinfo import tool_error_info as tool_error_info
+    from .fingerprint import skeleton as skeleton
+    from .fingerprint import template_id as template_id
+    from .grammar import SERVER_LABEL_MESSAGE as SERVER_LABEL_MESSAGE
+    from .grammar import opaque_session as opaque_session
+    from .grammar import valid_identifier as valid_identifier
+    from .grammar import valid_method as valid_method
+    from .grammar import valid_server as valid_server
+    from .grammar import valid_session_token as valid_session_token
+    from .grammar import valid_template_id as valid_template_id
+    from .grammar import valid_tool as valid_tool
+    from .records import ANNOTATION_KINDS as ANNOTATION_KINDS
+    from .records import AnnotationRecord as AnnotationRecord
+    from .records import CallRecord as CallRecord
+    from .records import Identity as Identity
+    from .records import MeasurementProfile as MeasurementProfile
+    from .records import TrendPoint as TrendPoint
+    from .shape import EnumIndex as EnumIndex
+    from .shape import is_canonical_token as is_canonical_token
+    from .shape import sanitize_shape as sanitize_shape
+    from .shape import shape as shape
+    from .shape import string_bucket as string_bucket
+    from .urls import classify_url as classify_url
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".errorinfo": (
+        "error_info", "privacy_safe_code", "safe_string_bucket", "sanitize_error", "tool_error_info"
+    ),
+    ".fingerprint": ("skeleton", "template_id"),
+    ".grammar": (
+        "SERVER_LABEL_MESSAGE", "opaque_session", "valid_identifier", "valid_method", "valid_server",
+        "valid_session_token", "valid_template_id", "valid_tool"
+    ),
+    ".records": (
+        "ANNOTATION_KINDS", "AnnotationRecord", "CallRecord", "Identity", "MeasurementProfile", "TrendPoint"
+    ),
+    ".shape": ("EnumIndex", "is_canonical_token", "sanitize_shape", "shape", "string_bucket"),
+    ".urls": ("classify_url",),
+}
+
+__all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
+# ``shape`` names a function and its module: bound now, or importing the module would put the module here.
+from .shape import shape as shape  # noqa: E402
+

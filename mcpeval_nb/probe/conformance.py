@@ -42,6 +42,8 @@ STATUSES = ("SUCCESS", "FAILURE", "WARNING", "SKIPPED", "INFO")
 _FAILED = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}")
+#: A check id: a scenario name's characters and ``$`` (the suite's ``json-schema-2020-12-$defs``).
+_CHECK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/$-]{0,127}")
 _STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
 _MAX_FILE = 16 * 1024 * 1024
 _MAX_BASELINE = 1024 * 1024
@@ -118,7 +120,7 @@ def _checks(path: Path) -> tuple[SuiteCheck, ...]:
     for i, item in enumerate(doc, start=1):
         check_id = item.get("id") if isinstance(item, dict) else None
         status = item.get("status") if isinstance(item, dict) else None
-        if not (isinstance(check_id, str) and _NAME.fullmatch(check_id) and status in STATUSES):
+        if not (isinstance(check_id, str) and _CHECK.fullmatch(check_id) and status in STATUSES):
             raise DocumentError(f"{path}: check {i} has no valid id or status")
         out.append(SuiteCheck(check_id, status))
     return _collapse(out)
@@ -164,7 +166,7 @@ def _entries(raw: Any, section: str, where: str) -> tuple[tuple[str, str | None]
         scenario, sep, check = entry.partition(":")
         if sep and (not scenario or not check):
             raise DocumentError(f"{where}: '{section}' entry {i} needs both sides of the colon")
-        if not _NAME.fullmatch(scenario) or (check and not _NAME.fullmatch(check)):
+        if not _NAME.fullmatch(scenario) or (check and not _CHECK.fullmatch(check)):
             raise DocumentError(f"{where}: '{section}' entry {i} is not a scenario or check name")
         out.append((scenario, check or None))
     wholesale = {s for s, c in out if c is None}

@@ -13,14 +13,15 @@ the suite's server scenarios always speak).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .conformance import SuiteScenario
 from .readiness.labels import MODERN_STANDARD, STANDARD
 from .readiness.model import Readiness
 
-__all__ = ["SHARED_CHECKS", "Agreement", "SharedCheck", "agreement", "suite_scenarios"]
+__all__ = ["ERA_CHECKS", "SHARED_CHECKS", "Agreement", "SharedCheck", "agreement", "era_agreement",
+           "suite_scenarios"]
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,18 @@ SHARED_CHECKS: tuple[SharedCheck, ...] = (
     SharedCheck("protocol.cache-hints", MODERN_STANDARD, MODERN, "caching",
                 ("sep-2549-tools-list-caching-hints", "sep-2549-ttl-non-negative",
                  "sep-2549-cache-scope-valid")),
+    SharedCheck("protocol.pagination", MODERN_STANDARD, MODERN, "tools-list", ("tools-list",)),
     SharedCheck("protocol.ping", STANDARD, LEGACY, "ping", ("ping",)),
     SharedCheck("protocol.pagination", STANDARD, LEGACY, "tools-list", ("tools-list",)),
+)
+
+#: Whether a server serves each era (the era matrix's ``serves``, ``compare --eras``) against the suite's
+#: check of that era's entry point: the ``initialize`` handshake at 2025-11-25, ``server/discover`` at
+#: 2026-07-28.
+ERA_CHECKS: tuple[SharedCheck, ...] = (
+    SharedCheck("serves.legacy", "era-matrix", LEGACY, "server-initialize", ("server-initialize",)),
+    SharedCheck("serves.modern", "era-matrix", MODERN, "server-stateless",
+                ("sep-2575-server-implements-discover",)),
 )
 
 
@@ -117,4 +128,24 @@ def agreement(readiness: Readiness, results: Sequence[SuiteScenario], *,
         suite = _suite_verdict(shared, results)
         if suite is not None:
             out.append(Agreement(shared, shared.check not in lost, suite))
+    return tuple(out)
+
+
+def era_agreement(serves: Mapping[str, bool], results: Sequence[SuiteScenario]) -> tuple[Agreement, ...]:
+    """Pair the era matrix's verdicts (``EraMatrix.serves``: ``legacy``, ``modern``) with the suite's.
+
+    Args:
+        serves: which eras the matrix found served.
+        results: the suite's results for the same server: ``server-initialize`` run at 2025-11-25 and
+            ``server-stateless`` at 2026-07-28 (one directory or both).
+
+    Returns:
+        One agreement per era the suite gave a verdict on (``ERA_CHECKS``).
+    """
+    out = []
+    for shared in ERA_CHECKS:
+        suite = _suite_verdict(shared, results)
+        era = shared.check.removeprefix("serves.")
+        if suite is not None and era in serves:
+            out.append(Agreement(shared, serves[era], suite))
     return tuple(out)

@@ -25,9 +25,12 @@ CANARY_ARGUMENT = "CANARY-argument"
 Call = tuple[str, dict[str, Any]]
 
 
-def behaviour_command(*, seed: int = 0, plants: Iterable[str] = ()) -> list[str]:
-    """argv of the ``behaviour`` fixture server (stdio) with a seed and planted regressions."""
+def behaviour_command(*, seed: int = 0, plants: Iterable[str] = (), speed: float = 1.0) -> list[str]:
+    """argv of the ``behaviour`` fixture server (stdio) with a seed, planted regressions and a speed (its
+    latencies are divided by it)."""
     argv = [sys.executable, behaviour.__file__, "--seed", str(seed)]
+    if speed != 1.0:
+        argv += ["--speed", repr(float(speed))]
     for plant in plants:
         argv += ["--plant", plant]
     return argv

@@ -18,42 +18,41 @@ journal except through ``privacy``.  Import them from ``mcpeval_nb.transport``.
 
 from __future__ import annotations
 
-from .budget import Budget
-from .http import AUTHORIZATION_ENV, HttpChannel, read_authorization
-from .messages import (
-    METHOD_UNAVAILABLE,
-    Catalog,
-    HttpTarget,
-    PendingCall,
-    Response,
-    RpcError,
-    ServerRequestHandler,
-    StdioTarget,
-    Target,
-    ToolOutcome,
-    decline,
-)
-from .session import PROTOCOL_VERSION, Channel, McpSession
-from .stdio import StdioChannel
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AUTHORIZATION_ENV",
-    "METHOD_UNAVAILABLE",
-    "PROTOCOL_VERSION",
-    "Budget",
-    "Catalog",
-    "Channel",
-    "HttpChannel",
-    "HttpTarget",
-    "McpSession",
-    "PendingCall",
-    "Response",
-    "RpcError",
-    "ServerRequestHandler",
-    "StdioChannel",
-    "StdioTarget",
-    "Target",
-    "ToolOutcome",
-    "decline",
-    "read_authorization",
-]
+from .._lazy import exports as _exports
+
+if TYPE_CHECKING:
+    from .budget import Budget as Budget
+    from .http import AUTHORIZATION_ENV as AUTHORIZATION_ENV
+    from .http import HttpChannel as HttpChannel
+    from .http import read_authorization as read_authorization
+    from .messages import METHOD_UNAVAILABLE as METHOD_UNAVAILABLE
+    from .messages import Catalog as Catalog
+    from .messages import HttpTarget as HttpTarget
+    from .messages import PendingCall as PendingCall
+    from .messages import Response as Response
+    from .messages import RpcError as RpcError
+    from .messages import ServerRequestHandler as ServerRequestHandler
+    from .messages import StdioTarget as StdioTarget
+    from .messages import Target as Target
+    from .messages import ToolOutcome as ToolOutcome
+    from .messages import decline as decline
+    from .session import PROTOCOL_VERSION as PROTOCOL_VERSION
+    from .session import Channel as Channel
+    from .session import McpSession as McpSession
+    from .stdio import StdioChannel as StdioChannel
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    ".budget": ("Budget",),
+    ".http": ("AUTHORIZATION_ENV", "HttpChannel", "read_authorization"),
+    ".messages": (
+        "METHOD_UNAVAILABLE", "Catalog", "HttpTarget", "PendingCall", "Response", "RpcError",
+        "ServerRequestHandler", "StdioTarget", "Target", "ToolOutcome", "decline"
+    ),
+    ".session": ("PROTOCOL_VERSION", "Channel", "McpSession"),
+    ".stdio": ("StdioChannel",),
+}
+
+__all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
+

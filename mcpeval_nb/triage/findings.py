@@ -21,6 +21,7 @@ from ..errors import FindingsError, UsageError
 from ..root import Root, RootLike
 from .index.database import INDEX_FILE, open_for_reading
 from .lifecycle import STATES, LifecycleRow, lifecycle
+from .mirror import newest_rows
 from .rows import Finding, Issue, select_issues, table_of
 from .scoring import severity
 
@@ -41,8 +42,8 @@ def _finding(issue: Issue, lc: LifecycleRow | None) -> Finding:
     """The issue with its lifecycle (``open`` without one) and its severity (SPEC 12.2)."""
     probe = lc.probe_id if lc is not None else None
     rank = severity(issue.score, issue.threshold, annotated=issue.annotated, probed=probe is not None)
-    return Finding(**vars(issue), state=lc.state if lc is not None else "open", probe_id=probe,
-                   consecutive_passes=lc.consecutive_passes if lc is not None else 0, severity=rank)
+    return Finding(**{**vars(issue), "severity": rank}, state=lc.state if lc is not None else "open",
+                   probe_id=probe, consecutive_passes=lc.consecutive_passes if lc is not None else 0)
 
 
 def read_findings(
@@ -110,9 +111,9 @@ def list_findings(
         raise UsageError(f"unknown state {state!r}; valid states are: {', '.join(STATES)}")
     since_ms, until_ms = parse_moment(since, what="--since"), parse_moment(until, what="--until")
     with reading(root) as (base, db), lifecycle(base) as life:
-        return read_findings(
-            db, life.rows(), promoted=promoted, state=state, since_ms=since_ms, until_ms=until_ms
-        )
+        return read_findings(  # a row the reference tool wrote into index.db since counts (mirror.py)
+            db, newest_rows(life.rows(), db), promoted=promoted, state=state, since_ms=since_ms,
+            until_ms=until_ms)
 
 
 def findings(

@@ -20,7 +20,7 @@ from ..limits import LOCK_TIMEOUT_S
 from ..root import entry_exists
 from ..root.layout import LIFECYCLE, lifecycle_lock_path, lifecycle_path
 from .index.database import transaction
-from .rows import STATES
+from .rows import LIFECYCLE_COLUMNS, LIFECYCLE_TABLES, STATES
 
 __all__ = ["FINDING_STATES", "LIFECYCLE_FILE", "STATES", "Lifecycle", "LifecycleRow", "lifecycle",
            "transition"]
@@ -29,16 +29,7 @@ LIFECYCLE_FILE = LIFECYCLE  # root.layout names it
 #: The lifecycle states, in order (public name; declared with a finding's row, ``rows.STATES``).
 FINDING_STATES = STATES
 CLOSE_AFTER = 3
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS finding_lifecycle (
-  finding_id TEXT PRIMARY KEY, server TEXT, tool TEXT, err_code TEXT, err_template_id TEXT, probe_id TEXT,
-  state TEXT NOT NULL CHECK (state IN ({",".join(f"'{state}'" for state in STATES)})),
-  consecutive_passes INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS probe_history (
-  id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, probe_id TEXT NOT NULL,
-  passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
-"""
+_SCHEMA = LIFECYCLE_TABLES  # SPEC 12.4 (declared in rows: index.db mirrors it)
 
 
 def transition(state: str, *, same_probe: bool, consecutive: int, passed: bool) -> tuple[str, int]:
@@ -72,10 +63,8 @@ class LifecycleRow:
 
 
 #: Each table's columns, in order (a file with other columns is not ours).
-_COLUMNS = {
-    "finding_lifecycle": [f.name for f in fields(LifecycleRow)],
-    "probe_history": ["id", "finding_id", "probe_id", "passed", "ts"],
-}
+_COLUMNS = {table: list(columns) for table, columns in LIFECYCLE_COLUMNS.items()}
+assert _COLUMNS["finding_lifecycle"] == [f.name for f in fields(LifecycleRow)]
 
 
 class Lifecycle:
@@ -138,6 +127,29 @@ class Lifecycle:
         updated = self.get(finding_id)
         assert updated is not None
         return updated
+
+    def adopt(self, rows: list[LifecycleRow], history: list[tuple[str, str, int, int]]) -> int:
+        """Take another tool's lifecycle rows where they are newer (``updated_at``) than ours or ours has
+        none, and its ``(finding_id, probe_id, passed, ts)`` verifies we lack; returns how many rows
+        changed.  The reference tool keeps its lifecycle in ``index.db`` (SPEC 12.4)."""
+        mine = self.rows()
+        newer = [r for r in rows if r.finding_id not in mine or r.updated_at > mine[r.finding_id].updated_at]
+        names = _COLUMNS["finding_lifecycle"]
+        self.db.executemany(
+            f"INSERT OR REPLACE INTO finding_lifecycle ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' * len(names))})",
+            [tuple(getattr(r, n) for n in names) for r in newer])
+        known = set(self.db.execute("SELECT finding_id, probe_id, passed, ts FROM probe_history"))
+        extra = sorted({h for h in history if h not in known}, key=lambda h: (h[3], h))
+        self.db.executemany("INSERT INTO probe_history (finding_id, probe_id, passed, ts) "
+                            "VALUES (?, ?, ?, ?)", extra)
+        return len(newer) + len(extra)
+
+    def everything(self) -> tuple[list[LifecycleRow], list[tuple[int, str, str, int, int]]]:
+        """Every lifecycle row and every ``probe_history`` row (``id, finding_id, probe_id, passed, ts``)."""
+        history = self.db.execute("SELECT id, finding_id, probe_id, passed, ts FROM probe_history "
+                                  "ORDER BY id")
+        return list(self.rows().values()), [tuple(h) for h in history]
 
     def history(self, finding_id: str) -> list[tuple[int, str, bool, int]]:
         """``(id, probe_id, passed, ts)`` of every verify of the finding, oldest first."""

@@ -25,8 +25,9 @@ from .index.build import build_locked, index_lock
 from .index.database import INDEX_FILE, connect, transaction
 from .index.ingest import ReadOptions
 from .lifecycle import lifecycle
+from .mirror import adopt_from_index, mirror_into_index
 from .rows import Issue, insert_issues
-from .scoring import factors, finding_id, resolve_threshold
+from .scoring import factors, finding_id, resolve_threshold, severity
 
 __all__ = ["PromoteResult", "finding_class", "promote", "promote_groups"]
 
@@ -96,8 +97,9 @@ class _Scoring:
     since_ms: int | None
     until_ms: int | None
 
-    def issue(self, group: Group) -> Issue:
-        """The group's ``issues`` row: its counts, factors, score and class."""
+    def issue(self, group: Group, *, probed: bool) -> Issue:
+        """The group's ``issues`` row: its counts, factors, score, class and severity (``probed``: its
+        lifecycle has a bound probe)."""
         near, ids = self.evidence.near, group.ids
         codes = sorted({c for c in group.codes if c is not None})
         cost = float(statistics.median([1 + near.real.get(i, 0) for i in ids]))
@@ -105,6 +107,7 @@ class _Scoring:
         f = factors(failures=len(ids), calls=self.evidence.calls[(group.server, group.tool)],
                     last_seen_ms=group.last_ms or 0, now_ms=self.now, cost_calls=cost, blast_tools=blast)
         recovered = any(i in near.recovered for i in ids)
+        annotated = any(self.evidence.annotated.get(i) for i in ids)
         return Issue(
             finding_id=finding_id(group.server, group.tool, None, group.template_id),
             server=group.server, tool=group.tool, err_template_id=group.template_id,
@@ -114,9 +117,10 @@ class _Scoring:
             last_seen_ms=group.last_ms or 0,
             cost=cost, blast=max(1, blast), confidence=f.confidence, recency=f.recency, score=f.score,
             threshold=self.threshold,
+            severity=severity(f.score, self.threshold, annotated=annotated, probed=probed),
             klass=finding_class(group, codes, self.evidence.annotated, recovered),
             retryable=_agreed(group.retryable),
-            annotated=any(self.evidence.annotated.get(i) for i in ids),
+            annotated=annotated,
             repro=self.evidence.shapes.get(min(group.args, key=lambda a: (-group.args[a], a))),
             promoted_at=self.now, since_ms=self.since_ms, until_ms=self.until_ms,
         )
@@ -155,16 +159,20 @@ def promote_groups(
     groups, evidence = read_groups(db, since_ms=since_ms, until_ms=until_ms)
     scoring = _Scoring(evidence, limit, now_ms() if at is None else at, since_ms, until_ms)
     with lifecycle(root, write=True) as life:
+        adopt_from_index(db, life)  # the reference tool's lifecycle rows, where newer (mirror.py)
         issues = []
         for key in sorted(groups, key=lambda k: (k[0], k[1] or "", k[2] or "")):
-            issue = scoring.issue(groups[key])
-            life.migrate(issue.finding_id, issue.server, issue.tool, issue.err_template_id)
-            issues.append(issue)
+            group = groups[key]
+            fid = finding_id(group.server, group.tool, None, group.template_id)
+            life.migrate(fid, group.server, group.tool, group.template_id)
+            bound = life.get(fid)
+            issues.append(scoring.issue(group, probed=bound is not None and bound.probe_id is not None))
         verdicts = [scoring.verdict(i) for i in issues]
         promoted = [i for i, verdict in zip(issues, verdicts, strict=True) if verdict == "promoted"]
         _replace_promotion(db, issues, promoted)
         life.open_findings([(i.finding_id, i.server, i.tool, None, i.err_template_id) for i in promoted],
                            at=scoring.now)
+        mirror_into_index(db, life)
     return PromoteResult(promoted=len(promoted), issues=len(issues),
                          single_session=verdicts.count("single-session"), below=verdicts.count("below"),
                          threshold=limit, threshold_source=source)

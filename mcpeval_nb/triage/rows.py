@@ -38,6 +38,8 @@ __all__ = [
     "HINTS",
     "ISSUES_TABLE",
     "ISSUE_COLUMNS",
+    "LIFECYCLE_COLUMNS",
+    "LIFECYCLE_TABLES",
     "STATES",
     "Column",
     "Finding",
@@ -50,6 +52,23 @@ __all__ = [
 
 #: The lifecycle states of a finding, in order (SPEC 12.4).
 STATES = ("open", "fix-claimed", "verifying", "closed")
+#: SPEC 12.4's lifecycle tables: ``lifecycle.db`` holds them (the authoritative record) and ``index.db``
+#: a mirror of them, which is where the reference tool reads and writes a finding's lifecycle.
+LIFECYCLE_TABLES = f"""CREATE TABLE IF NOT EXISTS finding_lifecycle (
+  finding_id TEXT PRIMARY KEY, server TEXT, tool TEXT, err_code TEXT, err_template_id TEXT, probe_id TEXT,
+  state TEXT NOT NULL CHECK (state IN ({",".join(f"'{state}'" for state in STATES)})),
+  consecutive_passes INTEGER NOT NULL DEFAULT 0, updated_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS probe_history (
+  id INTEGER PRIMARY KEY, finding_id TEXT NOT NULL, probe_id TEXT NOT NULL,
+  passed INTEGER NOT NULL CHECK (passed IN (0, 1)), ts INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS probe_history_finding ON probe_history(finding_id, id);
+"""
+#: Each lifecycle table's columns, in order (SPEC 12.4).
+LIFECYCLE_COLUMNS = {
+    "finding_lifecycle": ("finding_id", "server", "tool", "err_code", "err_template_id", "probe_id", "state",
+                          "consecutive_passes", "updated_at"),
+    "probe_history": ("id", "finding_id", "probe_id", "passed", "ts"),
+}
 #: The remediation hint of each finding class.
 HINTS = {
     "recurring-error": "the same failure recurs across sessions: reproduce it with generate, fix it, then "
@@ -78,8 +97,9 @@ class Issue:
 
     JSON-valued fields (``err_code``, ``err_codes``, ``repro``) hold compact JSON text; ``repro`` is the
     group's most frequent argument shape, ``klass`` its class; ``last_seen_ms`` is 0 when no failure had
-    a time; ``promoted_at`` is the time the score was computed with; ``since_ms``/``until_ms`` the window
-    the promotion was restricted to.
+    a time; ``severity`` is SPEC 12.2's label as of the last promotion or verify (readers compute it
+    again from the lifecycle they read); ``promoted_at`` is the time the score was computed with;
+    ``since_ms``/``until_ms`` the window the promotion was restricted to.
     """
 
     finding_id: str
@@ -100,6 +120,7 @@ class Issue:
     recency: float
     score: float
     threshold: float
+    severity: str
     klass: str = field(metadata={"column": "class"})
     retryable: bool | None
     annotated: bool
@@ -116,7 +137,6 @@ class Finding(Issue):
     state: str
     probe_id: str | None
     consecutive_passes: int
-    severity: str
 
     @property
     def hint(self) -> str:

@@ -31,6 +31,7 @@ from ..root import Root, RootLike
 from ..transport.messages import Target
 from .findings import list_findings
 from .lifecycle import lifecycle
+from .mirror import mirror_verify
 
 __all__ = ["VerifyResult", "verify_finding"]
 
@@ -204,6 +205,7 @@ def _verify_finding(
         )
     with lifecycle(base, write=True) as life:
         row = life.record_verify(finding_id, case, passed=result.passed, at=now_ms())
+    mirror_verify(base, row, passed=result.passed)  # index.db's copy, for the reference tool (best effort)
     return VerifyResult(
         finding_id,
         case,

@@ -25,7 +25,9 @@ from mcpeval_nb import (
     tool_transitions,
     tool_usage,
 )
+from mcpeval_nb.analysis.usage import DEAD_BELOW
 from mcpeval_nb.charts import plot_catalog_timeline, plot_tool_transitions, plot_tool_usage
+from mcpeval_nb.charts._catalog import usage_height
 
 from ._base import Panel, error_html
 from ._figure import css_width, figure_png
@@ -170,7 +172,8 @@ class CatalogPanel(Panel):
         s = self.state
         if s.view == "usage" and s.usage is not None:
             usage = s.usage
-            return figure_png(lambda ax: plot_tool_usage(usage, ax=ax), width=_WIDTH, height=4.5)
+            height = usage_height(min(usage.num_rows, 30))
+            return figure_png(lambda ax: plot_tool_usage(usage, ax=ax), width=_WIDTH, height=height)
         if s.view == "transitions" and s.transitions is not None:
             transitions = s.transitions
             return figure_png(lambda ax: plot_tool_transitions(transitions, ax=ax), width=_WIDTH, height=4.5)
@@ -196,24 +199,36 @@ class CatalogPanel(Panel):
 
     def _details_html(self) -> str:
         s = self.state
-        flags = [" ".join(badge(f, _FLAG_COLOUR) for f in t[2]) for t in s.tools]
-        parts = ["<h4>Now listed</h4>", table(
-            ("server", "pin", "tool", "flags", "properties", "tokens"),
-            [(t[0], s.pins.get(t[0], ""), t[1], flags[i], t[3], t[4]) for i, t in enumerate(s.tools)],
-            raw_columns=(3,), css_class="mcpeval-catalog")]
-        parts += ["<h4>Changes</h4>", table(
-            ("server", "tool", "change", "was", "first seen (UTC)", "sessions", "against"),
-            [(r["server"], r["tool"], r["change"], r["previous_tool"] or "", _when(r["first_seen"]),
-              r["sessions"], r["against"]) for r in s.changes], css_class="mcpeval-drift")]
-        parts += ["<h4>Dead tools</h4>", table(
-            ("server", "tool", "listed in sessions", "tokens a session"),
-            [(r["server"], r["tool"], r["listed_sessions"], r["catalog_tokens"]) for r in s.dead],
-            css_class="mcpeval-dead")]
-        parts += ["<h4>Called together</h4>", table(
-            ("server", "cluster", "tools", "sessions", "lift"),
-            [(r["server"], r["cluster"], ", ".join(r["tools"]), r["sessions"], f"{r['lift_min']:.2f}")
-             for r in s.clusters], css_class="mcpeval-clusters")]
-        return "".join(parts)
+        listed = [(t[0], s.pins.get(t[0], ""), t[1], " ".join(badge(f, _FLAG_COLOUR) for f in t[2]),
+                   t[3], t[4]) for t in s.tools]
+        changes = [(r["server"], r["tool"], r["change"], r["previous_tool"] or "", _when(r["first_seen"]),
+                    r["sessions"], r["against"]) for r in s.changes]
+        dead = [(r["server"], r["tool"], r["listed_sessions"], r["catalog_tokens"]) for r in s.dead]
+        clusters = [(r["server"], r["cluster"], ", ".join(r["tools"]), r["sessions"], f"{r['lift_min']:.2f}")
+                    for r in s.clusters]
+        return "".join((
+            _section("Now listed", ("server", "pin", "tool", "flags", "properties", "tokens"), listed,
+                     css="mcpeval-catalog", raw=(3,), none="no complete listing recorded yet"),
+            _section("Changes", ("server", "tool", "change", "was", "first seen (UTC)", "sessions",
+                                 "against"), changes, css="mcpeval-drift",
+                     none="no change since the pin or between listings"),
+            _section("Dead tools", ("server", "tool", "listed in sessions", "tokens a session"), dead,
+                     css="mcpeval-dead", none=_NO_DEAD),
+            _section("Called together", ("server", "cluster", "tools", "sessions", "lift"), clusters,
+                     css="mcpeval-clusters", none=_NO_CLUSTERS)))
+
+
+_NO_DEAD = (f"none: a tool is dead only when so many listing sessions never called it that the Wilson 95% "
+            f"upper bound of its call rate is under {DEAD_BELOW:.0%} (35 sessions or more)")
+_NO_CLUSTERS = "none: no two tools are called together in enough sessions beyond chance (docs/catalog.md)"
+
+
+def _section(title: str, headers: tuple[str, ...], rows: list[tuple[Any, ...]], *, css: str, none: str,
+             raw: tuple[int, ...] = ()) -> str:
+    """A titled table, or the sentence saying why there is nothing to show."""
+    body = (table(headers, rows, raw_columns=raw, css_class=css) if rows
+            else f'<p class="{css}-none" style="color:#57606a">{esc(none)}</p>')
+    return f"<h4>{esc(title)}</h4>{body}"
 
 
 def _when(value: Any) -> str:

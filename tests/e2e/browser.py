@@ -4,7 +4,15 @@ rule that a missing browser fails in CI and skips, saying what to install, elsew
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -26,3 +34,52 @@ def require_browser(*modules: str) -> None:
         if os.environ.get("CI"):
             pytest.fail(reason)
         pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def voila(notebook: Path, *, env: Mapping[str, str]) -> Iterator[str]:
+    """A Voila server on 127.0.0.1 serving ``notebook`` (run in its directory with ``env``); yields its URL.
+
+    Raises:
+        RuntimeError: Voila exited before its port accepted connections, or did not within 60 s.
+    """
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "voila", notebook.name, "--no-browser", f"--port={port}",
+         "--Voila.ip=127.0.0.1", "--show_tracebacks=True"],
+        cwd=notebook.parent, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:  # the port accepts connections once Voila's server is up
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("voila did not start") from None
+                time.sleep(0.25)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+def write_notebook(path: Path, source: str) -> Path:
+    """Write a one-cell notebook holding ``source`` (what Voila serves); returns ``path``."""
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "panels", "metadata": {},
+                     "outputs": [], "source": source.strip()}],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb))
+    return path

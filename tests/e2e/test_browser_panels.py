@@ -7,22 +7,18 @@ says what to install.  Screenshots go to ``build/browser/``.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import mcpeval_nb.testing.servers.probe_clean as probe_clean
+from mcpeval_nb.testing.servers.catalog_drift import CANARY
 from mcpeval_nb.testing.synthetic import synthetic_store
 
-from .browser import CHROMIUM, CHROMIUM_ARGS, require_browser
+from .browser import CHROMIUM, CHROMIUM_ARGS, require_browser, voila, write_notebook
 
 pytestmark = pytest.mark.e2e
 
@@ -49,57 +45,25 @@ probe.gate_only.value = True
 display(probe)
 display(ReviewPanel(ROOT, dest={str(dest)!r}))
 """
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": "panels", "metadata": {},
-                     "outputs": [], "source": source.strip()}],
-          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-          "nbformat": 4, "nbformat_minor": 5}
-    path.write_text(json.dumps(nb))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    write_notebook(path, source)
 
 
 @pytest.fixture
-def voila(root: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def voila_panels(root: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A Voila server on 127.0.0.1 serving the panel notebook; yields (url, envelope dir)."""
     _require()
     synthetic_store(root, calls=120, trends=False)
     dest = tmp_path / "envelope"
     _notebook(tmp_path / "panels.ipynb", dest)
-    port = _free_port()
     env = dict(os.environ, MCPEVAL_HOME=str(root), MPLBACKEND="Agg")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "voila", "panels.ipynb", "--no-browser", f"--port={port}",
-         "--Voila.ip=127.0.0.1", "--show_tracebacks=True"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:  # the port accepts connections once Voila's server is up
-                socket.create_connection(("127.0.0.1", port), timeout=2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("voila did not start") from None
-                time.sleep(0.25)
+    with voila(tmp_path / "panels.ipynb", env=env) as url:
         yield url, dest
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
 
 
-def test_probe_and_review_panels_work_in_a_real_browser(voila: tuple[str, Path]) -> None:
+def test_probe_and_review_panels_work_in_a_real_browser(voila_panels: tuple[str, Path]) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    url, dest = voila
+    url, dest = voila_panels
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -131,3 +95,63 @@ def test_probe_and_review_panels_work_in_a_real_browser(voila: tuple[str, Path])
         finally:
             browser.close()
     assert (dest / "SHARE.md").is_file() and not (dest / ".salt").exists()
+
+
+@pytest.fixture
+def voila_catalog(root: Path, tmp_path: Path) -> Iterator[str]:
+    """Voila serving a CatalogPanel over the demo's catalog sessions (real shim captures: a pinned
+    catalog that changed, a poisoned one) and its generated history (the dead tools); yields the URL."""
+    from mcpeval_nb.demo.catalogs import catalog_sessions
+    from mcpeval_nb.demo.history import generate_history
+
+    _require()
+    catalog_sessions(root, say=lambda _line: None)
+    generate_history(root)
+    source = """
+import os
+from pathlib import Path
+from IPython.display import display
+import mcpeval_nb as me
+from mcpeval_nb.widgets import CatalogPanel
+
+display(CatalogPanel(me.open_store(Path(os.environ["MCPEVAL_HOME"]))))
+"""
+    env = dict(os.environ, MCPEVAL_HOME=str(root), MPLBACKEND="Agg")
+    with voila(write_notebook(tmp_path / "catalog.ipynb", source), env=env) as url:
+        yield url
+
+
+def test_the_catalog_panel_works_in_a_real_browser(voila_catalog: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1800})
+            page.goto(voila_catalog, timeout=90_000)
+            expect(page.get_by_text("tool(s) listed now", exact=False)).to_be_visible(timeout=90_000)
+            drift, listed = page.locator("table.mcpeval-drift"), page.locator("table.mcpeval-catalog")
+            for change in ("renamed", "description-changed", "schema-changed", "annotations-changed",
+                           "added", "removed"):
+                expect(drift).to_contain_text(change)
+            for flag in ("hidden-text", "model-directive", "cross-tool-reference", "secret-request",
+                         "oversized"):
+                expect(listed).to_contain_text(flag)
+            expect(page.locator("table.mcpeval-dead")).to_contain_text("export_pdf")
+            picture = page.locator("img.widget-image")
+            timeline = picture.get_attribute("src")
+            page.screenshot(path=str(SHOTS / "catalog-panel.png"), full_page=True)
+
+            page.get_by_role("button", name="usage", exact=True).click()
+            expect(picture).not_to_have_attribute("src", timeline or "", timeout=30_000)
+            page.locator("select").select_option(label="inventory")
+            expect(page.locator("table.mcpeval-drift tbody tr").first).to_contain_text("inventory",
+                                                                                          timeout=30_000)
+            expect(listed).not_to_contain_text("weather", timeout=30_000)
+            expect(listed).to_contain_text("remove_item")
+            expect(page.locator("p.mcpeval-dead-none")).to_contain_text("none: a tool is dead only")
+            page.screenshot(path=str(SHOTS / "catalog-panel-inventory-usage.png"), full_page=True)
+            assert CANARY not in page.content()
+        finally:
+            browser.close()

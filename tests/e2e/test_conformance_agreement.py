@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 import mcpeval_nb as me
-from mcpeval_nb.probe.conformance_map import MODERN, Agreement, agreement, suite_scenarios
+from mcpeval_nb.probe.conformance import read_conformance_results
+from mcpeval_nb.probe.conformance_map import (
+    ERA_CHECKS,
+    MODERN,
+    Agreement,
+    agreement,
+    era_agreement,
+    suite_scenarios,
+)
 from mcpeval_nb.transport import HttpTarget
 from tests.e2e.conformance_support import reference_server, run_client_suite, run_suite
 from tests.eras_support import eras_http
@@ -125,3 +133,23 @@ def test_this_client_passes_the_suite_s_client_scenarios_against_its_reference_s
     assert {s.scenario for s, _ in judged.scenarios} == set(CLIENT_SCENARIOS)
     assert judged.count("failed") == 0 and judged.count("stale") == 0, judged.render("text")
     assert judged.exit_code == 0 and judged.count("passed") >= 12
+
+
+@pytest.mark.parametrize(("name", "start", "serves"), [
+    ("reference everything-server", lambda: reference_server("everything-server"),
+     {"legacy": True, "modern": True}),
+    ("sdk modern-only", lambda: eras_http("--era", "modern"), {"legacy": False, "modern": True}),
+    ("sdk legacy-only", lambda: eras_http("--era", "legacy"), {"legacy": True, "modern": False}),
+])
+def test_the_era_matrix_agrees_with_the_suite_on_which_eras_a_server_serves(
+        name: str, start: Callable[[], contextlib.AbstractContextManager[str]], serves: dict[str, bool],
+        tmp_path: Path) -> None:
+    with start() as url:
+        matrix = me.era_matrix(HttpTarget(url), server="eras",
+                               options=me.BatteryOptions(history=False, call_timeout_s=10.0))
+        for check in ERA_CHECKS:
+            run_suite(url, (check.scenario,), spec_version=check.spec_version, out=tmp_path / "results")
+    assert matrix.serves == serves
+    pairs = era_agreement(matrix.serves, read_conformance_results(tmp_path / "results"))
+    assert [(p.shared.check, p.ours, p.suite) for p in pairs] == [
+        (f"serves.{era}", served, served) for era, served in serves.items()]

@@ -37,3 +37,29 @@ def test_the_reference_server_serves_both_eras() -> None:
     assert doc["serves"] == {"legacy": True, "modern": True}
     assert [c["standard"] for c in doc["columns"]] == ["mcpeval-standard/2", "mcpeval-modern/1",
                                                       "mcpeval-modern/1"]
+
+
+def test_the_commands_speak_each_era_to_the_reference_server(tmp_path: Path) -> None:
+    """init, score and probe as processes, with each --protocol value, on the suite's reference server."""
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {"MCPEVAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+        done = subprocess.run([sys.executable, "-m", "mcpeval_nb", *args, "--url", url], capture_output=True,
+                              text=True, timeout=600, env=env)
+        assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+        return done
+
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"version": 1, "probes": [
+        {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 3}]}))
+    with reference_server("everything-server") as url:
+        for protocol in ("legacy", "auto", "2026-07-28"):
+            assert cli("init", "--dry-run", "--protocol", protocol).returncode == 0, protocol
+            score = cli("score", "--server", "reference", "--format", "json", "--no-history", "--protocol",
+                        protocol)
+            assert score.returncode in (0, 1), score.stderr
+            probe = cli("probe", "--server", "reference", "--manifest", str(manifest), "--format", "json",
+                        "--no-history", "--protocol", protocol)
+            assert probe.returncode == 0, probe.stderr
+            for doc in (json.loads(score.stdout), json.loads(probe.stdout)):
+                modern = protocol != "legacy"  # auto finds the modern era on a server of both
+                assert doc.get("protocol") == ({"era": "modern", "version": "2026-07-28"} if modern else None)

@@ -19,7 +19,8 @@ code), ``slow`` (``status``
 takes 40-60 ms).  Unknown tools are -32602.  Texts carry ``CANARY`` markers (arguments are echoed into
 results and error messages); error messages quote what varies, so their templates are stable.
 
-Run with ``http`` as an argument to serve Streamable HTTP on loopback instead of stdio.
+Run with ``http`` as an argument to serve Streamable HTTP on loopback instead of stdio; ``--speed X``
+divides every latency by ``X`` (a large value removes them: ``bench/bench_mock.py``'s baseline).
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ PLANTS = ("error-rate", "new-code", "slow")
 class Behaviour:
     """The tools' shared state: the seed, the plants, one random stream per tool."""
 
-    def __init__(self, seed: int, plants: set[str]) -> None:
-        self.seed, self.plants = seed, plants
+    def __init__(self, seed: int, plants: set[str], speed: float = 1.0) -> None:
+        self.seed, self.plants, self.speed = seed, plants, speed
         self._streams: dict[str, random.Random] = {}
 
     def rng(self, tool: str) -> random.Random:
@@ -51,15 +52,17 @@ class Behaviour:
             self._streams[tool] = random.Random(f"{self.seed}:{tool}")
         return self._streams[tool]
 
-    @staticmethod
-    def wait(rng: random.Random, median_ms: float, sigma: float = 0.5) -> None:
-        time.sleep(min(2000.0, rng.lognormvariate(math.log(median_ms), sigma)) / 1000)
+    def wait(self, rng: random.Random, median_ms: float, sigma: float = 0.5) -> None:
+        self.sleep(min(2000.0, rng.lognormvariate(math.log(median_ms), sigma)))
+
+    def sleep(self, ms: float) -> None:
+        time.sleep(ms / 1000 / self.speed)
 
 
-def build(seed: int = 0, plants: set[str] | None = None) -> Server:
-    """The server (``plants``: the planted regressions)."""
+def build(seed: int = 0, plants: set[str] | None = None, speed: float = 1.0) -> Server:
+    """The server (``plants``: the planted regressions; ``speed``: latencies are divided by it)."""
     server = Server("behaviour")
-    state = Behaviour(seed, plants or set())
+    state = Behaviour(seed, plants or set(), speed)
 
     def search(args: Any, ctx: Context) -> Any:
         rng = state.rng("search")
@@ -89,11 +92,11 @@ def build(seed: int = 0, plants: set[str] | None = None) -> Server:
     def status(args: Any, ctx: Context) -> Any:
         rng = state.rng("status")
         low, high = (40, 60) if "slow" in state.plants else (1, 3)
-        time.sleep(rng.uniform(low, high) / 1000)
+        state.sleep(rng.uniform(low, high))
         return text_result("ready")
 
     def write_note(args: Any, ctx: Context) -> Any:
-        time.sleep(0.002)
+        state.sleep(2)
         return text_result("noted")
 
     server.tool("search", search, description="Search the catalog. CANARY tool description.",
@@ -109,8 +112,8 @@ def build(seed: int = 0, plants: set[str] | None = None) -> Server:
     return server
 
 
-def _options(argv: list[str]) -> tuple[int, set[str], bool]:
-    seed, plants, http = 0, set(), False
+def _options(argv: list[str]) -> tuple[int, set[str], bool, float]:
+    seed, plants, http, speed = 0, set(), False, 1.0
     args = iter(argv)
     for arg in args:
         if arg == "--seed":
@@ -120,11 +123,13 @@ def _options(argv: list[str]) -> tuple[int, set[str], bool]:
             if plant not in PLANTS:
                 raise SystemExit(f"unknown plant {plant}; one of {', '.join(PLANTS)}")
             plants.add(plant)
+        elif arg == "--speed":
+            speed = float(next(args))
         elif arg == "http":
             http = True
-    return seed, plants, http
+    return seed, plants, http, speed
 
 
 if __name__ == "__main__":
-    _seed, _plants, _http = _options(sys.argv[1:])
-    build(_seed, _plants).run(http=_http)
+    _seed, _plants, _http, _speed = _options(sys.argv[1:])
+    build(_seed, _plants, _speed).run(http=_http)

@@ -6,7 +6,9 @@ since the checkpoint, in one ``BEGIN IMMEDIATE`` transaction (a SIGKILL rolls it
 refresh cannot prove (a rewritten or removed journal, another layout, a non-monotonic append) makes a
 full build, written to ``.index.db.tmp-<uuid>`` and renamed over ``index.db``, so the file is always
 either the previous index or the complete new one.  Promotion tables (``issues``, ``findings``) are
-carried over a full build.
+carried over a full build when the old file is ours, and the lifecycle mirror (``finding_lifecycle``,
+``probe_history``, SPEC 12.4) from any old file that has it, ours or the reference tool's, so that the
+next ``promote`` can take the reference's lifecycle into ``lifecycle.db``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,20 @@ from ...journal.snapshot import Cursor
 from ...root import Root, RootLike
 from ...root.layout import INDEX_TMP_PREFIX, index_lock_path
 from ...tables.load import check_errors
+from ..rows import LIFECYCLE_COLUMNS
 from .bulk import Bulk
-from .database import INDEX_FILE, INDEXES, SCHEMA_DIGEST, TABLES, VERSION, connect, inspect_index, statements
+from .database import (
+    FILL_CALLS,
+    FILL_CAPTURES,
+    INDEX_FILE,
+    INDEXES,
+    SCHEMA_DIGEST,
+    TABLES,
+    VERSION,
+    connect,
+    inspect_index,
+    statements,
+)
 from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
 from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
@@ -176,6 +190,9 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             bulk.ingest(table, rows)
         for table, rows in zip(("strings", "call_labels"), ingest.encoder.new_tables(), strict=True):
             bulk.ingest(table, rows)
+        bulk.execute(FILL_CALLS, pa.record_batch({"first": pa.array([1], pa.int64())}))  # SPEC's calls
+        every = pa.nulls(1, pa.string())
+        bulk.execute(FILL_CAPTURES, pa.record_batch({"a": every, "b": every}))
         bulk.close()
         db.execute("BEGIN")
         write_sources(db, done)
@@ -187,6 +204,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         )
         if carry:
             _carry_promotion(db, path)
+        _carry_lifecycle(db, path)
         db.execute("COMMIT")
         db.close()
         os.replace(tmp, path)
@@ -275,5 +293,31 @@ def _carry_promotion(db: sqlite3.Connection, old: Path) -> None:
             if rows:
                 marks = ", ".join("?" * len(rows[0]))
                 db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+    finally:
+        source.close()
+
+
+def _carry_lifecycle(db: sqlite3.Connection, old: Path) -> None:
+    """Copy SPEC 12.4's lifecycle tables from the index being replaced, whichever tool wrote it (the
+    reference keeps its lifecycle there); an old file without them, or unreadable, gives nothing, and a
+    row SPEC's constraints refuse (an unknown state) is left behind."""
+    for table, columns in LIFECYCLE_COLUMNS.items():
+        names = ", ".join(columns)
+        db.executemany(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))})",
+                       _old_rows(old, f"SELECT {names} FROM {table}"))
+
+
+def _old_rows(old: Path, query: str) -> list[tuple[object, ...]]:
+    """The query's rows from ``old``; none when it is missing, not SQLite or lacks the table."""
+    if not old.exists():
+        return []
+    try:
+        source = connect(old, read_only=True)
+    except FindingsError:
+        return []
+    try:
+        return source.execute(query).fetchall()
+    except sqlite3.DatabaseError:
+        return []
     finally:
         source.close()

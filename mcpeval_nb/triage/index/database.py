@@ -1,7 +1,9 @@
 """The layout of ``<root>/index.db`` (SPEC 12.1): tables, views, indexes, checkpoint, and how it is opened.
 
-The SQL surface is SPEC's: ``calls`` (a view with SPEC's columns), ``windows``, ``annotations``, the
-checkpoint tables and, after ``promote``, ``issues`` and ``findings``. Underneath, a call is one row of
+The SQL surface is SPEC's, so that the reference tool can read and rebuild the file: ``calls`` (a table
+with SPEC's columns), ``windows``, ``annotations``, the checkpoint tables, the lifecycle mirror
+(``finding_lifecycle``, ``probe_history``: ``lifecycle.db`` stays authoritative) and, after ``promote``,
+``issues`` and ``findings``.  This package's own readers use the compact rows: a call is one row of
 integers and its two identity texts (``call_rows``): other text values live once in ``strings`` (sessions,
 argument shapes), label combinations once in ``call_labels`` (server, method, tool, outcome, kind) and error
 fields in ``call_errors`` for the rows that have them. Event ids are found through ``call_events`` (64-bit
@@ -25,15 +27,17 @@ from pathlib import Path
 from ...errors import FindingsError
 from ...root import entry_exists
 from ...root.layout import INDEX
-from ..rows import ISSUES_TABLE
+from ..rows import ISSUES_TABLE, LIFECYCLE_TABLES
 
-__all__ = ["INDEXES", "INDEX_FILE", "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
+__all__ = ["FILL_CALLS", "FILL_CAPTURES", "INDEXES", "INDEX_FILE",
+            "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
            "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = INDEX  # root.layout names it
-#: The checkpoint version: 2 since each source's digest is the one append proof (``journal.proof.Prefix``),
-#: so an index written before rebuilds once.
-VERSION = 2
+#: The checkpoint version: 2 since each source's digest is the one append proof (``journal.proof.Prefix``);
+#: 3 since ``calls``, ``index_events`` and ``index_captures`` are tables and the lifecycle is mirrored (the
+#: reference tool can use the file).  An index written before rebuilds once.
+VERSION = 3
 NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the sqlite3 module)
 
 _CALL_TABLES = """
@@ -52,40 +56,50 @@ CREATE TABLE windows (failure_id INTEGER NOT NULL, neighbour_id INTEGER NOT NULL
 CREATE TABLE annotations (call_id INTEGER, event_id TEXT, session TEXT NOT NULL, seq INTEGER, ts TEXT,
   kind TEXT NOT NULL, note TEXT, matches INTEGER);
 CREATE TABLE index_sources (path TEXT PRIMARY KEY, offset INTEGER NOT NULL, digest TEXT NOT NULL,
-  next_line INTEGER NOT NULL, kind TEXT NOT NULL);
+  next_line INTEGER NOT NULL DEFAULT 1, kind TEXT NOT NULL DEFAULT '');
 CREATE TABLE index_groups (session INTEGER NOT NULL, server TEXT NOT NULL, tail TEXT NOT NULL,
   PRIMARY KEY (session, server)) WITHOUT ROWID;
 CREATE TABLE index_capture_groups (capture TEXT PRIMARY KEY, session INTEGER NOT NULL, server TEXT NOT NULL,
   tail TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE index_skipped (session INTEGER NOT NULL, server TEXT NOT NULL, PRIMARY KEY (session, server));
 CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), version INTEGER NOT NULL,
-  schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL,
-  failures INTEGER NOT NULL, annotations INTEGER NOT NULL);
+  schema_digest TEXT NOT NULL, replayed_events INTEGER NOT NULL, calls INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0, annotations INTEGER NOT NULL DEFAULT 0);
+"""
+#: SPEC 12.1's tables that the reference tool reads (``calls``) or drops and recreates on its own rebuild
+#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is filled from the rows above
+#: (``FILL_CALLS``) after they are written; ``index_captures`` from ``index_capture_groups``;
+#: ``index_events`` stays empty (event ids are found through ``call_events``; the reference reads it only
+#: under a checkpoint of its own, so it rebuilds first).
+_SPEC_TABLES = """CREATE TABLE calls (id INTEGER PRIMARY KEY, capture_id TEXT, event_id TEXT, ts, session,
+  seq, server, method, tool, latency_ms, outcome, err_code TEXT, err_template TEXT, err_template_id TEXT,
+  err_retryable INTEGER, args TEXT, kind);
+CREATE TABLE index_events (event TEXT PRIMARY KEY, digest TEXT);
+CREATE TABLE index_captures (capture TEXT PRIMARY KEY, session, server);
 """
 #: The promoted ones among the last promotion's ``issues`` (``rows.ISSUES_TABLE``).
 _FINDINGS_TABLE = (
     "CREATE TABLE findings (issue_id INTEGER PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,\n"
     "  finding_id TEXT NOT NULL UNIQUE);\n"
 )
-_VIEWS = """CREATE VIEW calls AS SELECT r.id AS id, r.capture AS capture_id, r.event AS event_id,
+#: ``calls`` rows from ``call_rows`` and its label, string and error tables: the calls with ``id >= ?``.
+FILL_CALLS = """INSERT INTO calls SELECT r.id, r.capture, r.event,
   CASE WHEN r.ts_ms IS NULL THEN 'unknown'
-       ELSE strftime('%Y-%m-%dT%H:%M:%fZ', r.ts_ms / 1000.0, 'unixepoch') END AS ts,
-  ses.value AS session, r.seq AS seq, l.server AS server, l.method AS method, l.tool AS tool,
-  r.latency_ms AS latency_ms, l.outcome AS outcome, e.err_code AS err_code, e.err_template AS err_template,
-  e.err_template_id AS err_template_id, e.err_retryable AS err_retryable, a.value AS args, l.kind AS kind
+       ELSE strftime('%Y-%m-%dT%H:%M:%fZ', r.ts_ms / 1000.0, 'unixepoch') END,
+  ses.value, r.seq, l.server, l.method, l.tool, r.latency_ms, l.outcome, e.err_code, e.err_template,
+  e.err_template_id, e.err_retryable, a.value, l.kind
   FROM call_rows r JOIN call_labels l ON l.id = r.labels JOIN strings ses ON ses.id = r.session
-  LEFT JOIN strings a ON a.id = r.args LEFT JOIN call_errors e ON e.call_id = r.id;
-CREATE VIEW index_events AS SELECT r.event AS event, r.id AS call_id FROM call_rows r
-  WHERE r.event IS NOT NULL;
-CREATE VIEW index_captures AS SELECT g.capture AS capture, ses.value AS session, g.server AS server
-  FROM index_capture_groups g JOIN strings ses ON ses.id = g.session;
-"""
-#: Every table and view, in creation order.
-TABLES = _CALL_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + _VIEWS
+  LEFT JOIN strings a ON a.id = r.args LEFT JOIN call_errors e ON e.call_id = r.id WHERE r.id >= ?"""
+#: ``index_captures`` rows of the named captures (a JSON array of capture ids), or of every capture.
+FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
+  SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session
+  WHERE ? IS NULL OR g.capture IN (SELECT value FROM json_each(?))"""
+#: Every table, in creation order.
+TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
 
 #: Created after a full build's rows are in (and kept up to date by incremental refreshes).
 INDEXES = """
-CREATE INDEX calls_issue ON call_errors (err_code, err_template_id);
+CREATE INDEX call_errors_issue ON call_errors (err_code, err_template_id);
 CREATE INDEX annotations_call ON annotations (call_id);
 """
 

@@ -1,0 +1,59 @@
+"""Packages that load their public names on first use (``mcpeval_nb._lazy``): the export table and the
+typed mirror agree, every name resolves to its module's object, and importing one module of such a
+package runs none of its other modules (what keeps the shim's start-up short, docs/performance.md)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LAZY_PACKAGES = ("mcpeval_nb", "mcpeval_nb.capture", "mcpeval_nb.privacy", "mcpeval_nb.transport")
+
+
+def _mirror(package: str) -> dict[str, str]:
+    """name -> module of each import under ``if TYPE_CHECKING:`` in the package's ``__init__``."""
+    path = Path(importlib.import_module(package).__file__ or "")
+    found: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                assert isinstance(stmt, ast.ImportFrom) and stmt.level == 1, ast.unparse(stmt)
+                for alias in stmt.names:
+                    assert alias.asname == alias.name, f"{alias.name} must be re-exported as itself"
+                    found[alias.name] = f".{stmt.module}"
+    return found
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_the_export_table_and_the_typed_mirror_agree_and_every_name_resolves(package: str) -> None:
+    module = importlib.import_module(package)
+    table: dict[str, tuple[str, ...]] = module._EXPORTS
+    home = {name: where for where, names in table.items() for name in names}
+    assert sum(len(names) for names in table.values()) == len(home), "a name is exported twice"
+    assert _mirror(package) == home
+    assert set(home) <= set(module.__all__) and set(home) <= set(dir(module))
+    for name, where in home.items():
+        assert getattr(module, name) is getattr(importlib.import_module(where, package), name), name
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize(("module", "package", "also"), [
+    # privacy binds ``shape`` (a function and a module of that name) at import, with what it imports
+    ("mcpeval_nb.privacy.grammar", "mcpeval_nb.privacy",
+     ("mcpeval_nb.privacy.shape", "mcpeval_nb.privacy.urls")),
+    ("mcpeval_nb.transport.environ", "mcpeval_nb.transport", ()),
+    ("mcpeval_nb.capture.spawn", "mcpeval_nb.capture", ()),
+])
+def test_importing_one_module_of_a_package_runs_no_other(module: str, package: str,
+                                                         also: tuple[str, ...]) -> None:
+    code = (f"import sys, json; import {module}; "
+            f"print(json.dumps(sorted(m for m in sys.modules if m.startswith('{package}.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == sorted([module, *also])
