@@ -57,8 +57,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# One pytest-xdist worker per core; each test file runs whole, in order, on one worker (module fixtures
+# are built once).  `make unit WORKERS=0` runs the suite in one process.  docs/performance.md.
+WORKERS ?= auto
 unit: setup
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	MPLBACKEND=Agg $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --durations=25
 
 # The notebooks run top to bottom under nbval against a small demo capture root built first.
 NB_OUT := build/nbtest

@@ -1,4 +1,4 @@
-"""Shared fixtures: isolated capture roots and canary strings."""
+"""Shared fixtures: isolated capture roots and canary strings; the orphaned-process check."""
 
 from __future__ import annotations
 
@@ -50,8 +50,15 @@ def _orphans(since: float) -> list[tuple[int, str]]:
     return found
 
 
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[_STARTED] = _ticks_since_boot()
+    # Under pytest-xdist only the controller looks for orphans, once every worker has finished: a worker
+    # that finished first would stop a process another worker's test is still waiting for.
+    if not _is_xdist_worker(session.config):
+        session.config.stash[_STARTED] = _ticks_since_boot()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

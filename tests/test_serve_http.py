@@ -145,12 +145,14 @@ def test_a_slow_client_past_the_deadline_gets_400_and_nothing_runs(server: me.Fi
     head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(ANNOTATE)}\r\n\r\n").encode()
     started = time.monotonic()
-    with socket.create_connection(server.address, timeout=10) as sock:
-        sock.sendall(head + ANNOTATE[:10])  # the rest never comes within the 1 s deadline of this server
+    # The rest never comes: the server's 1 s deadline answers; no upper bound on a loaded machine (a
+    # server that never answered would leave the read to time out, an error).
+    with socket.create_connection(server.address, timeout=120) as sock:
+        sock.sendall(head + ANNOTATE[:10])
         answer = b""
         while chunk := sock.recv(65536):
             answer += chunk
-    assert 0.9 < time.monotonic() - started < 5
+    assert time.monotonic() - started > 0.9
     status, _, body = answer.partition(b"\r\n\r\n")
     assert status.startswith(b"HTTP/1.1 400 Bad Request") and json.loads(body) == {"error": "invalid request"}
     assert annotations(root) == []

@@ -140,7 +140,7 @@ def _slow_run(server: me.FindingsServer, replies: list[dict[str, Any]], before: 
                                                          "command": server_command("transport_fault")}))
     thread = threading.Thread(target=run)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a server start; minutes only when the machine is starved
     while not children() - before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert children() - before, "the slow run never started its server"
@@ -150,15 +150,14 @@ def _slow_run(server: me.FindingsServer, replies: list[dict[str, Any]], before: 
 def test_one_spawned_run_at_a_time_and_a_second_call_answers_busy(root: Path,
                                                                   no_child_left: set[int]) -> None:
     replies: list[dict[str, Any]] = []
-    started = time.monotonic()
     with serving(root, allow_spawn=True) as running:
         thread = _slow_run(running, replies, no_child_left)
         busy = call(running.address, "score", {"command": server_command("probe_clean")})
         assert busy["error"]["message"] == "busy: another spawned run is in progress; try again when it ends"
         assert len(call(running.address, "list_findings", {})["result"]["content"]) == 1  # reads still answer
         # closing cancels the run: its session closes, its server is terminated and reaped
-    thread.join(10)
-    assert not thread.is_alive() and time.monotonic() - started < 15
+    thread.join(120)  # a bound for a hung close only: the empty result below shows the run was cancelled
+    assert not thread.is_alive()
     result = replies[0]["result"]
     assert result["structuredContent"]["cases"] == [] and result["structuredContent"]["readiness"] is None
     assert result["content"][0]["text"] == "cancelled: 1 case(s) not run"

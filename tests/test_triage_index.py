@@ -178,7 +178,10 @@ def test_a_build_killed_midway_leaves_a_usable_or_rebuildable_index(root: Path, 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    time.sleep(1.0)
+    # Killed once its build is under way (its temporary index exists), however long the start takes.
+    while not [p for p in root.iterdir() if p.name.startswith(".index.db.tmp-")]:
+        assert child.poll() is None, "the build finished before it could be killed midway"
+        time.sleep(0.01)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     assert canonical(root / INDEX_FILE) == before  # the old index, untouched, until a complete one is renamed

