@@ -40,6 +40,24 @@ def test_a_notification_burst_through_the_shim_is_recorded_completely(root: Path
     assert b"not recorded" not in result.stderr and b"not journaled" not in result.stderr
 
 
+def test_an_exited_server_s_last_frames_reach_a_slow_client(root: Path) -> None:
+    """The server writes its notifications and exits while up to two pipes' worth are still on the way;
+    the client reads slowly.  Every frame reaches it: the shim forwards until the server's output ends,
+    and only an idle output (never a slow reader or a slow machine) would end that wait.  (It waited a
+    fixed second, then dropped what was left: 40,932 of 50,000 lines once under load.)"""
+    lines = 30000
+    proc = subprocess.Popen(shim_argv("--notify-burst", str(lines)), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    received = bytearray()
+    while chunk := proc.stdout.read1(4096):
+        received += chunk
+        time.sleep(0.01)  # a slow reader: about 400 KB/s, so the last MiBs take seconds after the exit
+    assert proc.wait(timeout=120) == 0
+    assert received.count(b"\n") == lines and bytes(received) == NOTE * lines
+    assert len(journal(root)) == lines
+
+
 @pytest.mark.parametrize("cls", [ForkedRecorder, Recorder])
 def test_a_recorder_that_keeps_making_progress_is_drained_past_any_fixed_deadline(
         root: Path, cls: type[Recorder | ForkedRecorder]) -> None:

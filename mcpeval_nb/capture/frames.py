@@ -13,11 +13,14 @@ import contextlib
 import fcntl
 import os
 import select
+import struct
+import termios
 from collections.abc import Iterator
+from typing import IO
 
 from ..limits import MAX_FRAME_BYTES
 
-__all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "grow_pipe", "write_all"]
+__all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "grow_pipe", "pending_bytes", "write_all"]
 
 _CHUNK = 1024 * 1024
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -27,6 +30,14 @@ def grow_pipe(fd: int, size: int = _CHUNK) -> None:
     """Ask for a larger pipe buffer (fewer wake-ups per large frame); ignored where not possible."""
     with contextlib.suppress(OSError):
         fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
+
+
+def pending_bytes(stream: IO[bytes]) -> int:
+    """Bytes waiting in a pipe to be read (0 once the stream is closed or where not known)."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(stream.fileno(), termios.FIONREAD, b"\0\0\0\0"))[0])
+    except (OSError, ValueError):
+        return 0
 
 
 class FrameTooLarge(Exception):

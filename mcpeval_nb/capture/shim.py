@@ -31,7 +31,7 @@ from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
 from ..root import Root, RootLike
-from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, write_all
+from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, pending_bytes, write_all
 from .handoff import Frame, FrameQueue
 from .oversized import Glimpse
 from .recorder_fork import ForkedRecorder
@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from .correlate import Correlator
 
 __all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
+
+
+#: Seconds an exited server's output may stay idle (a grandchild holding its stdout) before the shim ends.
+SERVER_QUIET_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class _Session:
         self._oversized_said = False
         self.child_done = False
         self.server_eof = False
+        self._awaiting_server = False  # the inbound pump waits for the server's next bytes
         self._child_in = proc.stdin
         self._child_out = proc.stdout
 
@@ -166,7 +171,9 @@ class _Session:
         try:
             while True:
                 try:
+                    self._awaiting_server = not outbound
                     data = reader.read()
+                    self._awaiting_server = False
                 except FrameTooLarge:
                     if self.options.strict_frames:
                         self._refuse(direction)
@@ -233,11 +240,26 @@ class _Session:
                     deadline = time.monotonic() + self.options.grace_s
                 timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
                 self.cond.wait(timeout)
-            # let the server's last frames through (bounded: a grandchild may hold its stdout)
-            if not self.cond.wait_for(lambda: self.server_eof, timeout=1.0):
-                self.signal_child(signal.SIGTERM)
+            self._drain_server_output()
         assert self.proc.returncode is not None
         return exit_status(self.proc.returncode)
+
+    def _drain_server_output(self) -> None:
+        """Forward the exited server's last frames, however slowly the client reads them.
+
+        A server may exit with a pipe full of frames: they are forwarded until end of input.  Only an idle
+        output (a grandchild holding the server's stdout, writing nothing for ``SERVER_QUIET_S``) ends the
+        wait early; a slow client or a slow machine never does.  Called with ``cond`` held.
+        """
+        quiet_since: float | None = None
+        while not self.server_eof:
+            if self._awaiting_server and pending_bytes(self._child_out) == 0:
+                quiet_since = quiet_since if quiet_since is not None else time.monotonic()
+                if time.monotonic() - quiet_since >= SERVER_QUIET_S:
+                    return
+            else:
+                quiet_since = None
+            self.cond.wait_for(lambda: self.server_eof, timeout=0.05)
 
     def stop(self, threads: list[threading.Thread]) -> None:
         """Wake and join the forwarding threads (bounded), then release the pipes."""
