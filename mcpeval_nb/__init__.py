@@ -233,6 +233,7 @@ if typing.TYPE_CHECKING:
     from .mock import MockProfile as MockProfile
     from .mock import MockServer as MockServer
     from .mock import ReplayReport as ReplayReport
+    from .mock import export_mock_profile as export_mock_profile
     from .mock import load_profile as load_profile
     from .mock import mock_profile as mock_profile
     from .mock import parse_profile as parse_profile
@@ -631,7 +632,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     ".journal": ("JournalEntry", "append_record", "append_records", "read_records",),
     ".mock": (
-        "MockEngine", "MockOptions", "MockProfile", "MockServer", "load_profile", "mock_profile",
+        "MockEngine", "MockOptions", "MockProfile", "MockServer", "export_mock_profile", "load_profile",
+        "mock_profile",
         "ReplayReport", "parse_profile", "profile_schema_text", "replay", "run_mock", "serve_mock",
     ),
     ".junit": ("JUnitCase", "JUnitSuite", "render_junit",),

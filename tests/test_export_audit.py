@@ -40,8 +40,11 @@ NOT_EXPORTS = {
     "verify": "probes a live server (audited as verify)",
     "catalog check": "prints drift and signals", "catalog pin": "pins a catalog in the root (audited)",
     "guidance": "probes a live server", "usage": "prints tool usage",
+    "mock": "serves recorded distributions (its --profile FILE is the export-mock-profile export)",
+    "replay": "drives a live server with recorded shapes",
+    "conformance": "judges the conformance suite's saved results, nothing read from the store",
     **{f"schema {name}": "prints a bundled schema" for name in
-       ("budgets", "calls", "capture", "diff", "manifest", "report", "result-sizes")},
+       ("budgets", "calls", "capture", "diff", "manifest", "mock-profile", "report", "result-sizes")},
 }
 OUTPUT_OPTIONS = {"--dest", "--dir", "--output", "--out-dir", "--endpoint"}
 
@@ -87,7 +90,7 @@ def promoted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_every_command_is_classified() -> None:
     names = {" ".join(path) for path, _ in COMMANDS}
     assert names - set(EXPORT_ACTIONS) - set(NOT_EXPORTS) == set(), "classify the new command here"
-    assert set(NOT_EXPORTS) - names == set() and set(EXPORT_ACTIONS) <= names
+    assert set(NOT_EXPORTS) - names == set() and set(EXPORT_ACTIONS) - {"export-mock-profile"} <= names
 
 
 def test_a_command_with_an_output_option_is_an_export_or_says_why() -> None:
@@ -100,6 +103,7 @@ def test_a_command_with_an_output_option_is_an_export_or_says_why() -> None:
 def _runs(root: Path, finding: str, tmp: Path, collector: str) -> dict[str, tuple[list[str], list[str]]]:
     """Per export: (a run that exports, a run that is refused)."""
     r = ["--root", str(root)]
+    server = me.open_store(root).calls.column("server")[0].as_py()
     return {
         "share": (["share", "--dir", str(tmp / "envelope"), *r],
                   ["share", "--dir", str(root / "store" / "inside"), *r]),
@@ -112,6 +116,9 @@ def _runs(root: Path, finding: str, tmp: Path, collector: str) -> dict[str, tupl
         "generate": (["generate", "--finding", finding, "--output", str(tmp / "repro.json"),
                       "--confirm-read-only", *r],
                      ["generate", "--finding", finding, "--output", str(tmp / "refused.json"), *r]),
+        "export-mock-profile": (
+            ["mock", "--server", server, "--profile", str(tmp / "mock.json"), *r],
+            ["mock", "--server", server, "--profile", str(root / "store" / "m.json"), *r]),
     }
 
 

@@ -54,13 +54,14 @@ def mock_cmd(server: str | None, root: str | None, since: str | None, until: str
         profile = mcpeval_nb.load_profile(profile_in)
     elif server is None:
         raise mcpeval_nb.UsageError("--server LABEL or --from-profile FILE is required")
-    else:
-        profile = mcpeval_nb.mock_profile(root, server=server, since=since, until=until)
-    if profile_out is not None:
-        path = profile.write(profile_out)
+    elif profile_out is not None:
+        profile, path = mcpeval_nb.export_mock_profile(root, profile_out, server=server, since=since,
+                                                       until=until)
         click.echo(f"wrote mock profile of {profile.server} ({len(profile.tools)} tools, {profile.calls} "
                    f"recorded calls) to {path}")
         return 0
+    else:
+        profile = mcpeval_nb.mock_profile(root, server=server, since=since, until=until)
     return mcpeval_nb.run_mock(profile, mcpeval_nb.MockOptions(seed=seed, speed=speed, listen=listen))
 
 

@@ -51,9 +51,10 @@ __all__ = ["ACTIONS", "AUDIT_NAME", "EXPORT_ACTIONS", "OUTCOMES", "AuditEntry", 
 #: ``root.layout.AUDIT``, the log's name under the root.
 AUDIT_NAME = AUDIT
 #: The commands (and their library functions) that write data out of the store, each audited.
-EXPORT_ACTIONS = ("share", "export-parquet", "export-otlp", "export-issues", "generate")
+EXPORT_ACTIONS = ("share", "export-parquet", "export-otlp", "export-issues", "generate",
+                  "export-mock-profile")
 ACTIONS = ("share", "erase", "retention", "verify", "record_annotation", "spawn", "catalog_pin",
-           "export-parquet", "export-otlp", "export-issues", "generate")
+           "export-parquet", "export-otlp", "export-issues", "generate", "export-mock-profile")
 OUTCOMES = ("done", "refused", "failed")
 _MAX_PATHS = 256
 

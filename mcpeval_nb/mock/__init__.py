@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from .build import mock_profile
 from .engine import MockEngine
+from .export import export_mock_profile
 from .profile import MockProfile, OutcomeCount, ToolProfile, load_profile, parse_profile, profile_schema_text
 from .replay_report import ReplayReport
 from .replay_run import replay
 from .server import MockOptions, MockServer, run_mock, serve_mock
 
 __all__ = ["MockEngine", "MockOptions", "MockProfile", "MockServer", "OutcomeCount", "ReplayReport",
+           "export_mock_profile",
            "ToolProfile", "load_profile", "mock_profile", "parse_profile", "profile_schema_text", "replay",
            "run_mock", "serve_mock"]
