@@ -43,7 +43,11 @@ from .stderr_tail import StderrTail
 __all__ = ["StdioChannel"]
 
 _READ_CHUNK = 64 * 1024
-_TERM_GRACE_S = 1.0
+#: MCP's stdio shutdown: the server gets this long to exit after its input ends, then as long again
+#: after SIGTERM, before SIGKILL.  A server run through the stdio shim exits at end of input once its
+#: recorder has drained; a SIGKILL of its process group would lose the records still draining.
+_EOF_GRACE_S = 2.0
+_TERM_GRACE_S = 2.0
 #: How long a closed connection waits for the server to exit and finish its stderr before reporting.
 _EXIT_WAIT_S = 2.0
 _END = object()
@@ -301,19 +305,29 @@ class StdioChannel:
         return self._closed.is_set()
 
     def close(self) -> None:
-        """Cancel pending I/O, terminate the child's process group and reap the child; idempotent."""
+        """Cancel pending I/O, end the server as MCP's stdio shutdown says (close its input; SIGTERM to
+        its process group if it has not exited within a grace; SIGKILL after another), then end what is
+        left of the group and reap the child; idempotent."""
         with self._close_lock:
             if self._closed.is_set():
                 return
             self._closed.set()
         with contextlib.suppress(OSError):
             os.write(self._wake_w, b"x")
-        self._signal(signal.SIGTERM)
+        with contextlib.suppress(OSError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
         try:
-            self._proc.wait(timeout=_TERM_GRACE_S)
+            self._proc.wait(timeout=_EOF_GRACE_S)
         except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self._proc.wait()
+            self._signal(signal.SIGTERM)
+            try:
+                self._proc.wait(timeout=_TERM_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self._signal(signal.SIGKILL)
+                self._proc.wait()
+        self._signal(signal.SIGTERM)  # a grandchild left behind in the group (never a shim's recorder:
+        # the shim exits only after its recorder has drained)
         self._reader.join(timeout=5.0)
         with contextlib.suppress(queue.Full):
             self._queue.put_nowait(_END)  # wakes a receive() blocked in another thread
