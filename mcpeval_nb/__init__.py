@@ -110,6 +110,7 @@ if typing.TYPE_CHECKING:
     from .catalog import check_catalogs as check_catalogs
     from .catalog import pin_catalogs as pin_catalogs
     from .catalog import usage_report as usage_report
+    from .configuration import AuditLog as AuditLog
     from .configuration import ConfigReport as ConfigReport
     from .configuration import resolve_config as resolve_config
     from .errors import (
@@ -613,7 +614,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".capture.shim": ("ShimOptions", "run_shim",),
     ".textsafe": ("escape_controls",),
     ".capture.shim_http": ("HTTPShim", "HTTPShimOptions", "run_shim_http",),
-    ".configuration": ("ConfigReport", "resolve_config",),
+    ".configuration": ("AuditLog", "ConfigReport", "resolve_config",),
     ".errors": (
         "Cancelled", "DocumentError", "EraseIncomplete", "FindingsError", "GovernanceError", "GrammarError",
         "InvalidRecord", "JournalError", "LockTimeout", "MCPEvalError", "ManifestError", "MissingExtra",

@@ -1,4 +1,5 @@
-"""``mcpeval-nb config``: the configuration a command resolves to, and where each part came from.
+"""``mcpeval-nb config``: the configuration a command resolves to, and where each part came from; and
+``mcpeval-nb audit``'s document, the audit log (both on the one format table, ``probe.render``).
 
 A report over several packages (the root and its salt, the journals, governance's retention, triage's
 promotion threshold, the limits), so it sits above them all, on the floor of ``serve``: no lower package
@@ -7,20 +8,23 @@ imports a higher one to build it.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from . import limits
 from .errors import JournalError
 from .governance.retention import configured_retention
+from .journal.audit import audit_lines
 from .journal.listing import journals
+from .probe.render import Format, FormatSet, lines_text
 from .root import Root, RootLike
 from .root.layout import audit_path, config_path, salt_path
 from .triage.scoring import resolve_threshold
 
-__all__ = ["ConfigReport", "resolve_config"]
+__all__ = ["AuditLog", "ConfigReport", "resolve_config"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,11 @@ class ConfigReport:
         retention_days, promotion_threshold: values with their sources.
         limits: every bound in force (``limits.py``).
     """
+
+    FORMATS: ClassVar[FormatSet[ConfigReport]] = FormatSet(
+        (Format("text", lambda r, _: lines_text(r.lines())),
+         Format("json", lambda r, _: json.dumps(r.to_json(), indent=2, sort_keys=True) + "\n")),
+        unknown="unknown config format; use text or json")
 
     root: Path
     root_source: str
@@ -71,6 +80,34 @@ class ConfigReport:
         lines.append(f"promotion_threshold {self.promotion_threshold:.6f} (from {self.threshold_source})")
         lines += [f"limit {name} {value}" for name, value in self.limits.items()]
         return lines
+
+    def render(self, fmt: str = "text") -> str:
+        """The report in ``fmt`` (``text`` or ``json``), as ``mcpeval-nb config`` prints it."""
+        return self.FORMATS.render(self, fmt)
+
+
+@dataclass(frozen=True)
+class AuditLog:
+    """The audit log as ``mcpeval-nb audit`` prints it (``read_audit``'s records, oldest first).
+
+    Attributes:
+        entries: the records (``read_audit``), possibly only the newest of them.
+    """
+
+    FORMATS: ClassVar[FormatSet[AuditLog]] = FormatSet(
+        (Format("text", lambda a, _: lines_text(audit_lines(a.entries))),
+         Format("json", lambda a, _: json.dumps(a.entries, indent=2, ensure_ascii=False) + "\n")),
+        unknown="unknown audit format; use text or json")
+
+    entries: list[dict[str, Any]]
+
+    def last(self, count: int | None) -> AuditLog:
+        """Only the newest ``count`` records (all of them for None)."""
+        return self if count is None else AuditLog(self.entries[len(self.entries) - count:] if count else [])
+
+    def render(self, fmt: str = "text") -> str:
+        """The log in ``fmt`` (``text``: one line per record; ``json``: the records)."""
+        return self.FORMATS.render(self, fmt)
 
 
 def _sizes(paths: list[Path]) -> dict[str, int]:

@@ -76,7 +76,7 @@ def _format_choices(command: click.Command) -> tuple[str, ...]:
     ("sizes", mcpeval_nb.ResultSizes), ("phases", mcpeval_nb.PhaseView),
     ("findings", mcpeval_nb.FindingsView), ("usage", mcpeval_nb.UsageReport),
     ("catalog", mcpeval_nb.CatalogReport), ("catalog check", mcpeval_nb.CatalogCheck),
-    ("replay", mcpeval_nb.ReplayReport),
+    ("replay", mcpeval_nb.ReplayReport), ("audit", mcpeval_nb.AuditLog), ("config", mcpeval_nb.ConfigReport),
 ])
 def test_every_format_a_command_offers_is_on_its_document_s_table(
         name: str, document: Rendered | tuple[Rendered, ...]) -> None:

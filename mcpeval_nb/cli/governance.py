@@ -6,8 +6,6 @@ on stderr (printed by the library) and a line in the command's output; it never 
 
 from __future__ import annotations
 
-import json
-
 import click
 
 import mcpeval_nb
@@ -61,15 +59,10 @@ def erase_cmd(session: str | None, server: str | None, before: str | None, dry_r
 @opt.root
 def audit_cmd(last: int | None, fmt: str, root: str | None) -> int:
     """Print the audit log: exports, erasures, retention passes and verifies, oldest first."""
-    entries = mcpeval_nb.read_audit(root)
-    if last is not None:
-        entries = entries[len(entries) - last:] if last else []
-    if fmt == "json":
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-    elif not entries:
+    log = mcpeval_nb.AuditLog(mcpeval_nb.read_audit(root)).last(last)
+    if not log.entries and fmt == "text":
         click.echo("no audit records yet", err=True)
-    for line in mcpeval_nb.audit_lines(entries) if fmt == "text" else []:
-        click.echo(line)
+    click.echo(log.render(fmt), nl=False)
     return 0
 
 
@@ -78,12 +71,7 @@ def audit_cmd(last: int | None, fmt: str, root: str | None) -> int:
 @opt.root
 def config_cmd(fmt: str, root: str | None) -> int:
     """Print the configuration commands resolve to (root, salt, journals, retention, threshold, limits)."""
-    report = mcpeval_nb.resolve_config(root)
-    if fmt == "json":
-        click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
-    else:
-        for line in report.lines():
-            click.echo(line)
+    click.echo(mcpeval_nb.resolve_config(root).render(fmt), nl=False)
     return 0
 
 
