@@ -37,12 +37,12 @@ PROFILE_OUTPUT = _FileOutput(what="mock --profile", kind="mock-profile", title="
                              replace=True)
 
 
-def export_mock_profile(root: RootLike = None, output: str | os.PathLike[str] = "", *, server: str,
+def export_mock_profile(root: RootLike, output: str | os.PathLike[str], *, server: str,
                         since: Any = None, until: Any = None) -> tuple[MockProfile, Path]:
     """Build the mock profile of ``server`` and write it to ``output`` (replacing a file there).
 
     Args:
-        root: the capture root (default ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).
+        root: the capture root (None: ``$MCPEVAL_HOME``, else ``~/.mcp-eval``).
         output: the profile file to write.
         server / since / until: as ``mock_profile``.
 
@@ -55,8 +55,6 @@ def export_mock_profile(root: RootLike = None, output: str | os.PathLike[str] = 
     """
     resolved = Root.of(root).path
     with audited(resolved, "export-mock-profile", server=server) as entry:
-        if not os.fspath(output):
-            raise UsageError("mock --profile needs a file to write")
         target = PROFILE_OUTPUT.resolve(output, root=resolved)
         profile = mock_profile(resolved, server=server, since=since, until=until)
         path = profile.write(target)
