@@ -51,26 +51,23 @@ def test_a_job_that_fails_is_one_findings_error_and_later_jobs_do_not_run(tmp_pa
     assert not _bulk_threads()
 
 
-def test_a_stream_that_fails_stops_the_producer_instead_of_hanging_it(tmp_path: Path) -> None:
+def test_an_append_that_fails_stops_the_producer_instead_of_hanging_it(tmp_path: Path) -> None:
     path = tmp_path / "bulk.db"
     sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY)")  # 8 columns short
     bulk = Bulk(path, depth=1)
-    bulk.stream("call_rows", CALL_ROWS)
     with pytest.raises(me.FindingsError, match="cannot write the index"):
-        for i in range(10_000):  # the writer refuses the first batch; the next put must not block for ever
-            bulk.put(_rows(10, start=1 + 10 * i))
+        for i in range(10_000):  # the writer refuses the first batch; the next append must not block for ever
+            bulk.append("call_rows", _rows(10, start=1 + 10 * i))
     assert not _bulk_threads()
 
 
-def test_a_stream_commits_every_batch_in_order(tmp_path: Path) -> None:
+def test_appended_batches_are_committed_in_order(tmp_path: Path) -> None:
     path = tmp_path / "bulk.db"
     sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, event TEXT, "
                                   "ts_ms, session, seq, labels, latency_ms, args)")
     bulk = Bulk(path, depth=2)
-    bulk.stream("call_rows", CALL_ROWS)
     for i in range(50):
-        bulk.put(_rows(1000, start=1 + 1000 * i))
-    bulk.end_stream()
+        bulk.append("call_rows", _rows(1000, start=1 + 1000 * i))
     bulk.execute("DELETE FROM call_rows WHERE id = ?", pa.record_batch({"id": pa.array([7, 9], pa.int64())}))
     bulk.close()
     db = sqlite3.connect(path)
@@ -87,7 +84,7 @@ def test_a_build_cancelled_while_streaming_keeps_the_previous_index(root: Path) 
 
     def progress(done: int, total: int) -> None:
         seen.append(done)
-        if len(seen) == 3:  # the bulk stream has batches by now
+        if len(seen) == 3:  # the bulk writer has batches by now
             cancel.set()
 
     with pytest.raises(me.Cancelled):

@@ -8,15 +8,19 @@ are written here from SPEC's text (its source is not read, and it is not run).
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.privacy import code_value
+from mcpeval_nb.testing import synthetic_store
 from mcpeval_nb.triage.findings import list_findings
-from mcpeval_nb.triage.index.database import VERSION
+from mcpeval_nb.triage.index.database import NULL_TS, SPEC_TS, VERSION
+from mcpeval_nb.triage.index.spec_rows import spec_ts
 from mcpeval_nb.triage.lifecycle import lifecycle
 
 from .triage_support import build
@@ -252,3 +256,88 @@ def test_an_incremental_refresh_appends_to_calls(root: Path) -> None:
     assert _db(root).execute("SELECT COUNT(*), MAX(tool) FROM calls WHERE seq = 1 AND server = 'ka' "
                              "AND id > ?", (before,)).fetchone() == (1, "boom")
     assert _db(root).execute("SELECT COUNT(*) FROM calls").fetchone()[0] == before + 1
+
+
+# -- calls as SPEC 12.1 spells it, whichever path wrote it ---------------------------------------------
+
+#: Times at the edges of what ``calls.ts`` spells (milliseconds since the epoch): before 1970, leap days,
+#: the first and last millisecond of years 0001 and 9999, and times SQLite spells otherwise or not at all.
+EDGE_MS = [0, -1, 1, 999, 1000, -86_400_000, 951_782_400_000, 4_107_542_399_999, 1_785_542_399_999,
+           -62_135_596_800_000, -62_135_596_800_001, -62_167_219_200_000, -62_167_219_200_001,
+           253_402_300_799_999, 253_402_300_800_000, -210_866_760_000_001, NULL_TS, 2**63 - 1]
+
+
+def test_spec_ts_spells_every_time_as_sqlites_strftime_does() -> None:
+    rng = random.Random(29)
+    values = EDGE_MS + [rng.randrange(-62_135_596_800_000, 253_402_300_800_000) for _ in range(20_000)]
+    values += [rng.randrange(-86_400_000 * 3, 86_400_000 * 3) for _ in range(2_000)]
+    db = sqlite3.connect(":memory:")
+    query = f"SELECT CASE WHEN ?1 = {NULL_TS} THEN 'unknown' ELSE {SPEC_TS.format('?1')} END"
+    expected = [db.execute(query, (v,)).fetchone()[0] for v in values]
+    assert spec_ts(np.array(values, dtype=np.int64)).to_pylist() == expected
+    assert expected[:3] == ["1970-01-01T00:00:00.000Z", "1969-12-31T23:59:59.999Z",
+                            "1970-01-01T00:00:00.001Z"]
+
+
+def _edge_lines() -> list[dict[str, object]]:
+    """Journal records with odd times, latencies and error codes, a replay with an error, an identity."""
+    codes: list[object] = [-32000, "tool-error", 2**63 + 5, 1.5, None, "-32000", 0]
+    lines: list[dict[str, object]] = []
+    times = ["0001-01-01T00:00:00.000Z", "1969-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z",
+             "2026-08-01T00:00:00.5+01:00", "2028-02-29T23:59:59.999Z", "not a time"]
+    for i, ts in enumerate(times):
+        for j, code in enumerate([None, *codes]):
+            line: dict[str, object] = {"ts": ts, "session": f"edge-{i}", "seq": j + 1, "server": "edge",
+                                       "method": "tools/call", "tool": f"t{j}", "args": {"a": i},
+                                       "latency_ms": [None, 0, 2**64 - 1, 7][j % 4], "shim_self_us": 1,
+                                       "kind": "real", "outcome": "ok" if j == 0 else "error"}
+            if j:
+                line["error"] = {"code": code, "template": "{message}", "template_id": "db353212bf91d2d5",
+                                 "retryable": j % 2 == 0}
+            lines.append(line)
+    replayed = {"ts": "2026-08-02T00:00:03Z", "session": "rep", "seq": 3, "server": "edge",
+                "method": "tools/call", "tool": "r", "outcome": "error", "shim_self_us": 1, "kind": "real",
+                "error": {"code": -32001, "template": "{message}", "template_id": "db353212bf91d2d5"},
+                "identity": {"capture_id": "11111111-1111-4111-8111-111111111111",
+                             "event_id": "33333333-3333-4333-8333-333333333333"}}
+    return [*lines, replayed, replayed, {"ts": "2026-08-02T00:00:04Z", "session": "rep", "seq": 4,
+                                         "server": "edge", "method": "ping", "outcome": "ok",
+                                         "shim_self_us": 1, "kind": "real"}]
+
+
+def _calls(root: Path) -> list[tuple[object, ...]]:
+    """Every ``calls`` row but its id, in id order (a full build leaves a dropped replay's id unused)."""
+    return [row[1:] for row in _db(root).execute("SELECT * FROM calls ORDER BY id")]
+
+
+def test_a_full_build_and_a_refresh_write_the_same_calls_spelled_as_spec_says(root: Path,
+                                                                           tmp_path: Path) -> None:
+    """A full build appends ``calls`` from Arrow, a refresh fills it with SQL (``FILL_CALLS``): the same
+    rows, byte for byte, over odd times, codes and latencies, a replay and many batches."""
+    synthetic_store(root, calls=3_000, servers=2, tools=3, days=2, sessions=6, seed=4)
+    journal = root / "store" / "calls-2026-08-02.jsonl"
+    with journal.open("a", encoding="utf-8") as out:
+        out.writelines(json.dumps(line) + "\n" for line in _edge_lines())
+    full = me.build_index(root, full=True)
+    assert full.replayed_events == 1 and full.skipped == 0
+    other = tmp_path / "other"
+    (other / "store").mkdir(parents=True)
+    if (root / ".salt").exists():
+        (other / ".salt").write_bytes((root / ".salt").read_bytes())
+    assert me.build_index(other).calls == 0
+    for path in sorted((root / "store").glob("calls-*.jsonl")):
+        (other / "store" / path.name).write_bytes(path.read_bytes())
+    refreshed = me.build_index(other)
+    assert not refreshed.full and refreshed.calls == full.calls
+    assert _calls(other) == _calls(root)
+    edge = {(r[4], r[5]): r for r in _db(root).execute("SELECT * FROM calls WHERE server = 'edge'")}
+    first = [edge[(s, q)] for s, q in sorted(edge) if s.startswith("session:")]  # edge-* sessions are hashed
+    spelled = {(r[3], r[9], r[11], r[14]) for r in first}
+    for expected in [("0001-01-01T00:00:00.000Z", None, None, None),  # ts, latency_ms, err_code, retryable
+                     ("1969-12-31T23:59:59.999Z", 0, "-32000", 0),
+                     ("9999-12-31T23:59:59.999Z", 2**63 - 1, '"tool-error"', 1),
+                     ("2026-07-31T23:00:00.500Z", 7, "9223372036854775813", 0),
+                     ("2028-02-29T23:59:59.999Z", None, "1.5", 1),
+                     ("unknown", 7, "0", 0)]:
+        assert expected in spelled, expected
+    assert {r[11] for r in first} >= {None, "null", "0", "1.5"}

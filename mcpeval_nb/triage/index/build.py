@@ -36,7 +36,6 @@ from ...tables.load import check_errors
 from ..rows import LIFECYCLE_COLUMNS
 from .bulk import Bulk
 from .database import (
-    FILL_CALLS,
     FILL_CAPTURES,
     INDEX_FILE,
     INDEXES,
@@ -47,7 +46,7 @@ from .database import (
     inspect_index,
     statements,
 )
-from .encode import CALL_ROWS, Encoded, Encoder, check_captures, errors_table
+from .encode import Encoded, Encoder, check_captures
 from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
@@ -162,7 +161,6 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             db.execute(statement)
         db.execute("COMMIT")  # from here the bulk writer's connection writes, until bulk.close()
         bulk = Bulk(tmp, name=path)
-        bulk.stream("call_rows", CALL_ROWS)
         ingest = Ingest(db, Encoder(db, fresh=True), next_id=1, options=options, bulk=bulk)
         ingest.total = sum(s.end for s in sources)
         done = []
@@ -171,15 +169,12 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             proof = ingest.read(source, cursor)
             assert proof is not None  # nothing to prove from: read whole
             done.append((source, cursor, proof))
-        bulk.end_stream()
-        bulk.execute("DELETE FROM call_rows WHERE id = ?",
-                     pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())}))
+        dropped = pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())})
+        for table, column in (("call_rows", "id"), ("call_errors", "call_id"), ("calls", "id")):
+            bulk.execute(f"DELETE FROM {table} WHERE {column} = ?", dropped)
         assert ingest.events is not None  # sorted by drop_replays
         bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
-        bulk.ingest("call_errors", errors_table(enc, ids))
-        _ingest_strings(bulk, ingest.encoder)  # every call's strings are known: SPEC's calls are filled by
-        bulk.execute(FILL_CALLS, pa.record_batch({"first": pa.array([1], pa.int64())}))  # the bulk thread
         for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while links and windows
             bulk.execute(statement)            # are computed here
         if ingest.notes:  # linked here, written once
@@ -190,7 +185,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         for table, rows in zip(("index_skipped", "index_groups", "index_capture_groups"),
                                _groups(windows, enc, ids, ingest.encoder), strict=True):
             bulk.ingest(table, rows)
-        _ingest_strings(bulk, ingest.encoder)  # any assigned since (none is expected)
+        ingest.bulk_strings()  # any assigned since (none is expected)
         every = pa.nulls(1, pa.string())
         bulk.execute(FILL_CAPTURES, pa.record_batch({"a": every, "b": every}))
         bulk.close()
@@ -229,13 +224,6 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         skipped=len(ingest.report.rows),
         skipped_lines=ingest.report.lines(),
     )
-
-
-def _ingest_strings(bulk: Bulk, encoder: Encoder) -> None:
-    """The strings and labels assigned since the last call, into ``strings`` and ``call_labels``."""
-    for table, rows in zip(("strings", "call_labels"), encoder.new_tables(), strict=True):
-        if rows.num_rows:
-            bulk.ingest(table, rows)
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,10 @@ docs/performance.md).  The bulk writer owns its own connection to the build's te
 caller's sqlite3 connection creates the tables and commits before it opens, and writes again only after
 ``close()``, so exactly one connection writes at a time.
 
-Jobs run in order: a *stream* ingests batches handed over by ``put`` until ``end_stream``; ``ingest``
-writes one table; ``execute`` runs one statement (``CREATE INDEX`` while the caller computes windows).
-``close()`` commits, waits for the thread and raises the first error as a ``FindingsError``.
+Jobs run in order: ``append`` writes one batch of a table as the reading thread hands it over (at most
+``depth`` batches wait: the reader blocks instead of piling up memory); ``ingest`` writes one table;
+``execute`` runs one statement (``CREATE INDEX`` while the caller computes windows).  ``close()``
+commits, waits for the thread and raises the first error as a ``FindingsError``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,23 +39,19 @@ _POLL_S = 0.05
 Job = Callable[["_Cursor"], None]
 
 
-class _Aborted(Exception):
-    """Raised inside a stream's batch source when the build is abandoned."""
-
-
 class Bulk:
     """The ADBC ingest thread of one full build.
 
     Args:
         path: the build's temporary database (its tables already created and committed).
-        depth: batches queued at most for a stream (bounds the memory waiting to be written).
+        depth: appended batches waiting at most (bounds the memory waiting to be written).
         name: the file errors name (default ``path``; a build names the index it replaces).
     """
 
     def __init__(self, path: Path, *, depth: int = 3, name: Path | None = None) -> None:
         self.path, self.name = path, name or path
         self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._batches: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=depth)
+        self._slots = threading.BoundedSemaphore(depth)  # one per appended batch waiting to be written
         self._error: BaseException | None = None
         self._failed = threading.Event()
         self._aborted = threading.Event()
@@ -75,7 +72,7 @@ class Bulk:
             for pragma in _PRAGMAS:
                 _Cursor(conn).execute(pragma)
             conn.set_options(**{"adbc.connection.autocommit": "false"})
-            while (job := self._jobs.get()) is not None:
+            while (job := self._jobs.get()) is not None and not self._aborted.is_set():
                 job(_Cursor(conn))
             if self._commit:
                 conn.commit()
@@ -87,44 +84,35 @@ class Bulk:
                     handle.close()
 
     def _fail(self, exc: BaseException) -> None:
-        if self._error is None and not isinstance(exc, _Aborted) and not self._aborted.is_set():
+        if self._error is None and not self._aborted.is_set():
             self._error = exc
         self._failed.set()
 
-    def _drain(self) -> Iterator[pa.RecordBatch]:
-        while (batch := self._batches.get()) is not None:
-            if self._aborted.is_set():
-                raise _Aborted()
-            yield batch
-
     # -- the caller's side ----------------------------------------------------------------------------
-    def _hand(self, item: pa.RecordBatch | None) -> None:
-        """Queue a stream item, without hanging on a thread that stopped reading."""
-        while True:
-            if self._failed.is_set() or not self._thread.is_alive():
-                self.close()  # raises the thread's error
-                raise FindingsError(f"the index writer for {self.name} stopped")
-            try:
-                self._batches.put(item, timeout=_POLL_S)
-                return
-            except queue.Full:
-                continue
+    def _check(self) -> None:
+        """Raise the thread's error (or that it stopped) instead of queueing work nobody will do."""
+        if self._failed.is_set() or not self._thread.is_alive():
+            self.close()  # raises the thread's error
+            raise FindingsError(f"the index writer for {self.name} stopped")
 
-    def stream(self, table: str, schema: pa.Schema) -> None:
-        """Start ingesting the batches given to ``put`` into ``table`` (until ``end_stream``)."""
+    def append(self, table: str, batch: pa.RecordBatch) -> None:
+        """Queue appending one batch to ``table``: blocks while ``depth`` appended batches wait to be
+        written (the memory a slow writer holds), without hanging on a thread that stopped.
+
+        Raises:
+            FindingsError: the writer failed or stopped.
+        """
+        while not self._slots.acquire(timeout=_POLL_S):
+            self._check()
+        self._check()
 
         def job(cursor: _Cursor) -> None:
-            cursor.ingest(table, pa.RecordBatchReader.from_batches(schema, self._drain()))
+            try:
+                cursor.ingest(table, pa.RecordBatchReader.from_batches(batch.schema, [batch]))
+            finally:
+                self._slots.release()
 
         self._jobs.put(job)
-
-    def put(self, batch: pa.RecordBatch) -> None:
-        """Hand one batch to the running stream (blocks while ``depth`` batches wait)."""
-        self._hand(batch)
-
-    def end_stream(self) -> None:
-        """End the running stream (its last batches are written before the next job runs)."""
-        self._hand(None)
 
     def ingest(self, table: str, data: pa.Table) -> None:
         """Queue appending ``data`` (columns named as ``table``'s) to ``table``."""
@@ -154,13 +142,7 @@ class Bulk:
         self._aborted.set()
         self._commit = False
         self._failed.set()
-        with contextlib.suppress(queue.Full):
-            self._batches.put_nowait(None)
-        while self._thread.is_alive():
-            with contextlib.suppress(queue.Empty):  # let a stream blocked on a full queue see the abort
-                self._batches.get_nowait()
-            with contextlib.suppress(queue.Full):
-                self._batches.put_nowait(None)
+        while self._thread.is_alive():  # the thread stops before its next job
             self._jobs.put(None)
             self._thread.join(timeout=_POLL_S)
         self._error = None

@@ -30,7 +30,7 @@ from ...root.layout import INDEX
 from ..rows import ISSUES_TABLE, LIFECYCLE_TABLES
 
 __all__ = ["FILL_CALLS", "FILL_CAPTURES", "INDEXES", "INDEX_FILE",
-            "NULL_TS", "SCHEMA", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
+            "NULL_TS", "SCHEMA", "SPEC_TS", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
            "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = INDEX  # root.layout names it
@@ -82,10 +82,12 @@ _FINDINGS_TABLE = (
     "CREATE TABLE findings (issue_id INTEGER PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,\n"
     "  finding_id TEXT NOT NULL UNIQUE);\n"
 )
-#: ``calls`` rows from ``call_rows`` and its label, string and error tables: the calls with ``id >= ?``.
+#: ``calls.ts`` of a time in milliseconds (the SQL expression ``{}`` stands for): RFC 3339 UTC with ms.
+SPEC_TS = "strftime('%Y-%m-%dT%H:%M:%fZ', {} / 1000.0, 'unixepoch')"
+#: ``calls`` rows from ``call_rows`` and its label, string and error tables: the calls with ``id >= ?``
+#: (a refresh's; a full build appends the same values from Arrow, ``spec_rows.py``).
 FILL_CALLS = """INSERT INTO calls SELECT r.id, r.capture, r.event,
-  CASE WHEN r.ts_ms IS NULL THEN 'unknown'
-       ELSE strftime('%Y-%m-%dT%H:%M:%fZ', r.ts_ms / 1000.0, 'unixepoch') END,
+  CASE WHEN r.ts_ms IS NULL THEN 'unknown' ELSE """ + SPEC_TS.format("r.ts_ms") + """ END,
   ses.value, r.seq, l.server, l.method, l.tool, r.latency_ms, l.outcome, e.err_code, e.err_template,
   e.err_template_id, e.err_retryable, a.value, l.kind
   FROM call_rows r JOIN call_labels l ON l.id = r.labels JOIN strings ses ON ses.id = r.session

@@ -266,9 +266,13 @@ def _ints(column: pa.Array) -> np.ndarray:
     return ints
 
 
-def _texts(column: pa.Array, rows: np.ndarray) -> list[str | None]:
-    """The values of a dictionary column at ``rows`` (one Python string per distinct value)."""
+def _texts(column: pa.Array, rows: np.ndarray,
+           spell: Callable[[str], str] | None = None) -> list[str | None]:
+    """The values of a dictionary column at ``rows`` (one Python string per distinct value), each
+    spelled by ``spell`` when given (once per distinct value, not per row)."""
     values: list[str | None] = [*column.dictionary.to_pylist(), None]
+    if spell is not None:
+        values = [None if v is None else spell(v) for v in values]
     idx = pc.fill_null(column.indices, -1).to_numpy()[rows]
     return [values[i] for i in idx.tolist()]
 
@@ -277,9 +281,8 @@ def _errors(batch: pa.RecordBatch) -> list[ErrorRow]:
     rows = np.flatnonzero(batch.column("has_error").to_numpy(zero_copy_only=False))
     if len(rows) == 0:
         return []
-    codes, templates, tids = (_texts(batch.column(n), rows)
-                              for n in ("error_code", "error_template", "error_template_id"))
-    codes = [None if c is None else code_json(c) for c in codes]  # index.db keeps the JSON (SPEC 12)
+    codes = _texts(batch.column("error_code"), rows, code_json)  # index.db keeps the JSON (SPEC 12)
+    templates, tids = (_texts(batch.column(n), rows) for n in ("error_template", "error_template_id"))
     index = pa.array(rows)
     retry = [None if r is None else int(r) for r in batch.column("error_retryable").take(index).to_pylist()]
     return list(zip(rows.tolist(), codes, templates, tids, retry, strict=True))

@@ -23,9 +23,10 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, row_batches
+from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, errors_table, row_batches
 from .events import EventOrder, event_calls
 from .sources import Source
+from .spec_rows import spec_calls_batch
 
 __all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
 
@@ -52,8 +53,8 @@ class Ingest:
 
     Args:
         db: the index being written. encoder: its codes. next_id: the first free call id.
-        bulk: a full build's bulk writer (call rows are streamed to it; error rows and annotations are
-            kept for ``errors_table`` / ``notes`` once replays are dropped).
+        bulk: a full build's bulk writer (call rows, their errors and SPEC's ``calls`` rows are written
+            by it batch by batch; annotations are kept in ``notes`` to be linked once replays are dropped).
         options: the bad-line policy, progress and cancel. report: the loader's report of bad lines.
     """
 
@@ -123,7 +124,7 @@ class Ingest:
         ids = np.arange(self.next_id, self.next_id + len(enc), dtype=np.int64)
         self.next_id += len(enc)
         if self.bulk is not None:
-            self.bulk.put(call_rows_batch(enc, ids))
+            self._bulk_calls(self.bulk, batch, enc, ids)
         else:
             error_ids = ids[[i for i, *_ in enc.errors]].tolist()
             errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
@@ -136,6 +137,21 @@ class Ingest:
         self.parts.append(enc)
         self.ids.append(ids)
         self.paths.append(path)
+
+    def _bulk_calls(self, bulk: Bulk, batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> None:
+        """A full build's batch: its call rows, SPEC's ``calls`` rows, the strings and labels they name and
+        their error rows, written by the bulk thread while this one reads on (replays are deleted from
+        all three tables once every batch is read)."""
+        bulk.append("call_rows", call_rows_batch(enc, ids))
+        bulk.append("calls", spec_calls_batch(batch, enc, ids))
+        self.bulk_strings()
+        bulk.ingest("call_errors", errors_table(enc, ids))
+
+    def bulk_strings(self) -> None:
+        """Queue the strings and labels assigned since the last call (``strings``, ``call_labels``)."""
+        assert self.bulk is not None
+        for table, rows in zip(("strings", "call_labels"), self.encoder.new_tables(), strict=True):
+            self.bulk.ingest(table, rows)
 
     def _unreplayed(self, enc: Encoded, path: Path) -> np.ndarray | None:
         """Rows to keep when refreshing: a record whose event id is indexed (or seen earlier in this run)

@@ -1,0 +1,108 @@
+"""SPEC 12.1's ``calls`` rows of a full build's batch, as Arrow: the same values ``FILL_CALLS`` selects.
+
+A refresh fills ``calls`` with ``database.FILL_CALLS`` (SQLite's ``strftime`` and look-ups into the
+compact rows, per row: fine for a thousand calls).  For a full build that was a third of the build's
+time, so the bulk writer appends each batch's ``calls`` rows from Arrow instead: the label, session and
+argument texts are the loader's dictionary columns as they are (the driver writes their text), the error
+code's JSON text is spelled once per distinct code, and ``ts`` is formatted here with numpy, digit by
+digit, exactly as ``strftime('%Y-%m-%dT%H:%M:%fZ', ts_ms / 1000.0, 'unixepoch')`` spells it (years 0001
+to 9999; a time outside them, if the loader ever yields one, is spelled by SQLite itself).
+``tests/test_triage_reference_db.py`` checks that a full build and a refresh write the same rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...privacy.errorinfo import code_json
+from .database import NULL_TS, SPEC_TS
+from .encode import Encoded
+
+__all__ = ["SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_ts"]
+
+#: ``calls``' columns in SPEC 12.1's order (a batch's dictionary columns are written as their text).
+SPEC_CALLS_COLUMNS = ("id", "capture_id", "event_id", "ts", "session", "seq", "server", "method", "tool",
+                      "latency_ms", "outcome", "err_code", "err_template", "err_template_id", "err_retryable",
+                      "args", "kind")
+#: 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the times spelled here.
+_FIRST_MS, _LAST_MS = -62_135_596_800_000, 253_402_300_799_999
+_TEMPLATE = np.frombuffer(b"0000-00-00T00:00:00.000Z", dtype=np.uint8)
+#: (first byte, digits) of each field in ``_TEMPLATE``: year, month, day, hour, minute, second, millisecond.
+_FIELDS = ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2), (20, 3))
+
+
+def spec_ts(ms: np.ndarray) -> pa.Array:
+    """``calls.ts`` of these times (milliseconds since the epoch, ``NULL_TS`` for none): RFC 3339 UTC
+    with milliseconds, ``unknown`` for none, as ``FILL_CALLS`` spells them."""
+    clipped = np.clip(ms, _FIRST_MS, _LAST_MS)
+    days, rest = np.divmod(clipped, 86_400_000)
+    out = np.empty((len(ms), len(_TEMPLATE)), dtype=np.uint8)
+    out[:] = _TEMPLATE
+    for (first, width), value in zip(_FIELDS, (*_civil(days), *_clock(rest)), strict=True):
+        for k in range(width):
+            out[:, first + width - 1 - k] += (value // 10**k % 10).astype(np.uint8)
+    offsets = np.arange(0, out.size + 1, len(_TEMPLATE), dtype=np.int32)
+    texts = pa.Array.from_buffers(pa.string(), len(ms), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+    other = clipped != ms
+    if not other.any():
+        return texts
+    rows = np.flatnonzero(other)
+    return pc.replace_with_mask(texts, pa.array(other), pa.array(_sqlite_ts(ms[rows].tolist()), pa.string()))
+
+
+def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Proleptic Gregorian (year, month, day) of days since 1970-01-01 (H. Hinnant's civil_from_days)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = np.where(mp < 10, mp + 3, mp - 9)
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def _clock(ms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(hour, minute, second, millisecond) of milliseconds into a day."""
+    hour, ms = np.divmod(ms, 3_600_000)
+    minute, ms = np.divmod(ms, 60_000)
+    second, milli = np.divmod(ms, 1000)
+    return hour, minute, second, milli
+
+
+def _sqlite_ts(values: list[int]) -> list[str | None]:
+    """SQLite's own spelling of times outside years 0001-9999 (``unknown`` for none), as ``FILL_CALLS``."""
+    db = sqlite3.connect(":memory:")
+    try:
+        query = f"SELECT CASE WHEN ?1 = {NULL_TS} THEN 'unknown' ELSE {SPEC_TS.format('?1')} END"
+        return [db.execute(query, (v,)).fetchone()[0] for v in values]
+    finally:
+        db.close()
+
+
+def spec_calls_batch(batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
+    """The ``calls`` rows of one loader batch (``CALLS_SCHEMA``) encoded as ``enc`` with call ids ``ids``."""
+    failed = batch.column("has_error")
+    no_error = pc.invert(failed)
+
+    def error(name: str, spell: bool = False) -> pa.Array:  # NULL where the call has no error row
+        column = batch.column(name)
+        indices = pc.if_else(no_error, pa.scalar(None, column.indices.type), column.indices)
+        values = column.dictionary
+        if spell:
+            values = pa.array([code_json(v) for v in values.to_pylist()], pa.string())
+        return pa.DictionaryArray.from_arrays(indices, values)
+
+    retryable = pc.if_else(no_error, pa.scalar(None, pa.int64()),
+                           batch.column("error_retryable").cast(pa.int64()))
+    columns = [pa.array(ids, pa.int64()), enc.capture_id, enc.event, spec_ts(enc.ts), batch.column("session"),
+               pa.array(enc.seq, pa.int64()), batch.column("server"), batch.column("method"),
+               batch.column("tool"), pa.array(enc.latency, pa.int64(), mask=enc.latency == NULL_TS),
+               batch.column("outcome"), error("error_code", spell=True), error("error_template"),
+               error("error_template_id"), retryable, batch.column("args"), batch.column("kind")]
+    return pa.RecordBatch.from_arrays(columns, names=list(SPEC_CALLS_COLUMNS))
