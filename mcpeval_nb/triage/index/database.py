@@ -4,15 +4,14 @@ The SQL surface is SPEC's, so that the reference tool can read and rebuild the f
 with SPEC's columns), ``windows``, ``annotations``, the checkpoint tables, the lifecycle mirror
 (``finding_lifecycle``, ``probe_history``: ``lifecycle.db`` stays authoritative) and, after ``promote``,
 ``issues`` and ``findings``.  This package's own readers use the compact rows: a call is one row of
-integers and its two identity texts (``call_rows``): other text values live once in ``strings`` (sessions,
-argument shapes), label combinations once in ``call_labels`` (server, method, tool, outcome, kind) and error
-fields in ``call_errors`` for the rows that have them. Event ids are found through ``call_events`` (64-bit
-keys in key order, ``events.py``); each capture's last calls are kept in ``index_capture_groups`` as a
-legacy group's are in ``index_groups``, which is all a refresh needs of a capture. A 1M-call index is then
-~65 MB instead of ~350 MB (132 MB when every call has an identity) and builds in seconds
-(docs/performance.md). ``index.db`` is derived: a file that is
-not ours, or not this version, is rebuilt by ``index`` (written to a temporary file, then renamed into
-place) and refused with a clear message by the readers.
+integers (``call_rows``, with the id of its ``calls`` row, which holds its identity texts): other text
+values live once in ``strings`` (sessions, argument shapes), label combinations once in ``call_labels``
+(server, method, tool, outcome, kind) and error fields in ``call_errors`` for the rows that have them.
+Event ids are found through ``call_events`` (64-bit keys in key order, ``events.py``); each capture's last
+calls are kept in ``index_capture_groups`` as a legacy group's are in ``index_groups``, which is all a
+refresh needs of a capture (sizes and times in docs/performance.md). ``index.db`` is derived: a file
+that is not ours, or not this version, is rebuilt by ``index`` (written to a temporary file, then renamed
+into place) and refused with a clear message by the readers.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from ...root import entry_exists
 from ...root.layout import INDEX
 from ..rows import ISSUES_TABLE, LIFECYCLE_TABLES
 
-__all__ = ["FILL_CALLS", "FILL_CAPTURES", "INDEXES", "INDEX_FILE",
+__all__ = ["FILL_CAPTURES", "INDEXES", "INDEX_FILE",
             "NULL_TS", "SCHEMA", "SPEC_TS", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
            "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
 
@@ -44,9 +43,8 @@ _CALL_TABLES = """
 CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
 CREATE TABLE call_labels (id INTEGER PRIMARY KEY, server TEXT NOT NULL, method TEXT NOT NULL, tool TEXT,
   outcome TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE (server, method, tool, outcome, kind));
-CREATE TABLE call_rows (id INTEGER PRIMARY KEY, capture TEXT, event TEXT,
-  ts_ms INTEGER, session INTEGER NOT NULL, seq INTEGER NOT NULL, labels INTEGER NOT NULL,
-  latency_ms INTEGER, args INTEGER NOT NULL);
+CREATE TABLE call_rows (id INTEGER PRIMARY KEY, ts_ms INTEGER, session INTEGER NOT NULL,
+  seq INTEGER NOT NULL, labels INTEGER NOT NULL, latency_ms INTEGER, args INTEGER NOT NULL);
 CREATE TABLE call_errors (call_id INTEGER PRIMARY KEY, err_code TEXT, err_template TEXT,
   err_template_id TEXT, err_retryable INTEGER);
 CREATE TABLE call_events (key INTEGER NOT NULL, call_id INTEGER NOT NULL, PRIMARY KEY (key, call_id))
@@ -67,8 +65,8 @@ CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 
   failures INTEGER NOT NULL DEFAULT 0, annotations INTEGER NOT NULL DEFAULT 0);
 """
 #: SPEC 12.1's tables that the reference tool reads (``calls``) or drops and recreates on its own rebuild
-#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is filled from the rows above
-#: (``FILL_CALLS``) after they are written; ``index_captures`` from ``index_capture_groups``;
+#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is written beside ``call_rows``,
+#: from the same Arrow batch (``spec_rows.py``); ``index_captures`` from ``index_capture_groups``;
 #: ``index_events`` stays empty (event ids are found through ``call_events``; the reference reads it only
 #: under a checkpoint of its own, so it rebuilds first).
 _SPEC_TABLES = """CREATE TABLE calls (id INTEGER PRIMARY KEY, capture_id TEXT, event_id TEXT, ts, session,
@@ -82,16 +80,9 @@ _FINDINGS_TABLE = (
     "CREATE TABLE findings (issue_id INTEGER PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,\n"
     "  finding_id TEXT NOT NULL UNIQUE);\n"
 )
-#: ``calls.ts`` of a time in milliseconds (the SQL expression ``{}`` stands for): RFC 3339 UTC with ms.
+#: SQLite's spelling of ``calls.ts`` for a time in milliseconds (the SQL expression ``{}`` stands for): RFC
+#: 3339 UTC with ms, as the reference writes it; ``spec_rows.spec_ts`` spells the same with numpy.
 SPEC_TS = "strftime('%Y-%m-%dT%H:%M:%fZ', {} / 1000.0, 'unixepoch')"
-#: ``calls`` rows from ``call_rows`` and its label, string and error tables: the calls with ``id >= ?``
-#: (a refresh's; a full build appends the same values from Arrow, ``spec_rows.py``).
-FILL_CALLS = """INSERT INTO calls SELECT r.id, r.capture, r.event,
-  CASE WHEN r.ts_ms IS NULL THEN 'unknown' ELSE """ + SPEC_TS.format("r.ts_ms") + """ END,
-  ses.value, r.seq, l.server, l.method, l.tool, r.latency_ms, l.outcome, e.err_code, e.err_template,
-  e.err_template_id, e.err_retryable, a.value, l.kind
-  FROM call_rows r JOIN call_labels l ON l.id = r.labels JOIN strings ses ON ses.id = r.session
-  LEFT JOIN strings a ON a.id = r.args LEFT JOIN call_errors e ON e.call_id = r.id WHERE r.id >= ?"""
 #: ``index_captures`` rows of the named captures (a JSON array of capture ids), or of every capture.
 FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
   SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session

@@ -3,8 +3,9 @@
 A session or argument shape is stored once and becomes a code into ``strings``, a (server, method, tool,
 outcome, kind) combination a code into ``call_labels``.  Codes are computed per distinct value of a
 batch's dictionary columns and spread to the rows with numpy, so a batch of 30,000 calls costs a few
-hundred dictionary look-ups, not 30,000 × 10.  Capture and event ids stay texts in ``call_rows`` (a
-capture id is numbered per run for grouping; an event id also gets a 64-bit key, ``events.py``).  The
+hundred dictionary look-ups, not 30,000 × 10.  Capture and event ids are kept as texts once, in SPEC's
+``calls`` (a capture id is numbered per run for grouping; an event id also gets a 64-bit key,
+``events.py``).  The
 values come from the loader's tables, which re-sanitised every record (SPEC 2.2).
 """
 
@@ -23,7 +24,8 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS
 from .events import event_keys
 
-__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows_batch", "check_captures", "errors_table"]
+__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows", "call_rows_batch", "check_captures",
+           "errors_table"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
@@ -106,7 +108,7 @@ class Encoder:
     def __init__(self, db: sqlite3.Connection, *, fresh: bool) -> None:
         self.db, self.fresh = db, fresh
         self.strings: dict[str, int] = {}
-        self.captures: dict[str, int] = {}  # this run's capture numbers (not stored: call_rows keeps the ids)
+        self.captures: dict[str, int] = {}  # this run's capture numbers (not stored: calls keeps the ids)
         self.capture_ids: list[str] = []
         self.known: set[int] = set()  # codes that existed before this run
         self.new_strings: list[tuple[int, str]] = []
@@ -305,44 +307,29 @@ def check_captures(enc: Encoded) -> None:
         raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 
-def row_batches(enc: Encoded, ids: np.ndarray) -> list[tuple[str, Iterable[tuple[object, ...]]]]:
-    """``(statement, rows)`` for ``executemany``: legacy rows without the identity columns (fewer values
-    to bind), rows with an identity with them; values as Python ints and strings."""
-    ident = (enc.capture != 0) | enc.has_event
-    out: list[tuple[str, Iterable[tuple[object, ...]]]] = []
-    for statement, mask in ((INSERT_LEGACY, ~ident), (INSERT_ROWS, ident)):
-        if not mask.any():
-            continue
-        rows = np.flatnonzero(mask)
-        ints = [col[rows].tolist() for col in (ids, enc.ts, enc.session, enc.seq, enc.labels, enc.latency,
-                                               enc.args)]
-        if statement is INSERT_ROWS:
-            index = pa.array(rows)
-            texts = [pc.fill_null(col.take(index), "").to_pylist() for col in (enc.capture_id, enc.event)]
-            out.append((statement, zip(ints[0], *texts, *ints[1:], strict=True)))
-        else:
-            out.append((statement, zip(*ints, strict=True)))
-    return out
+def call_rows(enc: Encoded, ids: np.ndarray) -> Iterable[tuple[int, ...]]:
+    """``call_rows`` rows of these calls for ``executemany(INSERT_ROWS, ...)``, as Python ints."""
+    return zip(*(col.tolist() for col in (ids, enc.ts, enc.session, enc.seq, enc.labels, enc.latency,
+                                          enc.args)), strict=True)
 
 
 #: ``call_rows`` as Arrow (a full build's bulk ingest); nulls where the statements below write NULL.
-CALL_ROWS = pa.schema([("id", pa.int64()), ("capture", pa.string()), ("event", pa.string()),
-                       ("ts_ms", pa.int64()), ("session", pa.int64()), ("seq", pa.int64()),
-                       ("labels", pa.int64()), ("latency_ms", pa.int64()), ("args", pa.int64())])
+CALL_ROWS = pa.schema([("id", pa.int64()), ("ts_ms", pa.int64()), ("session", pa.int64()),
+                       ("seq", pa.int64()), ("labels", pa.int64()), ("latency_ms", pa.int64()),
+                       ("args", pa.int64())])
 _ERRORS = pa.schema([("call_id", pa.int64()), ("err_code", pa.string()), ("err_template", pa.string()),
                      ("err_template_id", pa.string()), ("err_retryable", pa.int64())])
 
 
 def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
-    """The rows ``row_batches`` would insert, as one Arrow batch (same values, same nulls)."""
+    """The rows ``call_rows`` gives ``INSERT_ROWS``, as one Arrow batch (same values, same nulls)."""
 
     def ints(values: np.ndarray, null: int | None = None) -> pa.Array:
         return pa.array(values, pa.int64(), mask=None if null is None else values == null)
 
-    # Identity ids are UUIDs, never '' (which row_batches' NULLIF would store as NULL): they go as they are.
     return pa.record_batch(
-        [ints(ids), enc.capture_id, enc.event, ints(enc.ts, NULL_TS), ints(enc.session), ints(enc.seq),
-         ints(enc.labels), ints(enc.latency, NULL_TS), ints(enc.args)],
+        [ints(ids), ints(enc.ts, NULL_TS), ints(enc.session), ints(enc.seq), ints(enc.labels),
+         ints(enc.latency, NULL_TS), ints(enc.args)],
         schema=CALL_ROWS,
     )
 
@@ -355,10 +342,6 @@ def errors_table(enc: Encoded, ids: np.ndarray) -> pa.Table:
 
 
 INSERT_ROWS = (
-    "INSERT INTO call_rows (id, capture, event, ts_ms, session, seq, labels, latency_ms, args) "
-    f"VALUES (?, NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
-)
-INSERT_LEGACY = (
     "INSERT INTO call_rows (id, ts_ms, session, seq, labels, latency_ms, args) "
     f"VALUES (?, NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
 )

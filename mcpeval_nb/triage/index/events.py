@@ -129,7 +129,7 @@ def event_calls(db: sqlite3.Connection, events: list[str]) -> dict[str, int]:
         part = keys[start:start + _CHUNK]
         marks = ", ".join("?" * len(part))
         for event, call in db.execute(
-            "SELECT r.event, r.id FROM call_events ev JOIN call_rows r ON r.id = ev.call_id "
+            "SELECT c.event_id, c.id FROM call_events ev JOIN calls c ON c.id = ev.call_id "
             f"WHERE ev.key IN ({marks})", part,
         ):
             if event in wanted:

@@ -23,10 +23,10 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, Encoded, Encoder, call_rows_batch, errors_table, row_batches
+from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows, call_rows_batch, errors_table
 from .events import EventOrder, event_calls
 from .sources import Source
-from .spec_rows import spec_calls_batch
+from .spec_rows import INSERT_CALLS, spec_calls_batch
 
 __all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
 
@@ -120,7 +120,7 @@ class Ingest:
         enc = self.encoder.encode(batch)
         keep = None if self.encoder.fresh else self._unreplayed(enc, path)
         if keep is not None:
-            enc = enc.take(keep)
+            enc, batch = enc.take(keep), batch.take(pa.array(keep))
         ids = np.arange(self.next_id, self.next_id + len(enc), dtype=np.int64)
         self.next_id += len(enc)
         if self.bulk is not None:
@@ -128,8 +128,9 @@ class Ingest:
         else:
             error_ids = ids[[i for i, *_ in enc.errors]].tolist()
             errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
-            for statement, rows in row_batches(enc, ids):
-                self.db.executemany(statement, rows)
+            self.db.executemany(INSERT_ROWS, call_rows(enc, ids))
+            spec = spec_calls_batch(batch, enc, ids)
+            self.db.executemany(INSERT_CALLS, zip(*(c.to_pylist() for c in spec.columns), strict=True))
             self.db.executemany(INSERT_ERRORS, errors)
             event = np.flatnonzero(enc.has_event)
             self.db.executemany("INSERT INTO call_events (key, call_id) VALUES (?, ?)",
@@ -287,9 +288,10 @@ def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[
         part = ids[start : start + 500]
         marks = ", ".join("?" * len(part))
         for row in db.execute(
-            "SELECT r.id, r.capture, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
+            "SELECT r.id, c.capture_id, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
             "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
-            "e.err_retryable FROM call_rows r LEFT JOIN call_errors e ON e.call_id = r.id "
+            "e.err_retryable FROM call_rows r JOIN calls c ON c.id = r.id "
+            "LEFT JOIN call_errors e ON e.call_id = r.id "
             f"WHERE r.id IN ({marks})",
             part,
         ):

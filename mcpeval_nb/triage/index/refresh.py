@@ -18,7 +18,7 @@ from ...errors import FindingsError
 from ...journal.proof import Prefix
 from ...journal.snapshot import Cursor
 from ...jsonfmt import dumps
-from .database import FILL_CALLS, FILL_CAPTURES, connect, transaction
+from .database import FILL_CAPTURES, connect, transaction
 from .encode import Encoded, Encoder, check_captures
 from .ingest import Ingest, ReadOptions, write_sources
 from .links import link_refresh, parse_tail
@@ -87,7 +87,6 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
         reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:
             return Rebuild(reason)
-        db.execute(FILL_CALLS, (first_id,))  # SPEC's calls table, for the reference tool
         captures = dumps(ingest.encoder.capture_ids, sort_keys=False)
         db.execute(FILL_CAPTURES, (captures, captures))
     link_refresh(db, enc, ids, ingest.encoder, last_note)

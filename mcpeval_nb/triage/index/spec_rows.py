@@ -1,13 +1,13 @@
-"""SPEC 12.1's ``calls`` rows of a full build's batch, as Arrow: the same values ``FILL_CALLS`` selects.
+"""SPEC 12.1's ``calls`` rows of a batch of calls, from Arrow: the text table the reference tool reads.
 
-A refresh fills ``calls`` with ``database.FILL_CALLS`` (SQLite's ``strftime`` and look-ups into the
-compact rows, per row: fine for a thousand calls).  For a full build that was a third of the build's
-time, so the bulk writer appends each batch's ``calls`` rows from Arrow instead: the label, session and
-argument texts are the loader's dictionary columns as they are (the driver writes their text), the error
-code's JSON text is spelled once per distinct code, and ``ts`` is formatted here with numpy, digit by
-digit, exactly as ``strftime('%Y-%m-%dT%H:%M:%fZ', ts_ms / 1000.0, 'unixepoch')`` spells it (years 0001
-to 9999; a time outside them, if the loader ever yields one, is spelled by SQLite itself).
-``tests/test_triage_reference_db.py`` checks that a full build and a refresh write the same rows.
+Filling ``calls`` with SQL from the compact rows (SQLite's ``strftime`` and four look-ups per row) took a
+third of a full build, so ``calls`` is written from the loader's batch itself, beside ``call_rows`` (by
+the bulk writer in a full build, by ``executemany`` in a refresh): the label, session and argument texts
+are the batch's dictionary columns as they are (the driver writes their text), the error code's JSON
+text is spelled once per distinct code, and ``ts`` is formatted here with numpy, digit by digit, exactly
+as SQLite's ``strftime('%Y-%m-%dT%H:%M:%fZ', ts_ms / 1000.0, 'unixepoch')`` spells it (``SPEC_TS``;
+years 0001 to 9999: a time outside them, if the loader ever yields one, is spelled by SQLite itself).
+``tests/test_triage_reference_db.py`` checks ``spec_ts`` against SQLite and every column against the store.
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS, SPEC_TS
 from .encode import Encoded
 
-__all__ = ["SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_ts"]
+__all__ = ["INSERT_CALLS", "SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_ts"]
 
 #: ``calls``' columns in SPEC 12.1's order (a batch's dictionary columns are written as their text).
 SPEC_CALLS_COLUMNS = ("id", "capture_id", "event_id", "ts", "session", "seq", "server", "method", "tool",
                       "latency_ms", "outcome", "err_code", "err_template", "err_template_id", "err_retryable",
                       "args", "kind")
+#: A refresh's ``executemany`` of the same rows (a thousand calls: no bulk writer).
+INSERT_CALLS = (f"INSERT INTO calls ({', '.join(SPEC_CALLS_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(SPEC_CALLS_COLUMNS))})")
 #: 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the times spelled here.
 _FIRST_MS, _LAST_MS = -62_135_596_800_000, 253_402_300_799_999
 _TEMPLATE = np.frombuffer(b"0000-00-00T00:00:00.000Z", dtype=np.uint8)
