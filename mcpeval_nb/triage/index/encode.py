@@ -24,8 +24,7 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS
 from .events import event_keys
 
-__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows", "call_rows_batch", "check_captures",
-           "errors_table"]
+__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows", "call_rows_batch", "check_captures"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
@@ -317,8 +316,6 @@ def call_rows(enc: Encoded, ids: np.ndarray) -> Iterable[tuple[int, ...]]:
 CALL_ROWS = pa.schema([("id", pa.int64()), ("ts_ms", pa.int64()), ("session", pa.int64()),
                        ("seq", pa.int64()), ("labels", pa.int64()), ("latency_ms", pa.int64()),
                        ("args", pa.int64())])
-_ERRORS = pa.schema([("call_id", pa.int64()), ("err_code", pa.string()), ("err_template", pa.string()),
-                     ("err_template_id", pa.string()), ("err_retryable", pa.int64())])
 
 
 def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
@@ -332,13 +329,6 @@ def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
          ints(enc.latency, NULL_TS), ints(enc.args)],
         schema=CALL_ROWS,
     )
-
-
-def errors_table(enc: Encoded, ids: np.ndarray) -> pa.Table:
-    """``call_errors`` rows of these calls as an Arrow table."""
-    rows = [(int(ids[i]), *rest) for i, *rest in enc.errors]
-    columns = list(zip(*rows, strict=True)) if rows else [()] * len(_ERRORS)
-    return pa.table([pa.array(c, f.type) for c, f in zip(columns, _ERRORS, strict=True)], schema=_ERRORS)
 
 
 INSERT_ROWS = (

@@ -23,10 +23,10 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows, call_rows_batch, errors_table
+from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows, call_rows_batch
 from .events import EventOrder, event_calls
 from .sources import Source
-from .spec_rows import INSERT_CALLS, spec_calls_batch
+from .spec_rows import INSERT_CALLS, spec_calls_batch, spec_errors
 
 __all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
 
@@ -144,9 +144,10 @@ class Ingest:
         their error rows, written by the bulk thread while this one reads on (replays are deleted from
         all three tables once every batch is read)."""
         bulk.append("call_rows", call_rows_batch(enc, ids))
-        bulk.append("calls", spec_calls_batch(batch, enc, ids))
+        spec = spec_calls_batch(batch, enc, ids)
+        bulk.append("calls", spec)
         self.bulk_strings()
-        bulk.ingest("call_errors", errors_table(enc, ids))
+        bulk.ingest("call_errors", pa.Table.from_batches([spec_errors(spec, batch.column("has_error"))]))
 
     def bulk_strings(self) -> None:
         """Queue the strings and labels assigned since the last call (``strings``, ``call_labels``)."""

@@ -22,7 +22,7 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS, SPEC_TS
 from .encode import Encoded
 
-__all__ = ["INSERT_CALLS", "SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_ts"]
+__all__ = ["INSERT_CALLS", "SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_errors", "spec_ts"]
 
 #: ``calls``' columns in SPEC 12.1's order (a batch's dictionary columns are written as their text).
 SPEC_CALLS_COLUMNS = ("id", "capture_id", "event_id", "ts", "session", "seq", "server", "method", "tool",
@@ -33,28 +33,56 @@ INSERT_CALLS = (f"INSERT INTO calls ({', '.join(SPEC_CALLS_COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(SPEC_CALLS_COLUMNS))})")
 #: 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the times spelled here.
 _FIRST_MS, _LAST_MS = -62_135_596_800_000, 253_402_300_799_999
-_TEMPLATE = np.frombuffer(b"0000-00-00T00:00:00.000Z", dtype=np.uint8)
-#: (first byte, digits) of each field in ``_TEMPLATE``: year, month, day, hour, minute, second, millisecond.
-_FIELDS = ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2), (20, 3))
+#: "00" to "99" and "000" to "999" as bytes: a field's digits are one table look-up per row.
+_TWO = np.frombuffer("".join(f"{i:02d}" for i in range(100)).encode(), dtype=np.uint8).reshape(100, 2)
+_THREE = np.frombuffer("".join(f"{i:03d}" for i in range(1000)).encode(), dtype=np.uint8).reshape(1000, 3)
+_WIDTH = len("0000-00-00T00:00:00.000Z")
 
 
 def spec_ts(ms: np.ndarray) -> pa.Array:
     """``calls.ts`` of these times (milliseconds since the epoch, ``NULL_TS`` for none): RFC 3339 UTC
-    with milliseconds, ``unknown`` for none, as ``FILL_CALLS`` spells them."""
+    with milliseconds, ``unknown`` for none, as ``SPEC_TS`` spells them."""
     clipped = np.clip(ms, _FIRST_MS, _LAST_MS)
     days, rest = np.divmod(clipped, 86_400_000)
-    out = np.empty((len(ms), len(_TEMPLATE)), dtype=np.uint8)
-    out[:] = _TEMPLATE
-    for (first, width), value in zip(_FIELDS, (*_civil(days), *_clock(rest)), strict=True):
-        for k in range(width):
-            out[:, first + width - 1 - k] += (value // 10**k % 10).astype(np.uint8)
-    offsets = np.arange(0, out.size + 1, len(_TEMPLATE), dtype=np.int32)
+    out = np.empty((len(ms), _WIDTH), dtype=np.uint8)
+    out[:, :10] = _dates(days)
+    hour, rest = np.divmod(rest, 3_600_000)
+    minute, rest = np.divmod(rest, 60_000)
+    second, milli = np.divmod(rest, 1000)
+    for first, table, value in ((11, _TWO, hour), (14, _TWO, minute), (17, _TWO, second),
+                                (20, _THREE, milli)):
+        out[:, first:first + table.shape[1]] = table[value]
+    for at, char in ((10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")):
+        out[:, at] = ord(char)
+    offsets = np.arange(0, out.size + 1, _WIDTH, dtype=np.int32)
     texts = pa.Array.from_buffers(pa.string(), len(ms), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
     other = clipped != ms
     if not other.any():
         return texts
     rows = np.flatnonzero(other)
     return pc.replace_with_mask(texts, pa.array(other), pa.array(_sqlite_ts(ms[rows].tolist()), pa.string()))
+
+
+def _dates(days: np.ndarray) -> np.ndarray:
+    """``YYYY-MM-DD`` bytes of days since 1970-01-01, through a table of the days the rows span (a
+    batch spans a few), or day by day when they are spread wider."""
+    if len(days) == 0:
+        return np.empty((0, 10), dtype=np.uint8)
+    first = int(days.min())
+    span = int(days.max()) - first + 1
+    if span > len(days) + 1024:
+        return _spelled_dates(days)
+    table: np.ndarray = _spelled_dates(np.arange(first, first + span, dtype=np.int64))
+    return table[days - first]
+
+
+def _spelled_dates(days: np.ndarray) -> np.ndarray:
+    year, month, day = _civil(days)
+    out = np.empty((len(days), 10), dtype=np.uint8)
+    for first, value in ((0, year // 100), (2, year % 100), (5, month), (8, day)):
+        out[:, first:first + 2] = _TWO[value]
+    out[:, 4] = out[:, 7] = ord("-")
+    return out
 
 
 def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -68,14 +96,6 @@ def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     day = doy - (153 * mp + 2) // 5 + 1
     month = np.where(mp < 10, mp + 3, mp - 9)
     return yoe + era * 400 + (month <= 2), month, day
-
-
-def _clock(ms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(hour, minute, second, millisecond) of milliseconds into a day."""
-    hour, ms = np.divmod(ms, 3_600_000)
-    minute, ms = np.divmod(ms, 60_000)
-    second, milli = np.divmod(ms, 1000)
-    return hour, minute, second, milli
 
 
 def _sqlite_ts(values: list[int]) -> list[str | None]:
@@ -109,3 +129,12 @@ def spec_calls_batch(batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> pa
                batch.column("outcome"), error("error_code", spell=True), error("error_template"),
                error("error_template_id"), retryable, batch.column("args"), batch.column("kind")]
     return pa.RecordBatch.from_arrays(columns, names=list(SPEC_CALLS_COLUMNS))
+
+
+def spec_errors(spec: pa.RecordBatch, failed: pa.Array) -> pa.RecordBatch:
+    """``call_errors`` rows of a ``spec_calls_batch``: its error columns where the call has an error (the
+    values ``calls`` shows, by construction)."""
+    rows = spec.filter(failed)
+    names = ("err_code", "err_template", "err_template_id", "err_retryable")
+    return pa.RecordBatch.from_arrays([rows.column("id"), *(rows.column(n) for n in names)],
+                                      names=["call_id", *names])
