@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING
 
 from .frames import grow_pipe
 from .handoff import STALL_S, Frame, FrameQueue, frames_summary, wait_progress
-from .oversized import Glimpse
 
 if TYPE_CHECKING:
     from .correlate import Correlator
@@ -66,6 +65,7 @@ def _prewarm(correlator: Correlator, step: Callable[[], None] = lambda: None) ->
     """Import and build everything recording needs, on a throwaway correlator (its records go nowhere);
     ``step`` is called after each part."""
     from .correlate import Correlator
+    from .oversized import Glimpse
     from .sink import RecordSink  # noqa: F401  (the child's sink: loaded now, with the journal writer)
 
     step()
@@ -261,6 +261,8 @@ _TAKEN_AT = _PROGRESS.size - _TAKEN.size
 
 def _record_all(sink: RecordSink, buf: bytearray, tally: _Tally) -> int:
     """Record every complete frame in ``buf``; returns the bytes consumed."""
+    from .oversized import Glimpse  # the child's: loaded by the warm-up, not before the server starts
+
     pos = 0
     while len(buf) - pos >= _HEADER.size:
         direction, form, read_ms, hot_ns, scope_len, size = _HEADER.unpack_from(buf, pos)

@@ -31,9 +31,9 @@ root directory (a ``Path``); resolving which directory is the root is ``root.res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = [
     "ANNOTATIONS",
@@ -106,9 +106,9 @@ DATASET_TRENDS = "_mcpeval_trends.arrow"
 _LOCK_SUFFIX = ".lock"
 
 
-@dataclass(frozen=True)
-class JournalKind:
-    """One kind of journal in the store.
+class JournalKind(NamedTuple):
+    """One kind of journal in the store (a named tuple, not a dataclass: the stdio shim names its salt
+    through this module before its server starts, and ``dataclasses`` costs more than the rest of it).
 
     Attributes:
         name: the kind (``calls``, ``annotations``, ``trends``, ``sizes``).

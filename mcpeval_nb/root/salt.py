@@ -6,7 +6,6 @@ import contextlib
 import errno
 import os
 import stat
-import uuid
 from pathlib import Path
 
 from ..errors import SaltError
@@ -47,8 +46,8 @@ def _create(root: Path, path: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SaltError(f"cannot create capture root {root}: {exc.strerror}") from None
-    secret = uuid.uuid4().bytes + uuid.uuid4().bytes
-    tmp = root / f"{SALT}.tmp-{uuid.uuid4()}"
+    secret = os.urandom(SALT_BYTES)
+    tmp = root / f"{SALT}.tmp-{os.urandom(16).hex()}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
