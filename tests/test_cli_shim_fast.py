@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpeval_nb import load_salt
 from mcpeval_nb.cli import run
 from mcpeval_nb.cli.capture import shim_cmd
 from mcpeval_nb.cli.shim_fast import FLAGS, VALUED, parse
@@ -66,8 +67,8 @@ def test_an_error_on_the_fast_path_is_the_one_line_and_code_of_every_command(
 
 # Loaded by nothing the shim's process needs before its server starts: click (the CLI group), pyarrow,
 # requests (the recorder child's URL table), and the standard library's slower modules (dataclasses with
-# inspect, hashlib with OpenSSL, uuid with platform, json): docs/performance.md, bench/bench_startup.py.
-LATE = ("click", "dataclasses", "hashlib", "inspect", "json", "pyarrow", "requests", "uuid")
+# inspect, hashlib with OpenSSL, uuid with platform, json, typing): docs/performance.md, bench_startup.
+LATE = ("click", "dataclasses", "hashlib", "inspect", "json", "pyarrow", "requests", "typing", "uuid")
 _HOOK = """
 import os, sys
 def hook(event, args):
@@ -84,6 +85,7 @@ run()
 def test_the_shim_starts_its_server_before_its_slow_imports_and_still_records(tmp_path: Path) -> None:
     mark, root = tmp_path / "mark", tmp_path / "root"
     server = echo_argv()
+    load_salt(root)  # a root's first start creates its salt (two uuid4s, SPEC 1); every later one reads it
     frames = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n'
     done = subprocess.run([sys.executable, "-c", _HOOK, "shim", "--server", "b", "--root", str(root), "--",
                            *server], input=frames, capture_output=True, timeout=120, check=False,

@@ -17,11 +17,11 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..clock import now_ms
 from ..limits import LOCK_TIMEOUT_S
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .oversized import Glimpse
     from .wire import HttpFacts
@@ -124,6 +124,7 @@ class FrameQueue:
         self._pending = 0
         self._cond = threading.Condition()
         self.done = 0  # frames drained: the progress close() waits on
+        self.submitted = 0  # frames ever queued
         self._thread = threading.Thread(target=self._run, name="mcpeval-recorder", daemon=True)
         self._thread.start()
 
@@ -138,6 +139,7 @@ class FrameQueue:
             frame._cond = self._cond
             self._queue.append(frame)
             self._pending += frame.size
+            self.submitted += 1
             if frame.data is None or frame.done_ns:  # nothing to forward: wake the drain now
                 self._cond.notify_all()
 

@@ -23,8 +23,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
+from .._frozen import Frozen
 from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
@@ -35,6 +35,7 @@ from .handoff import Frame, FrameQueue
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from ..root import RootLike
     from .correlate import Correlator
@@ -46,11 +47,11 @@ __all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
 SERVER_QUIET_S = 1.0
 
 
-class ShimOptions(NamedTuple):
+class ShimOptions(Frozen):
     """Options of one stdio shim run (immutable).
 
-    A named tuple rather than a frozen dataclass: this module is all the shim's process loads before
-    its server starts, and ``dataclasses`` alone costs more than the rest of it (docs/performance.md).
+    ``Frozen`` rather than a frozen dataclass: this module is what the shim's process loads before its
+    server starts, and ``dataclasses`` alone costs more than the rest of it (docs/performance.md).
 
     Attributes:
         server: the server label (SPEC 4.4 grammar).
@@ -61,26 +62,43 @@ class ShimOptions(NamedTuple):
         stdout_fd: the client-facing output descriptor.
         grace_s: seconds the server gets after the client is gone before SIGTERM, and again before SIGKILL.
         env: the server's whole environment (default: this process's, less ``MCPEVAL_HTTP_AUTHORIZATION``
-            and ``MCPEVAL_SESSION``).
+            and ``MCPEVAL_SESSION``); never shown by ``repr``.
         strict_frames: refuse a frame over 4 MiB and close both sides (the reference behaviour)
             instead of forwarding it unchanged.
         catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
+    __slots__ = (
+        "catalog",
+        "command",
+        "env",
+        "grace_s",
+        "root",
+        "server",
+        "session",
+        "stdin_fd",
+        "stdout_fd",
+        "strict_frames",
+    )
+    _hidden = ("env",)
     server: str
     command: Sequence[str]
-    root: RootLike = None
-    session: str | None = None
-    stdin_fd: int = 0
-    stdout_fd: int = 1
-    grace_s: float = 2.0
-    env: dict[str, str] | None = None
-    strict_frames: bool = False
-    catalog: bool = True
+    root: RootLike
+    session: str | None
+    stdin_fd: int
+    stdout_fd: int
+    grace_s: float
+    env: dict[str, str] | None
+    strict_frames: bool
+    catalog: bool
 
-    def __repr__(self) -> str:  # the server's environment may hold secrets: never shown
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields if name != "env")
-        return f"ShimOptions({shown})"
+    def __init__(self, server: str, command: Sequence[str], root: RootLike = None,
+                 session: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1, grace_s: float = 2.0,
+                 env: dict[str, str] | None = None, strict_frames: bool = False,
+                 catalog: bool = True) -> None:
+        self._init(server=server, command=command, root=root, session=session, stdin_fd=stdin_fd,
+                   stdout_fd=stdout_fd, grace_s=grace_s, env=env, strict_frames=strict_frames,
+                   catalog=catalog)
 
 
 class _Session:

@@ -8,11 +8,10 @@ under a root asks this package for the path, and every public function that take
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._lazy import exports as _exports
 from . import layout as layout
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .config import Config as Config
     from .config import check_days as check_days
@@ -35,5 +34,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".resolve": ("ROOT_SOURCES", "SALT_BYTES", "Root", "RootLike", "load_salt", "resolve_root"),
 }
 
+del TYPE_CHECKING  # not a public name
 _names, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
 __all__ = sorted([*_names, "layout"])

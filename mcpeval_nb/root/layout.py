@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import NamedTuple
+
+from .._frozen import Frozen
 
 __all__ = [
     "ANNOTATIONS",
@@ -106,17 +107,21 @@ DATASET_TRENDS = "_mcpeval_trends.arrow"
 _LOCK_SUFFIX = ".lock"
 
 
-class JournalKind(NamedTuple):
-    """One kind of journal in the store (a named tuple, not a dataclass: the stdio shim names its salt
-    through this module before its server starts, and ``dataclasses`` costs more than the rest of it).
+class JournalKind(Frozen):
+    """One kind of journal in the store (immutable: ``Frozen``, not a dataclass, as the stdio shim names
+    its salt through this module before its server starts).
 
     Attributes:
         name: the kind (``calls``, ``annotations``, ``trends``, ``sizes``).
         pattern: its store-relative path, ``{day}`` standing for the UTC day of daily journals.
     """
 
+    __slots__ = ("name", "pattern")
     name: str
     pattern: str
+
+    def __init__(self, name: str, pattern: str) -> None:
+        self._init(name=name, pattern=pattern)
 
     @property
     def daily(self) -> bool:

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from .layout import config_path
 from .salt import SALT_BYTES, read_salt
-from .where import ROOT_SOURCES, Source, check_usable, locate
+from .where import ROOT_SOURCES, check_usable, locate
 
 if TYPE_CHECKING:
     from .config import Config
+    from .where import Source
 
 __all__ = ["ROOT_SOURCES", "SALT_BYTES", "Root", "RootLike", "load_salt", "resolve_root"]
 

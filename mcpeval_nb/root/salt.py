@@ -46,8 +46,10 @@ def _create(root: Path, path: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SaltError(f"cannot create capture root {root}: {exc.strerror}") from None
-    secret = os.urandom(SALT_BYTES)
-    tmp = root / f"{SALT}.tmp-{os.urandom(16).hex()}"
+    import uuid  # here: creating a salt is rare, and the shim reads one before its server starts
+
+    secret = uuid.uuid4().bytes + uuid.uuid4().bytes  # SPEC 1: two uuid4s, version nibbles fixed
+    tmp = root / f"{SALT}.tmp-{uuid.uuid4()}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

@@ -11,16 +11,20 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Literal
 
 from ..errors import JournalError
 
-__all__ = ["ROOT_SOURCES", "Source", "check_usable", "locate"]
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Source = Literal["flag", "MCPEVAL_HOME", "default"]
+
+__all__ = ["ROOT_SOURCES", "check_usable", "locate"]
 
 #: Where a root came from: ``flag`` (an argument: ``--root`` or a function's ``root=``), ``MCPEVAL_HOME``
 #: or ``default`` (``$HOME/.mcp-eval``).
 ROOT_SOURCES = ("flag", "MCPEVAL_HOME", "default")
-Source = Literal["flag", "MCPEVAL_HOME", "default"]
 
 
 def locate(root: str | os.PathLike[str] | None) -> tuple[Path, Source]:
