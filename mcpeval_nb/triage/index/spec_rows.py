@@ -72,8 +72,9 @@ def _dates(days: np.ndarray) -> np.ndarray:
     span = int(days.max()) - first + 1
     if span > len(days) + 1024:
         return _spelled_dates(days)
-    table: np.ndarray = _spelled_dates(np.arange(first, first + span, dtype=np.int64))
-    return table[days - first]
+    table = _spelled_dates(np.arange(first, first + span, dtype=np.int64))
+    dates: np.ndarray = table[days - first]
+    return dates
 
 
 def _spelled_dates(days: np.ndarray) -> np.ndarray:
