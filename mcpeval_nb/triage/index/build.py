@@ -46,7 +46,7 @@ from .database import (
     inspect_index,
     statements,
 )
-from .encode import Encoded, Encoder, check_captures
+from .encode import Encoded, Encoder, call_rows_batch, check_captures
 from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
@@ -169,14 +169,16 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             proof = ingest.read(source, cursor)
             assert proof is not None  # nothing to prove from: read whole
             done.append((source, cursor, proof))
-        dropped = pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())})
-        for table, column in (("call_rows", "id"), ("call_errors", "call_id"), ("calls", "id")):
-            bulk.execute(f"DELETE FROM {table} WHERE {column} = ?", dropped)
+        for part, part_ids in zip(ingest.parts, ingest.ids, strict=True):  # written by the bulk thread (no
+            bulk.ingest("call_rows", pa.Table.from_batches([call_rows_batch(part, part_ids)]))  # GIL) while
+        dropped = pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())})  # replays, links and
+        for table, column in (("call_rows", "id"), ("call_errors", "call_id"), ("calls", "id")):  # windows
+            bulk.execute(f"DELETE FROM {table} WHERE {column} = ?", dropped)  # are computed here
         assert ingest.events is not None  # sorted by drop_replays
         bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
-        for statement in statements(INDEXES):  # built by the bulk thread (no GIL) while links and windows
-            bulk.execute(statement)            # are computed here
+        for statement in statements(INDEXES):
+            bulk.execute(statement)
         if ingest.notes:  # linked here, written once
             bulk.ingest("annotations", linked_notes(pa.concat_tables(ingest.notes), enc, ids, ingest.encoder,
                                                     ingest.events))

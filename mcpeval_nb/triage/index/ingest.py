@@ -23,7 +23,7 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows, call_rows_batch
+from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows
 from .events import EventOrder, event_calls
 from .sources import Source
 from .spec_rows import INSERT_CALLS, spec_calls_batch, spec_errors
@@ -53,8 +53,9 @@ class Ingest:
 
     Args:
         db: the index being written. encoder: its codes. next_id: the first free call id.
-        bulk: a full build's bulk writer (call rows, their errors and SPEC's ``calls`` rows are written
-            by it batch by batch; annotations are kept in ``notes`` to be linked once replays are dropped).
+        bulk: a full build's bulk writer (SPEC's ``calls`` rows and their errors are written by it batch
+            by batch, the call rows once every batch is read; annotations are kept in ``notes`` to be
+            linked once replays are dropped).
         options: the bad-line policy, progress and cancel. report: the loader's report of bad lines.
     """
 
@@ -140,10 +141,9 @@ class Ingest:
         self.paths.append(path)
 
     def _bulk_calls(self, bulk: Bulk, batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> None:
-        """A full build's batch: its call rows, SPEC's ``calls`` rows, the strings and labels they name and
-        their error rows, written by the bulk thread while this one reads on (replays are deleted from
-        all three tables once every batch is read)."""
-        bulk.append("call_rows", call_rows_batch(enc, ids))
+        """A full build's batch: SPEC's ``calls`` rows, the strings and labels they name and their error
+        rows, written by the bulk thread while this one reads on (replays are deleted from both tables
+        once every batch is read; ``call_rows`` are written then, while this thread computes windows)."""
         spec = spec_calls_batch(batch, enc, ids)
         bulk.append("calls", spec)
         self.bulk_strings()
