@@ -1,7 +1,7 @@
 """A full build's bulk writer: Arrow data ingested by SQLite's ADBC driver on a thread of its own.
 
 ``adbc_ingest`` binds and steps the rows of an Arrow batch in C without holding the GIL, so while it
-writes ``call_rows`` the reading thread parses and encodes the next journal batch at full speed; the
+writes SPEC's ``calls`` rows the reading thread parses and encodes the next journal batch at full speed; the
 sqlite3 module's ``executemany`` binds every parameter of every row under the GIL instead (measured in
 docs/performance.md).  The bulk writer owns its own connection to the build's temporary file: the
 caller's sqlite3 connection creates the tables and commits before it opens, and writes again only after
