@@ -5,7 +5,6 @@ at once instead of blocking (issue 19 items 1 and 3)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -17,6 +16,7 @@ import pytest
 from mcpeval_nb import CallRecord, JournalError, append_record, read_records
 from mcpeval_nb.journal import encode_line
 from mcpeval_nb.root.layout import calls_path
+from tests import waiting
 from tests.fs_support import small_tmpfs
 
 TS = "2026-08-04T12:00:00.250Z"
@@ -52,7 +52,7 @@ def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(ro
         append_record(root, CallRecord(ts={TS!r}, session="s", seq=3, server="demo", method="tools/call",
                                        outcome="ok", tool="t"))
     """)
-    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
+    run = waiting.run([sys.executable, "-c", child], capture_output=True, text=True, stall_s=60,
                          check=False)
     assert run.returncode == 0, run.stderr
     assert "refused: cannot write journal" in run.stdout and "nothing was written" in run.stdout
@@ -157,7 +157,7 @@ def test_a_fifo_where_a_journal_belongs_is_named_by_every_reader_without_hanging
     if fifo.exists():
         fifo.unlink()
     os.mkfifo(fifo)
-    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    run = waiting.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
+                         capture_output=True, text=True, stall_s=60, check=False)
     assert run.returncode == 3, (run.stdout, run.stderr)
     assert run.stderr == f"mcpeval-nb: journal {fifo} is not a regular file; refusing to read it\n"

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from mcpeval_nb.testing import server_command
+from tests import waiting
 from tests.serve_support import call, children
 
 SERVE = [sys.executable, "-m", "mcpeval_nb", "serve"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SERVE, *args], capture_output=True, text=True, timeout=60, env=env)
+    return waiting.run([*SERVE, *args], capture_output=True, text=True, stall_s=60, env=env)
 
 
 def test_print_config_names_the_address_root_salt_and_tools(root: Path) -> None:
