@@ -18,6 +18,7 @@ from mcpeval_nb.journal import encode_line
 from mcpeval_nb.root.layout import calls_path
 from tests import waiting
 from tests.fs_support import small_tmpfs
+from tests.waiting import until
 
 TS = "2026-08-04T12:00:00.250Z"
 
@@ -107,8 +108,7 @@ def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) 
 
     worker = threading.Thread(target=write, daemon=True)
     worker.start()
-    worker.join(timeout=10)
-    assert not worker.is_alive(), "appending to a FIFO blocked"
+    assert until(lambda: not worker.is_alive(), stall_s=10.0), "appending to a FIFO blocked"
     assert isinstance(outcome[0], JournalError)
     reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader present it opens: still refused
     try:
@@ -128,8 +128,7 @@ def test_a_fifo_or_symlink_where_the_salt_belongs_is_refused_without_blocking(ro
     outcome: list[BaseException | None] = []
     worker = threading.Thread(target=lambda: _call(outcome, load_salt, root), daemon=True)
     worker.start()
-    worker.join(timeout=10)
-    assert not worker.is_alive(), "reading a FIFO salt blocked"
+    assert until(lambda: not worker.is_alive(), stall_s=10.0), "reading a FIFO salt blocked"
     assert isinstance(outcome[0], SaltError) and "not a regular file" in str(outcome[0])
     os.unlink(salt_path(root))
     real = tmp_path / "elsewhere"

@@ -47,7 +47,7 @@ def test_the_panel_shows_the_catalog_changes_dead_tools_and_clusters(history_roo
 def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -> None:
     panel = CatalogPanel(me.open_store(history_root), server="generated-docs", view="usage")
     assert settled(panel) and panel.server.value == "generated-docs" and panel.view.value == "usage"
-    with McpSession.connect(stdio_shim(history_root, "inv", "v1"), timeout=60.0) as session:
+    with McpSession.connect(stdio_shim(history_root, "inv", "v1"), timeout=120.0) as session:
         session.initialize(capabilities={})
         session.list_tools()
         # the record lands once the shim's recorder took the listing: wait for it with the session open
