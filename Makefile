@@ -67,7 +67,7 @@ unit: setup
 NB_OUT := build/nbtest
 notebooks: setup
 	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo --root-only --quick --out $(NB_OUT)
-	MCPEVAL_HOME=$(CURDIR)/$(NB_OUT)/root MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider \
+	MCPEVAL_HOME=$(CURDIR)/$(NB_OUT)/root MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider -p nbval \
 	  --nbval-lax --nbval-current-env notebooks/
 
 test: lint typecheck unit notebooks
