@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import importlib
 import sys
-import typing
 
 from ._lazy import exports as _exports
 from ._version import __version__ as __version__
 
-if typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
     from .analysis import (
         FILTER_COLUMNS as FILTER_COLUMNS,
     )
@@ -709,6 +709,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".transport.policy": ("Endpoint", "check_endpoint",),
 }
 
+del TYPE_CHECKING  # not a public name
 _names, __getattr__, __dir__ = _exports(globals(), _EXPORTS)  # each name loads on first use (_lazy.py)
 __all__ = sorted([*_names, "__version__"])
 

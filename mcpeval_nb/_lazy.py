@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["exports"]
 

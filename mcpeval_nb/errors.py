@@ -40,7 +40,10 @@ Panels and the CLI show nothing else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Cancelled",

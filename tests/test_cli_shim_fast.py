@@ -4,6 +4,7 @@ starts (issue 28: the shim's start-up against a bare interpreter)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpeval_nb import load_salt
 from mcpeval_nb.cli import run
 from mcpeval_nb.cli.capture import shim_cmd
 from mcpeval_nb.cli.shim_fast import FLAGS, VALUED, parse
@@ -63,12 +65,16 @@ def test_an_error_on_the_fast_path_is_the_one_line_and_code_of_every_command(
     assert info.value.code == 2 and err.startswith("mcpeval-nb: the value of --root is not valid UTF-8 text")
 
 
+# Loaded by nothing the shim's process needs before its server starts: click (the CLI group), pyarrow,
+# requests (the recorder child's URL table), and the standard library's slower modules (dataclasses with
+# inspect, hashlib with OpenSSL, uuid with platform, json, typing): docs/performance.md, bench_startup.
+LATE = ("click", "dataclasses", "hashlib", "inspect", "json", "pyarrow", "requests", "typing", "uuid")
 _HOOK = """
 import os, sys
 def hook(event, args):
     if event == "subprocess.Popen" and os.getpid() == PID:
         with open(os.environ["MARK"], "a") as fh:
-            fh.write(" ".join(sorted(m for m in ("click", "pyarrow", "requests") if m in sys.modules)) + "|")
+            fh.write(" ".join(sorted(m for m in os.environ["LATE"].split() if m in sys.modules)) + "|")
 PID = os.getpid()
 sys.addaudithook(hook)
 from mcpeval_nb.cli import run
@@ -76,15 +82,22 @@ run()
 """
 
 
-def test_the_shim_starts_its_server_before_click_is_loaded_and_still_records(tmp_path: Path) -> None:
+def test_the_shim_starts_its_server_before_its_slow_imports_and_still_records(tmp_path: Path) -> None:
     mark, root = tmp_path / "mark", tmp_path / "root"
     server = echo_argv()
+    load_salt(root)  # a root's first start creates its salt (two uuid4s, SPEC 1); every later one reads it
     frames = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}\n'
     done = subprocess.run([sys.executable, "-c", _HOOK, "shim", "--server", "b", "--root", str(root), "--",
                            *server], input=frames, capture_output=True, timeout=120, check=False,
-                          env={**os.environ, "MARK": str(mark)})
+                          env={**without_session(), "MARK": str(mark), "LATE": " ".join(LATE)})
     assert done.returncode == 0, done.stderr
-    assert mark.read_text().split("|")[0] == ""  # neither click nor pyarrow nor requests at the spawn
+    assert mark.read_text().split("|")[0] == ""  # none of LATE at the spawn
     assert done.stdout == b'{"jsonrpc": "2.0", "id": 1, "result": {"echo": true}}\n'
     journal = next((root / "store").rglob("calls-*.jsonl"))
-    assert '"tool":"echo"' in journal.read_text()
+    record = json.loads(journal.read_text())
+    assert record["tool"] == "echo"  # the session was drawn in the recorder child (no MCPEVAL_SESSION)
+    assert record["session"].startswith("session:") and len(record["session"]) == len("session:") + 64
+
+
+def without_session() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "MCPEVAL_SESSION"}

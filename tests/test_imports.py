@@ -22,7 +22,7 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 #: lower floor: never from a higher floor, and never from another package on its own floor (peers do not
 #: know each other).  ``""`` is the public ``mcpeval_nb/__init__.py``.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("_version", "_lazy", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe",
+    ("_version", "_lazy", "_frozen", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe",
      "progress"),                               # stdlib
     ("clock", "jsonfmt", "root"),               # time, JSON text, the capture root
     ("privacy",),                               # the write boundary
@@ -42,8 +42,9 @@ RANKS: dict[str, int] = {name: floor for floor, names in enumerate(FLOORS) for n
 # These import only what `mcpeval_nb` exports (and each other within their own package); the panels
 # also draw with `charts`, so that a panel and a notebook cell show the same picture.
 FRONT_ENDS = ("cli", "charts", "widgets")
-#: Private bottom modules any layer may import (the version read once; the one lazy-export helper).
-BOTTOM_PRIVATE = ("mcpeval_nb._version", "mcpeval_nb._lazy")
+#: Private bottom modules any layer may import (the version read once; the one lazy-export helper; the one
+#: immutable-value base).
+BOTTOM_PRIVATE = ("mcpeval_nb._version", "mcpeval_nb._lazy", "mcpeval_nb._frozen")
 ALSO_ALLOWED = {"widgets": ("charts",)}
 
 

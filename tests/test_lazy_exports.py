@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-LAZY_PACKAGES = ("mcpeval_nb", "mcpeval_nb.capture", "mcpeval_nb.privacy", "mcpeval_nb.transport")
+LAZY_PACKAGES = ("mcpeval_nb", "mcpeval_nb.capture", "mcpeval_nb.privacy", "mcpeval_nb.root",
+                 "mcpeval_nb.transport")
 
 
 def _mirror(package: str) -> dict[str, str]:
@@ -48,6 +49,8 @@ def test_the_export_table_and_the_typed_mirror_agree_and_every_name_resolves(pac
     ("mcpeval_nb.privacy.grammar", "mcpeval_nb.privacy", ()),
     ("mcpeval_nb.transport.environ", "mcpeval_nb.transport", ()),
     ("mcpeval_nb.capture.spawn", "mcpeval_nb.capture", ()),
+    ("mcpeval_nb.root.where", "mcpeval_nb.root", ("mcpeval_nb.root.layout",)),
+    ("mcpeval_nb.root.salt", "mcpeval_nb.root", ("mcpeval_nb.root.layout",)),
 ])
 def test_importing_one_module_of_a_package_runs_no_other(module: str, package: str,
                                                          also: tuple[str, ...]) -> None:

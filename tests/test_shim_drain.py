@@ -213,3 +213,23 @@ def test_shim_http_drains_its_recorder_on_sigterm(root: Path) -> None:
     assert wait_for(lambda: len(journal(root)) == 40, timeout=1)
     assert [r["tool"] for r in journal(root)] == ["ok"] * 40
     assert os.path.getsize(next((root / "store").glob("calls-*.jsonl"))) > 0
+
+
+_SILENT = """
+import sys, time
+from pathlib import Path
+from mcpeval_nb.capture.recorder_fork import ForkedRecorder
+def never_ready():  # the child's correlator: its warm-up never ends
+    time.sleep(3600)
+recorder = ForkedRecorder(root=Path(sys.argv[1]), correlator=never_ready)
+print(recorder.close(stall_s=3600.0), flush=True)
+"""
+
+
+def test_a_forked_recorder_with_no_frame_to_record_is_not_waited_for(root: Path) -> None:
+    # A server that exits without a word: the shim ends at once rather than after the child's warm-up (a
+    # fresh interpreter, so the correlator is made in the child as in the shim; before, close waited for
+    # the warm-up while it progressed, here never: the hang guard below would fire).
+    done = subprocess.run([sys.executable, "-c", _SILENT, str(root)], capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "True\n", "")

@@ -9,10 +9,9 @@ they write only sanitised records.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._lazy import exports as _exports
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .correlate import Correlator as Correlator
     from .correlate import classify_frame as classify_frame
@@ -21,5 +20,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".correlate": ("Correlator", "classify_frame"),
 }
 
+del TYPE_CHECKING  # not a public name
 __all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
 

@@ -16,9 +16,12 @@ import select
 import struct
 import termios
 from collections.abc import Iterator
-from typing import IO
 
 from ..limits import MAX_FRAME_BYTES
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import IO
 
 __all__ = ["FrameReader", "FrameTooLarge", "WakePipe", "grow_pipe", "pending_bytes", "write_all"]
 

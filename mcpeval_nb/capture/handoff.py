@@ -12,18 +12,16 @@ records (no correlator, no journal), so the stdio shim's process can start the s
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..clock import now_ms
 from ..limits import LOCK_TIMEOUT_S
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .oversized import Glimpse
     from .wire import HttpFacts
@@ -59,30 +57,39 @@ def stderr_warning(message: str) -> None:
         pass
 
 
-@dataclass
 class Frame:
-    """One observed frame.
+    """One observed frame (a slotted class: one is made per frame on the forwarding path, and this module
+    loads before the stdio shim's server starts, where ``dataclasses`` would cost more than the rest).
 
     Attributes:
         direction: ``outbound`` (client to server), ``inbound``, or ``end`` (an HTTP exchange ended).
         data: the frame bytes, or None for a refused or oversized frame: recorded content-free.
         scope: the correlation scope (``""`` on stdio, one uuid per HTTP request).
-        read_ms: wall-clock ms when the frame was read.
-        start_ns: ``perf_counter_ns`` when the frame was complete.
-        done_ns: ``perf_counter_ns`` when forwarding finished (0 while still forwarding).
         glimpse: the ends of a frame forwarded past the bound (``data`` is None).
         http: shim-http's facts of a request's headers (memory only; stdio frames have none).
+        read_ms: wall-clock ms when the frame was read (default: now).
+        start_ns: ``perf_counter_ns`` when the frame was complete (default: now).
+        done_ns: ``perf_counter_ns`` when forwarding finished (0 while still forwarding).
     """
 
-    direction: str
-    data: bytes | None
-    scope: str = ""
-    glimpse: Glimpse | None = None
-    http: HttpFacts | None = None
-    read_ms: int = dataclasses.field(default_factory=now_ms)
-    start_ns: int = dataclasses.field(default_factory=time.perf_counter_ns)
-    done_ns: int = 0
-    _cond: threading.Condition | None = dataclasses.field(default=None, repr=False)
+    __slots__ = ("_cond", "data", "direction", "done_ns", "glimpse", "http", "read_ms", "scope", "start_ns")
+
+    def __init__(self, direction: str, data: bytes | None, scope: str = "", glimpse: Glimpse | None = None,
+                 http: HttpFacts | None = None, read_ms: int | None = None, start_ns: int | None = None,
+                 done_ns: int = 0) -> None:
+        self.direction = direction
+        self.data = data
+        self.scope = scope
+        self.glimpse = glimpse
+        self.http = http
+        self.read_ms = now_ms() if read_ms is None else read_ms
+        self.start_ns = time.perf_counter_ns() if start_ns is None else start_ns
+        self.done_ns = done_ns
+        self._cond: threading.Condition | None = None
+
+    def __repr__(self) -> str:
+        return (f"Frame(direction={self.direction!r}, size={self.size}, scope={self.scope!r}, "
+                f"read_ms={self.read_ms}, done_ns={self.done_ns})")
 
     def forwarded(self) -> None:
         """Mark the end of forwarding (the hot-path time counts toward ``shim_self_us``).
@@ -117,6 +124,7 @@ class FrameQueue:
         self._pending = 0
         self._cond = threading.Condition()
         self.done = 0  # frames drained: the progress close() waits on
+        self.submitted = 0  # frames ever queued
         self._thread = threading.Thread(target=self._run, name="mcpeval-recorder", daemon=True)
         self._thread.start()
 
@@ -131,6 +139,7 @@ class FrameQueue:
             frame._cond = self._cond
             self._queue.append(frame)
             self._pending += frame.size
+            self.submitted += 1
             if frame.data is None or frame.done_ns:  # nothing to forward: wake the drain now
                 self._cond.notify_all()
 

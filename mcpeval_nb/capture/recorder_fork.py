@@ -42,12 +42,11 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .frames import grow_pipe
 from .handoff import STALL_S, Frame, FrameQueue, frames_summary, wait_progress
-from .oversized import Glimpse
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .correlate import Correlator
     from .sink import RecordSink
@@ -66,6 +65,7 @@ def _prewarm(correlator: Correlator, step: Callable[[], None] = lambda: None) ->
     """Import and build everything recording needs, on a throwaway correlator (its records go nowhere);
     ``step`` is called after each part."""
     from .correlate import Correlator
+    from .oversized import Glimpse
     from .sink import RecordSink  # noqa: F401  (the child's sink: loaded now, with the journal writer)
 
     step()
@@ -181,8 +181,16 @@ class ForkedRecorder(FrameQueue):
             self._reaped = True
         return not self._reaped
 
+    def _stop_child(self) -> None:
+        if not self._reaped:
+            with contextlib.suppress(OSError):
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._reaped = True
+
     def close(self, *, stall_s: float = STALL_S) -> bool:
-        """Ship everything queued, end the child's input, and reap it.
+        """Ship everything queued, end the child's input, and reap it (at once when nothing was queued:
+        a server that exits without a word does not wait for the child's warm-up).
 
         Waits for as long as the child takes in or settles frames; a child that did neither for
         ``stall_s`` is killed.
@@ -192,11 +200,10 @@ class ForkedRecorder(FrameQueue):
             stderr by direction, and False.
         """
         self._end()
-        if not wait_progress(self._child_alive, self.progress, stall_s):
-            with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._reaped = True
+        if not self.submitted:  # no frame to record: the child's warm-up is not waited for
+            self._stop_child()
+        elif not wait_progress(self._child_alive, self.progress, stall_s):
+            self._stop_child()
             self.warn(f"the recorder process made no progress for {stall_s:g} s and was stopped")
         self._thread.join()  # the child is gone: the shipper drains what is left without shipping it
         lost = self._submitted - self._recorded()
@@ -261,6 +268,8 @@ _TAKEN_AT = _PROGRESS.size - _TAKEN.size
 
 def _record_all(sink: RecordSink, buf: bytearray, tally: _Tally) -> int:
     """Record every complete frame in ``buf``; returns the bytes consumed."""
+    from .oversized import Glimpse  # the child's: loaded by the warm-up, not before the server starts
+
     pos = 0
     while len(buf) - pos >= _HEADER.size:
         direction, form, read_ms, hot_ns, scope_len, size = _HEADER.unpack_from(buf, pos)

@@ -21,23 +21,23 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .._frozen import Frozen
 from ..clock import now_ms
 from ..errors import TransportError, UsageError
 from ..privacy.grammar import SERVER_LABEL_MESSAGE, valid_server
-from ..root import Root, RootLike
+from ..root.salt import read_salt
+from ..root.where import check_usable, locate
 from .frames import FrameReader, FrameTooLarge, WakePipe, grow_pipe, pending_bytes, write_all
 from .handoff import Frame, FrameQueue
-from .oversized import Glimpse
 from .recorder_fork import ForkedRecorder
 from .spawn import announce_root, exit_status, forward_signals, say, start_server
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
+    from ..root import RootLike
     from .correlate import Correlator
 
 __all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
@@ -47,9 +47,11 @@ __all__ = ["ShimOptions", "announce_root", "exit_status", "run_shim"]
 SERVER_QUIET_S = 1.0
 
 
-@dataclass(frozen=True)
-class ShimOptions:
-    """Options of one stdio shim run.
+class ShimOptions(Frozen):
+    """Options of one stdio shim run (immutable).
+
+    ``Frozen`` rather than a frozen dataclass: this module is what the shim's process loads before its
+    server starts, and ``dataclasses`` alone costs more than the rest of it (docs/performance.md).
 
     Attributes:
         server: the server label (SPEC 4.4 grammar).
@@ -60,22 +62,43 @@ class ShimOptions:
         stdout_fd: the client-facing output descriptor.
         grace_s: seconds the server gets after the client is gone before SIGTERM, and again before SIGKILL.
         env: the server's whole environment (default: this process's, less ``MCPEVAL_HTTP_AUTHORIZATION``
-            and ``MCPEVAL_SESSION``).
+            and ``MCPEVAL_SESSION``); never shown by ``repr``.
         strict_frames: refuse a frame over 4 MiB and close both sides (the reference behaviour)
             instead of forwarding it unchanged.
         catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
+    __slots__ = (
+        "catalog",
+        "command",
+        "env",
+        "grace_s",
+        "root",
+        "server",
+        "session",
+        "stdin_fd",
+        "stdout_fd",
+        "strict_frames",
+    )
+    _hidden = ("env",)
     server: str
     command: Sequence[str]
-    root: RootLike = None
-    session: str | None = None
-    stdin_fd: int = 0
-    stdout_fd: int = 1
-    grace_s: float = 2.0
-    env: dict[str, str] | None = field(default=None, repr=False)
-    strict_frames: bool = False
-    catalog: bool = True
+    root: RootLike
+    session: str | None
+    stdin_fd: int
+    stdout_fd: int
+    grace_s: float
+    env: dict[str, str] | None
+    strict_frames: bool
+    catalog: bool
+
+    def __init__(self, server: str, command: Sequence[str], root: RootLike = None,
+                 session: str | None = None, stdin_fd: int = 0, stdout_fd: int = 1, grace_s: float = 2.0,
+                 env: dict[str, str] | None = None, strict_frames: bool = False,
+                 catalog: bool = True) -> None:
+        self._init(server=server, command=command, root=root, session=session, stdin_fd=stdin_fd,
+                   stdout_fd=stdout_fd, grace_s=grace_s, env=env, strict_frames=strict_frames,
+                   catalog=catalog)
 
 
 class _Session:
@@ -133,6 +156,8 @@ class _Session:
             side = "client" if direction == "outbound" else "server"
             say(f"a {side} frame exceeds 4 MiB; forwarded unchanged and recorded without its content "
                  "(said once; --strict-frames refuses such frames)")
+        from .oversized import Glimpse  # loaded on the first oversized frame, not before the server starts
+
         glimpse, frame = Glimpse(), None
         try:
             for chunk in reader.rest():
@@ -275,16 +300,18 @@ class _Session:
 
 
 def _correlator_maker(options: ShimOptions, root: Path, salt: bytes,
-                      session: str) -> Callable[[], Correlator]:
+                      session: str | None) -> Callable[[], Correlator]:
     """The shim's correlator, made where it is used (the recorder child): nothing that parses or records
-    is imported before the server starts."""
+    is imported before the server starts, and a missing session value is drawn there (a fresh uuid4)."""
 
     def make() -> Correlator:
+        import uuid
+
         from .catalog import recorded_names
         from .correlate import Correlator
 
-        return Correlator(server=options.server, session=session, salt=salt, catalog=options.catalog,
-                          known_names=lambda: recorded_names(root))
+        return Correlator(server=options.server, session=session or str(uuid.uuid4()), salt=salt,
+                          catalog=options.catalog, known_names=lambda: recorded_names(root))
 
     return make
 
@@ -308,11 +335,12 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         raise UsageError(SERVER_LABEL_MESSAGE)
     if not options.command:
         raise UsageError("shim needs the server command after --")
-    home = Root.of(options.root)
-    root, salt = home.path, home.salt()
+    root = locate(options.root)[0]  # Root.of's resolution, without loading what a Root carries
+    check_usable(root)
+    salt = read_salt(root)
     announce_root(root, "shim", flag=options.root is not None)
     session = options.session if options.session is not None else os.environ.get("MCPEVAL_SESSION")
-    correlator = _correlator_maker(options, root, salt, session or str(uuid.uuid4()))
+    correlator = _correlator_maker(options, root, salt, session)
     # Parsing and journaling run in a forked child (before any thread or pipe of ours exists), so they
     # never hold this process's interpreter lock while a frame waits to be forwarded; the child makes
     # the correlator and loads what recording needs while the server starts.

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
 
 from . import shim_fast
 from .terminal import check_utf8, escaped_streams
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["COMMAND_HOMES", "COMMAND_MODULES", "SCHEMA_HOMES", "cli", "load_commands", "main", "run"]
 

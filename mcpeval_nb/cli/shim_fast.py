@@ -13,9 +13,12 @@ and that every option of the click command is known here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import mcpeval_nb
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FLAGS", "VALUED", "parse", "run", "shim_options"]
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
 
 from mcpeval_nb import UsageError
 from mcpeval_nb import escape_controls as escape
+
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["check_utf8", "escape", "escaped_streams"]
 

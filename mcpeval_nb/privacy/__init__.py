@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
 from .._lazy import exports as _exports
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .errorinfo import code_json as code_json
     from .errorinfo import code_text as code_text
@@ -61,6 +61,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".urls": ("classify_url",),
 }
 
+del TYPE_CHECKING  # not a public name
 __all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
 
 
@@ -68,7 +69,7 @@ class _Package(types.ModuleType):
     """``shape`` names a function and its module: importing the module (which sets the package's
     attribute to it) leaves the name to the function, which is loaded on first use like the rest."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "shape" and isinstance(value, types.ModuleType):
             return
         super().__setattr__(name, value)

@@ -6,7 +6,6 @@ accept letters the Rust tool refuses.
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 __all__ = [
@@ -71,5 +70,6 @@ def opaque_session(value: str) -> str:
     """
     if valid_session_token(value):
         return value.lower()
-    data = value.encode("utf-8", "surrogatepass")
-    return "session:" + hashlib.sha256(data).hexdigest()
+    from hashlib import sha256  # here, not at import: the stdio shim checks labels before its server starts
+
+    return "session:" + sha256(value.encode("utf-8", "surrogatepass")).hexdigest()

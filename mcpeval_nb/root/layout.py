@@ -31,9 +31,10 @@ root directory (a ``Path``); resolving which directory is the root is ``root.res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+
+from .._frozen import Frozen
 
 __all__ = [
     "ANNOTATIONS",
@@ -106,17 +107,21 @@ DATASET_TRENDS = "_mcpeval_trends.arrow"
 _LOCK_SUFFIX = ".lock"
 
 
-@dataclass(frozen=True)
-class JournalKind:
-    """One kind of journal in the store.
+class JournalKind(Frozen):
+    """One kind of journal in the store (immutable: ``Frozen``, not a dataclass, as the stdio shim names
+    its salt through this module before its server starts).
 
     Attributes:
         name: the kind (``calls``, ``annotations``, ``trends``, ``sizes``).
         pattern: its store-relative path, ``{day}`` standing for the UTC day of daily journals.
     """
 
+    __slots__ = ("name", "pattern")
     name: str
     pattern: str
+
+    def __init__(self, name: str, pattern: str) -> None:
+        self._init(name=name, pattern=pattern)
 
     @property
     def daily(self) -> bool:

@@ -10,23 +10,19 @@ path does.  Every public function that takes a root accepts ``RootLike`` and res
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
-from ..errors import JournalError
-from .config import Config
 from .layout import config_path
-from .salt import read_salt
+from .salt import SALT_BYTES, read_salt
+from .where import ROOT_SOURCES, check_usable, locate
 
-__all__ = ["ROOT_SOURCES", "Root", "RootLike", "load_salt", "resolve_root"]
+if TYPE_CHECKING:
+    from .config import Config
+    from .where import Source
 
-#: Where a root came from: ``flag`` (an argument: ``--root`` or a function's ``root=``), ``MCPEVAL_HOME``
-#: or ``default`` (``$HOME/.mcp-eval``).
-ROOT_SOURCES = ("flag", "MCPEVAL_HOME", "default")
-Source = Literal["flag", "MCPEVAL_HOME", "default"]
-
+__all__ = ["ROOT_SOURCES", "SALT_BYTES", "Root", "RootLike", "load_salt", "resolve_root"]
 
 @dataclass(frozen=True)
 class Root(os.PathLike[str]):
@@ -57,14 +53,9 @@ class Root(os.PathLike[str]):
         """
         if isinstance(root, Root):
             return root
-        if root is not None:
-            resolved = cls(Path(root), "flag")
-        elif os.environ.get("MCPEVAL_HOME"):
-            resolved = cls(Path(os.environ["MCPEVAL_HOME"]), "MCPEVAL_HOME")
-        else:
-            resolved = cls(Path(os.environ.get("HOME", "")) / ".mcp-eval", "default")
+        resolved = cls(*locate(root))
         if check:
-            _check_usable(resolved.path)
+            check_usable(resolved.path)
         return resolved
 
     def __fspath__(self) -> str:
@@ -90,21 +81,12 @@ class Root(os.PathLike[str]):
         Raises:
             UsageError: the file cannot be read or is not a JSON object.
         """
+        from .config import Config  # loaded on first use (the shim's start never reads settings)
+
         return Config.read(config_path(self.path))
 
 
 RootLike = str | os.PathLike[str] | Root | None
-
-
-def _check_usable(path: Path) -> None:
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise JournalError(f"cannot use capture root {path}: {exc.strerror}") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise JournalError(f"cannot use capture root {path}: it is a file, not a directory")
 
 
 def resolve_root(root: RootLike = None) -> Path:

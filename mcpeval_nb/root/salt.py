@@ -6,7 +6,6 @@ import contextlib
 import errno
 import os
 import stat
-import uuid
 from pathlib import Path
 
 from ..errors import SaltError
@@ -47,7 +46,9 @@ def _create(root: Path, path: Path) -> None:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SaltError(f"cannot create capture root {root}: {exc.strerror}") from None
-    secret = uuid.uuid4().bytes + uuid.uuid4().bytes
+    import uuid  # here: creating a salt is rare, and the shim reads one before its server starts
+
+    secret = uuid.uuid4().bytes + uuid.uuid4().bytes  # SPEC 1: two uuid4s, version nibbles fixed
     tmp = root / f"{SALT}.tmp-{uuid.uuid4()}"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -18,10 +18,9 @@ journal except through ``privacy``.  Import them from ``mcpeval_nb.transport``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._lazy import exports as _exports
 
+TYPE_CHECKING = False  # typing's, without importing typing: the shim starts its server first
 if TYPE_CHECKING:
     from .budget import Budget as Budget
     from .http import AUTHORIZATION_ENV as AUTHORIZATION_ENV
@@ -54,5 +53,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ".stdio": ("StdioChannel",),
 }
 
+del TYPE_CHECKING  # not a public name
 __all__, __getattr__, __dir__ = _exports(globals(), _EXPORTS)
 
