@@ -88,8 +88,8 @@ def _scenarios(work: Path) -> dict[str, tuple[str, list[str]]]:
         "bare Popen": ("spawn", ["<bare>", *stub]),
         "shim-http": ("bind", ["shim-http", "--server", "b", "--listen", "127.0.0.1:0", "--upstream",
                                "http://127.0.0.1:1/mcp", "--root", root]),
-        "annotate": ("journal", ["annotate", "--session", "s", "--seq", "1", "--kind", "workaround",
-                                 "--note", "bench", "--root", str(work / "notes")]),
+        "annotate": ("journal", ["annotate", "--session", files["session"], "--seq", "1", "--kind",
+                                 "workaround", "--note", "bench", "--root", root]),
         "summary": ("journal", ["summary", "--root", root]),
         "export-parquet": ("journal", ["export-parquet", "--root", root, "--dest", str(work / "pq")]),
         "gate": ("journal", ["gate", "--budgets", files["budgets"], "--root", root]),
@@ -113,6 +113,7 @@ def _fixtures(work: Path) -> dict[str, str]:
     from mcpeval_nb.testing import synthetic_store
 
     synthetic_store(work / "root", calls=300, servers=1, tools=3, days=2, seed=7)
+    first_call = next(iter(sorted((work / "root" / "store").glob("calls-*.jsonl")))).open().readline()
     manifest = work / "m.json"
     manifest.write_text(json.dumps({"version": 1, "probes": [
         {"id": "surface", "probe": "discovery-cost", "access": "read_only", "max_tools": 10,
@@ -127,7 +128,8 @@ def _fixtures(work: Path) -> dict[str, str]:
         "schema": "mcpeval.probe-report/v2", "server": "b"}))
     budgets = work / "budgets.json"
     budgets.write_text(json.dumps({"version": 1, "budgets": [{"server": "*", "tool": "*", "p95_ms": 5000}]}))
-    return {"manifest": str(manifest), "report": str(report), "budgets": str(budgets)}
+    return {"manifest": str(manifest), "report": str(report), "budgets": str(budgets),
+            "session": json.loads(first_call)["session"]}  # annotate names a recorded call (seq 1)
 
 
 def _children_cpu() -> float:

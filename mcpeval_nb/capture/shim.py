@@ -68,18 +68,9 @@ class ShimOptions(Frozen):
         catalog: record a catalog record per completed ``tools/list`` listing (docs/catalog.md).
     """
 
-    __slots__ = (
-        "catalog",
-        "command",
-        "env",
-        "grace_s",
-        "root",
-        "server",
-        "session",
-        "stdin_fd",
-        "stdout_fd",
-        "strict_frames",
-    )
+    # The fields in order, as ``repr`` shows them (not sorted).
+    __slots__ = ("server", "command", "root", "session", "stdin_fd", "stdout_fd",  # noqa: RUF023
+                 "grace_s", "env", "strict_frames", "catalog")
     _hidden = ("env",)
     server: str
     command: Sequence[str]
