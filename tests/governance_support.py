@@ -62,4 +62,4 @@ def cli(*argv: str, env: dict[str, str] | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a child process."""
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
-                          stall_s=timeout, env={**os.environ, **(env or {})})
+                       stall_s=timeout, env={**os.environ, **(env or {})})

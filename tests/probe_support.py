@@ -71,4 +71,4 @@ def run_cli(*args: str, root: Path, timeout: float = 120) -> Any:
     environment); the completed process, text mode."""
 
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, stall_s=timeout)
+                       env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, stall_s=timeout)

@@ -81,4 +81,4 @@ def run_cli_process(*args: str, root: Path, env: dict[str, str] | None = None,
     """Run ``python -m mcpeval_nb`` as a real process with MCPEVAL_HOME=root."""
     full_env = dict(os.environ, MCPEVAL_HOME=str(root), **(env or {}))
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          env=full_env, stall_s=timeout, check=False)
+                       env=full_env, stall_s=timeout, check=False)

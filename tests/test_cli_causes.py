@@ -21,7 +21,7 @@ CANARY = "CANARYq7"
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          stall_s=120, cwd=cwd)
+                       stall_s=120, cwd=cwd)
 
 
 def manifest_doc() -> dict[str, object]:

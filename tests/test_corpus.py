@@ -78,7 +78,7 @@ def test_the_score_command_prints_the_placement(tmp_path: Path) -> None:
     _corpus(tmp_path)
     done = waiting.run([sys.executable, "-m", "mcpeval_nb", "score", "--server", "clean", "--no-history",
                            "--root", str(tmp_path), "--", *fixture("probe_clean")], capture_output=True,
-                          text=True, stall_s=300)
+                       text=True, stall_s=300)
     assert done.returncode == 0, done.stderr
     assert "standard corpus (mcpeval-standard/2): above " in done.stdout
     assert CANARY_SERVER not in done.stdout + done.stderr

@@ -54,7 +54,7 @@ def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(ro
                                        outcome="ok", tool="t"))
     """)
     run = waiting.run([sys.executable, "-c", child], capture_output=True, text=True, stall_s=60,
-                         check=False)
+                      check=False)
     assert run.returncode == 0, run.stderr
     assert "refused: cannot write journal" in run.stdout and "nothing was written" in run.stdout
     after = path.read_bytes()
@@ -157,6 +157,6 @@ def test_a_fifo_where_a_journal_belongs_is_named_by_every_reader_without_hanging
         fifo.unlink()
     os.mkfifo(fifo)
     run = waiting.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
-                         capture_output=True, text=True, stall_s=60, check=False)
+                      capture_output=True, text=True, stall_s=60, check=False)
     assert run.returncode == 3, (run.stdout, run.stderr)
     assert run.stderr == f"mcpeval-nb: journal {fifo} is not a regular file; refusing to read it\n"

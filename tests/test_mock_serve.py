@@ -26,7 +26,7 @@ def profile_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_recorded(base / "root", unknown=3)
     done = waiting.run([sys.executable, "-m", "mcpeval_nb", "mock", "--server", SERVER, "--root",
                            str(base / "root"), "--profile", str(base / "p.json")],
-                          capture_output=True, text=True, stall_s=300)
+                       capture_output=True, text=True, stall_s=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote mock profile of {SERVER} (3 tools, 603 recorded calls)")
     return base / "p.json"
@@ -129,7 +129,7 @@ def test_bad_invocations_are_usage_errors_with_one_line(profile_file: Path) -> N
              (["--from-profile", str(profile_file.parent / "absent.json")], "cannot read")]
     for args, message in cases:
         done = waiting.run([sys.executable, "-m", "mcpeval_nb", "mock", *args], capture_output=True,
-                              text=True, stall_s=120, stdin=subprocess.DEVNULL)
+                           text=True, stall_s=120, stdin=subprocess.DEVNULL)
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

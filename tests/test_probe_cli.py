@@ -20,7 +20,7 @@ CANARY_ARG = "CANARY-manifest-argument"
 def cli(*args: str) -> tuple[int, str, str]:
     """Run ``python -m mcpeval_nb`` as a real process."""
     proc = waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          stall_s=120, check=False)
+                       stall_s=120, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 

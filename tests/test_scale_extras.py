@@ -26,7 +26,7 @@ sys.meta_path.insert(0, Block())
 
 def run(hidden: set[str], code: str) -> subprocess.CompletedProcess[str]:
     return waiting.run([sys.executable, "-c", _BLOCK.format(hidden=hidden) + code], capture_output=True,
-                          text=True, stall_s=120)
+                       text=True, stall_s=120)
 
 
 @pytest.mark.parametrize(("hidden", "call", "extra"), [

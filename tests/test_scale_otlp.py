@@ -133,7 +133,7 @@ def test_an_unreachable_collector_is_exit_3_in_one_line(root: Path) -> None:
         port = s.getsockname()[1]
     proc = waiting.run([sys.executable, "-m", "mcpeval_nb", "export-otlp", "--root", str(root),
                            "--endpoint", f"http://127.0.0.1:{port}"], capture_output=True, text=True,
-                          stall_s=120)
+                       stall_s=120)
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines()[-1] == \
         "mcpeval-nb: the OTLP endpoint did not accept the spans (unreachable or refused)"

@@ -196,7 +196,7 @@ def test_helpers_never_re_run_an_unguarded_script(root: Path, tmp_path: Path) ->
         "                                  options=mcpeval_nb.ShareOptions(workers=2))\n"
         "print('records', result.records)\n", encoding="utf-8")
     done = waiting.run([sys.executable, str(script)], capture_output=True, text=True, stall_s=120,
-                          check=False)
+                       check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "records" in done.stdout
     assert body_runs.read_text() == "ran\n"

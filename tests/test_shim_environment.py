@@ -25,7 +25,7 @@ def _environ_names(output: bytes) -> list[str]:
 
 def test_a_server_started_by_the_shim_does_not_inherit_the_secrets(root: Path) -> None:
     result = waiting.run(shim_argv(), input=call(1, "environ"), capture_output=True, stall_s=60,
-                            env={**os.environ, **SECRETS})
+                         env={**os.environ, **SECRETS})
     assert result.returncode == 0
     assert _environ_names(result.stdout) == ["MCPEVAL_HOME"]
     assert journal(root)[0]["tool"] == "environ"  # the shim itself still used the session
@@ -56,7 +56,7 @@ def _clean_env(home: Path) -> dict[str, str]:
 def test_a_shim_started_with_a_clean_environment_says_where_it_records(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "demo", "--", *echo_argv()]
     result = waiting.run(argv, input=call(1, "navigate"), capture_output=True, stall_s=60,
-                            env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
+                         env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
     assert result.returncode == 0
     default = tmp_path / ".mcp-eval"
     line = (f"mcpeval-nb shim: recording to {default} "
@@ -71,7 +71,7 @@ def test_with_root_given_the_shim_names_that_root_and_with_mcpeval_home_it_says_
     argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "demo", "--root", str(chosen), "--",
             *echo_argv()]
     result = waiting.run(argv, input=call(1, "navigate"), capture_output=True, stall_s=60,
-                            env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
+                         env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
     assert f"mcpeval-nb shim: recording to {chosen} (--root)\n" in result.stderr.decode()
     assert "MCPEVAL_HOME is not set" not in result.stderr.decode()
     quiet = waiting.run(shim_argv(), input=call(1, "navigate"), capture_output=True, stall_s=60)

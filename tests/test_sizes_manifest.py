@@ -211,5 +211,5 @@ def test_deep_yaml_and_huge_numbers_are_usage_errors_naming_the_file(
     extra = [] if command == "sizes" else ["--out-dir", str(tmp_path / "out")]
     done = waiting.run([sys.executable, "-m", "mcpeval_nb", command, flag, str(path), "--server", "x",
                            *extra, "--root", str(tmp_path / "root"), "--", "true"],
-                          capture_output=True, text=True, stall_s=300)
+                       capture_output=True, text=True, stall_s=300)
     assert (done.returncode, done.stderr) == (2, f"mcpeval-nb: {path}: {message}\n")

@@ -18,7 +18,7 @@ from tests import waiting
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MCPEVAL_HOME": str(root)}
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], env=env, capture_output=True,
-                          text=True, stall_s=120, check=False)
+                       text=True, stall_s=120, check=False)
 
 
 def test_summary_prints_tool_percentiles_outcomes_and_templates(root: Path) -> None:

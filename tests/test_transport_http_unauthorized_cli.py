@@ -20,7 +20,7 @@ VAR = "MCPEVAL_HTTP_AUTHORIZATION"
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "MCPEVAL_HTTP_AUTHORIZATION"}
     return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          stall_s=120, cwd=cwd, env={**base, **(env or {})})
+                       stall_s=120, cwd=cwd, env={**base, **(env or {})})
 
 
 @pytest.mark.usefixtures("root")

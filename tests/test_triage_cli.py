@@ -13,17 +13,18 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.demo.fixture_findings import FIXTURE_LABEL, capture_broken_sessions
 from mcpeval_nb.widgets import FindingsPanel
+from tests import waiting
 from tests.waiting import settled
 
 from .triage_support import build
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return waiting.run(
         [sys.executable, "-m", "mcpeval_nb", *args, "--root", str(root)],
         capture_output=True,
         text=True,
-        timeout=120,
+        stall_s=120,
     )
 
 

@@ -31,7 +31,7 @@ def _unprivileged(args: list[str], root: Path) -> subprocess.CompletedProcess[st
     env = dict(os.environ, MCPEVAL_HOME=str(root))
     env.pop("MCPEVAL_NB_DEBUG", None)
     return waiting.run([unshare, "--user", sys.executable, "-m", "mcpeval_nb", *args], capture_output=True,
-                          text=True, env=env, stall_s=120, check=False)
+                       text=True, env=env, stall_s=120, check=False)
 
 
 @pytest.fixture

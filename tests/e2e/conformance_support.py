@@ -39,7 +39,7 @@ def _run(mode: str, target: list[str], scenarios: tuple[str, ...], spec_version:
     for scenario in scenarios:
         waiting.run([str(NODE22), str(SUITE), mode, *target, "--scenario", scenario, "--spec-version",
                         spec_version, "-o", str(out)], cwd=NODE_DIR, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, stall_s=600, check=False)
+                    stderr=subprocess.DEVNULL, stall_s=600, check=False)
     return read_conformance_results(out)
 
 

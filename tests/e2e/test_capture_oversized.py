@@ -52,6 +52,6 @@ def test_the_shim_says_once_that_it_forwarded_an_oversized_frame(root: Path, tmp
             b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
             b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     result = waiting.run(shim_cli("filesystem", _filesystem(allowed)), input=init + frames,
-                            capture_output=True, stall_s=120)
+                         capture_output=True, stall_s=120)
     assert result.stdout.count(b"\n") == 3 and len(result.stdout) > 12_000_000
     assert result.stderr.decode().count("frame exceeds 4 MiB") == 1

@@ -45,7 +45,7 @@ def test_the_commands_speak_each_era_to_the_reference_server(tmp_path: Path) -> 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         env = {"MCPEVAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
         done = waiting.run([sys.executable, "-m", "mcpeval_nb", *args, "--url", url], capture_output=True,
-                              text=True, stall_s=600, env=env)
+                           text=True, stall_s=600, env=env)
         assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
         return done
 

@@ -46,7 +46,7 @@ def _inspector(tmp: Path, era: str, *args: str) -> Any:
     env = {**os.environ, "MCP_CATALOG_PATH": str(tmp / "catalog.json"), "HOME": str(tmp)}
     argv = [str(NODE22), str(INSPECTOR), "--cli", "--protocol-era", era, "--format", "json", "-q", *args]
     done = waiting.run(argv, capture_output=True, text=True, stall_s=300, env=env,
-                          stdin=subprocess.DEVNULL, check=False)
+                       stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert CANARY not in done.stdout + done.stderr
     return json.loads(done.stdout)["result"]
