@@ -63,7 +63,7 @@ WORKERS ?= auto
 # The tests start hundreds of Python processes of this package (CLI runs, fixture servers, shims, kernels).
 # With PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), each one compiled the package's
 # modules again (about 0.3 s of CPU per start) and every xdist worker rewrote the asserts of all test
-# modules (about 6 s): the test runs write bytecode (into the gitignored __pycache__ directories).
+# modules (about 5 s): the test runs write bytecode (into the gitignored __pycache__ directories).
 TEST_ENV := PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg
 unit: setup
 	$(TEST_ENV) $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --durations=25
