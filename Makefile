@@ -60,14 +60,19 @@ typecheck: $(STAMP)
 # One pytest-xdist worker per core; each test file runs whole, in order, on one worker (module fixtures
 # are built once).  `make unit WORKERS=0` runs the suite in one process.  docs/performance.md.
 WORKERS ?= auto
+# The tests start hundreds of Python processes of this package (CLI runs, fixture servers, shims, kernels).
+# With PYTHONDONTWRITEBYTECODE set (some shells and CI images set it), each one compiled the package's
+# modules again (about 0.3 s of CPU per start) and every xdist worker rewrote the asserts of all test
+# modules (about 5 s): the test runs write bytecode (into the gitignored __pycache__ directories).
+TEST_ENV := PYTHONDONTWRITEBYTECODE= MPLBACKEND=Agg
 unit: setup
-	MPLBACKEND=Agg $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --durations=25
+	$(TEST_ENV) $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --durations=25
 
 # The notebooks run top to bottom under nbval against a small demo capture root built first.
 NB_OUT := build/nbtest
 notebooks: setup
-	MPLBACKEND=Agg $(PY) -m mcpeval_nb.demo --root-only --quick --out $(NB_OUT)
-	MCPEVAL_HOME=$(CURDIR)/$(NB_OUT)/root MPLBACKEND=Agg $(PY) -m pytest -q -p no:cacheprovider \
+	$(TEST_ENV) $(PY) -m mcpeval_nb.demo --root-only --quick --out $(NB_OUT)
+	MCPEVAL_HOME=$(CURDIR)/$(NB_OUT)/root $(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider -p nbval \
 	  --nbval-lax --nbval-current-env notebooks/
 
 test: lint typecheck unit notebooks

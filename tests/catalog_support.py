@@ -31,7 +31,7 @@ def stdio_shim(root: Path, label: str, *server_args: str, flags: Sequence[str] =
 
 def run_session(target: StdioTarget | HttpTarget, script: Script) -> None:
     """One MCP session: initialize, then the script."""
-    with McpSession.connect(target, timeout=60.0) as session:
+    with McpSession.connect(target, timeout=120.0) as session:
         session.initialize(capabilities={})
         script(session)
 

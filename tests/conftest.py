@@ -63,14 +63,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import signal
-    import time
 
     since = session.config.stash.get(_STARTED, None)
     if since is None or not Path("/proc/uptime").exists():
         return
-    deadline = time.monotonic() + _GRACE_S  # a process that is shutting down gets a moment
-    while (left := _orphans(since)) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    from tests.waiting import tree_cpu, until
+
+    # A process that is shutting down gets its time: given up only after _GRACE_S seconds in which the
+    # orphans used no CPU (tests/waiting.py).
+    if until(lambda: not _orphans(since), stall_s=_GRACE_S,
+             progress=lambda: sum(tree_cpu(pid) for pid, _ in _orphans(since))):
+        return
+    left = _orphans(since)
     if not left:
         return
     lines = "\n".join(f"  pid {pid}: {cmd}" for pid, cmd in left)

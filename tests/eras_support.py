@@ -6,7 +6,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -20,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitResult
 
 from mcpeval_nb.testing.servers._eras_tasks import TasksClient
-from tests.processes import stop
+from tests.processes import first_line, stop
 from tests.shim_helpers import wait_listening
 
 __all__ = ["Call", "Transcript", "eras_argv", "eras_http", "refusal", "run_calls"]
@@ -40,12 +39,7 @@ def eras_http(*args: str) -> Iterator[str]:
     proc = subprocess.Popen(eras_argv("--http", *args), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         assert proc.stdout is not None
-        line: list[bytes] = []
-        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
-        reader.start()
-        reader.join(90)
-        assert line and line[0], "the fixture printed no URL"
-        url = line[0].decode().strip()
+        url = first_line(proc.stdout)
         wait_listening(url, timeout=60)
         yield url
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpeval_nb import AnnotationRecord, CallRecord, append_records, opaque_session
+from tests import waiting
 
 CANARY = "CANARY-gov-5d1e"
 
@@ -60,5 +61,5 @@ def store_bytes(root: Path) -> dict[str, bytes]:
 def cli(*argv: str, env: dict[str, str] | None = None,
         timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a child process."""
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
+                       stall_s=timeout, env={**os.environ, **(env or {})})

@@ -6,13 +6,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.processes import stop
+from tests.waiting import tree_cpu, until
 
 __all__ = ["phoenix_server"]
 
@@ -38,18 +38,19 @@ def phoenix_server(workdir: Path, *, timeout: float = 120.0) -> Iterator[str]:
                             stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout
-        while True:
+        def healthy() -> bool:
             if proc.poll() is not None:
                 raise RuntimeError(f"phoenix exited {proc.returncode}; see {workdir / 'phoenix.log'}")
             try:
                 with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
                         f"{url}/healthz", timeout=2):
-                    break
+                    return True
             except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.5)
+                return False
+
+        # ``timeout``: seconds in which Phoenix used no CPU and was still not healthy (tests/waiting.py)
+        if not until(healthy, stall_s=timeout, progress=lambda: tree_cpu(proc.pid)):
+            raise RuntimeError(f"phoenix did not become healthy; see {workdir / 'phoenix.log'}")
         yield url
     finally:
         stop(proc, timeout=20)

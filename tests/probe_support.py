@@ -9,6 +9,7 @@ from typing import Any
 
 import mcpeval_nb
 from mcpeval_nb.testing import servers
+from tests import waiting
 
 SERVERS = Path(servers.__file__).resolve().parent
 CANARY = "CANARY"
@@ -68,7 +69,6 @@ def verdicts(report: mcpeval_nb.ProbeReport) -> dict[str, tuple[bool, str | None
 def run_cli(*args: str, root: Path, timeout: float = 120) -> Any:
     """``python -m mcpeval_nb ARGS`` as a real process with ``root`` as its ``MCPEVAL_HOME`` (a minimal
     environment); the completed process, text mode."""
-    import subprocess
 
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, timeout=timeout)
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                       env={"MCPEVAL_HOME": str(root), "PATH": "/usr/bin:/bin"}, stall_s=timeout)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import threading
-import time
 import urllib.parse
 from typing import IO, Any
+
+from tests.waiting import until
 
 
 def stop(proc: subprocess.Popen[Any], timeout: float = 10.0) -> None:
@@ -26,21 +28,23 @@ def first_line(stream: IO[bytes], timeout: float = 90.0) -> str:
     line: list[bytes] = []
     reader = threading.Thread(target=lambda: line.append(stream.readline()), daemon=True)
     reader.start()
-    reader.join(timeout)
+    until(lambda: not reader.is_alive(), stall_s=timeout)  # while the machine works on it, however slowly
     assert line and line[0], "the process printed no first line"
     return line[0].decode().strip()
 
 
 def listening(url: str, timeout: float = 60.0) -> str:
     """``url`` once its loopback port accepts connections (a server may print its URL before its HTTP
-    server has bound: a client that connects at once may be refused)."""
+    server has bound: a client that connects at once may be refused).  Given up (the last refusal raised)
+    only after ``timeout`` seconds in which no process this test started used CPU."""
     parsed = urllib.parse.urlsplit(url)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
+
+    def accepts() -> bool:
+        with contextlib.suppress(OSError):
             socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
-            return url
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
+            return True
+        return False
+
+    if not until(accepts, stall_s=timeout):
+        socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
+    return url

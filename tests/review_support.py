@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from mcpeval_nb import AnnotationRecord, CallRecord, TrendPoint, append_record, append_records
+from tests import waiting
 
 DAY = "2026-11-30"
 TS = f"{DAY}T01:02:03.456Z"
@@ -79,5 +80,5 @@ def run_cli_process(*args: str, root: Path, env: dict[str, str] | None = None,
                     timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run ``python -m mcpeval_nb`` as a real process with MCPEVAL_HOME=root."""
     full_env = dict(os.environ, MCPEVAL_HOME=str(root), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, check=False)
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                       env=full_env, stall_s=timeout, check=False)

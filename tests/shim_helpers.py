@@ -15,7 +15,9 @@ from typing import Any
 from mcpeval_nb import ShimOptions, run_shim
 from mcpeval_nb.capture.frames import write_all
 from mcpeval_nb.testing.servers import echo
+from tests import waiting
 from tests.processes import listening
+from tests.waiting import until
 
 CANARY = "CANARY-7f3a9e"
 
@@ -58,8 +60,7 @@ def shim_inproc(root: Path, stdin: bytes, *server_args: str, session: str | None
     finally:
         os.close(in_r)
         os.close(out_w)  # the shim pointed it at /dev/null when the server's output ended
-    for thread in threads:
-        thread.join(30)
+    until(lambda: not any(thread.is_alive() for thread in threads))
     return code, output[0] if output else b""
 
 
@@ -78,9 +79,10 @@ def call(msg_id: Any, tool: str, **arguments: Any) -> bytes:
 
 def run(argv: list[str], stdin: bytes, *, timeout: float = 60.0,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run argv with all of ``stdin`` as input; bounded."""
-    return subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout,
-                          env=None if env is None else {**os.environ, **env})
+    """Run argv with all of ``stdin`` as input; given up only after ``timeout`` seconds in which neither it
+    nor its children used any CPU (tests/waiting.py)."""
+    return waiting.run(argv, input=stdin, capture_output=True, stall_s=timeout,
+                       env=None if env is None else {**os.environ, **env})
 
 
 def journal(root: Path) -> list[dict[str, Any]]:
@@ -106,13 +108,9 @@ def children(pid: int) -> list[int]:
 
 
 def wait_for(predicate: Any, timeout: float = 20.0) -> bool:
-    """Poll ``predicate`` until true or the deadline; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return bool(predicate())
+    """Poll ``predicate`` until true; give up only after ``timeout`` seconds in which neither this process's
+    other threads nor any process it started used CPU (tests/waiting.py).  Returns its last value."""
+    return until(predicate, stall_s=timeout)
 
 
 def wait_progressing(value: Any, done: Any, *, stall_s: float = 60.0) -> bool:

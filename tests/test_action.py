@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests import waiting
 from tests.ci_support import fixture, junit, outcomes
 
 ACTION = yaml.safe_load((Path(__file__).resolve().parents[1] / "action.yml").read_text())
@@ -60,13 +60,13 @@ def run_action(work: Path, **given: str) -> tuple[int, dict[str, dict[str, str]]
         }
         env |= {k: expand(str(v)) for k, v in step.get("env", {}).items()}
         assert step["shell"] == "bash"
-        done = subprocess.run(
+        done = waiting.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
             env=env,
             cwd=work,
             capture_output=True,
             text=True,
-            timeout=240,
+            stall_s=240,
             check=False,
         )
         if "id" in step:

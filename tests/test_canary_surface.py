@@ -236,7 +236,7 @@ def _http(address: tuple[str, int], request: bytes) -> bytes:
     """Send one raw request to the shim, read the whole response (it closes the connection)."""
     import socket
 
-    with socket.create_connection(address, timeout=20) as sock:
+    with socket.create_connection(address, timeout=120) as sock:
         sock.sendall(request)
         chunks = []
         while chunk := sock.recv(65536):

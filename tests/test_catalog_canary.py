@@ -27,6 +27,7 @@ from mcpeval_nb.widgets import CatalogPanel
 from tests.catalog_support import calls, list_only, run_session, stdio_shim
 from tests.ci_support import cli
 from tests.serve_support import sdk_call, serving
+from tests.waiting import settled
 
 HAND = "cnry-cat!"
 MARKERS = (CANARY, "CANARY", HAND)
@@ -114,16 +115,18 @@ def test_serve_and_the_catalog_panel_carry_no_catalog_canary(canary_root: Path,
 
     RecordingComm.sent.clear()
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    earlier = set(ipywidgets.widgets.widget._instances)  # other test files' widgets in this worker (xdist)
     panel = CatalogPanel(me.open_store(canary_root))
-    assert panel.wait(60)
+    assert settled(panel)
     assert "weather_secret" in panel.details.value and "secret-request" in panel.details.value
     for view in ("usage", "transitions", "timeline"):
         panel.view.value = view
     panel.server.value = "weather"
-    assert panel.wait(60)
+    assert settled(panel)
     assert [t[1] for t in panel.state.tools][:2] == ["weather_now", "weather_hidden"]
     panel.refresh_button.click()
-    assert panel.wait(60)
-    states = {k: v.get_state() for k, v in ipywidgets.widgets.widget._instances.items()}
+    assert settled(panel)
+    states = {k: v.get_state() for k, v in ipywidgets.widgets.widget._instances.items() if k not in earlier}
+    assert states
     assert _leaks(states) == [] and _leaks(panel.state.__dict__) == []
     assert len(RecordingComm.sent) > 10 and _leaks(RecordingComm.sent) == []

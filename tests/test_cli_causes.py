@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mcpeval_nb.testing import server_command
+from tests import waiting
 
 from .probe_support import case, manifest
 
@@ -19,8 +20,8 @@ CANARY = "CANARYq7"
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                       stall_s=120, cwd=cwd)
 
 
 def manifest_doc() -> dict[str, object]:

@@ -13,6 +13,7 @@ import click
 import pytest
 
 from mcpeval_nb import cli as cli_module
+from tests import waiting
 
 CANARY = "CANARY-7d41-payload-text"
 
@@ -66,8 +67,8 @@ def test_an_environment_failure_in_a_real_process_is_one_line(tmp_path: Path) ->
     root = tmp_path / ("a" * 300)
     env = {k: v for k, v in os.environ.items() if k != cli_module.DEBUG_ENV}
     for argv in (["trends", "--root", str(root)], ["summary", "--root", str(root)]):
-        run = subprocess.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
-                             env=env, timeout=120, check=False)
+        run = waiting.run([sys.executable, "-m", "mcpeval_nb", *argv], capture_output=True, text=True,
+                          env=env, stall_s=120, check=False)
         assert run.returncode in (2, 3), argv
         assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
         assert run.stderr.startswith("mcpeval-nb: ")
@@ -96,9 +97,9 @@ def test_non_utf8_arguments_are_a_usage_error_naming_the_flag(argv: list[str], t
 
 def test_the_server_command_after_the_separator_may_carry_any_bytes(tmp_path: Path) -> None:
     arg = (b"printf-arg-" + b"\xff").decode("utf-8", "surrogateescape")
-    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bytes", "--root",
+    run = waiting.run([sys.executable, "-m", "mcpeval_nb", "shim", "--server", "bytes", "--root",
                           str(tmp_path / "root"), "--", sys.executable, "-c", "import sys; sys.exit(0)", arg],
-                         capture_output=True, timeout=60, check=False, stdin=subprocess.DEVNULL)
+                      capture_output=True, stall_s=60, check=False, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stderr
 
 

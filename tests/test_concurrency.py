@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
+import queue
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,6 +18,7 @@ from mcpeval_nb import CallRecord, append_record, load_salt, read_records
 from mcpeval_nb.journal import iter_lines
 from mcpeval_nb.jsonfmt import loads
 from mcpeval_nb.root.layout import calls_path
+from tests.waiting import until
 
 WRITERS = 8
 PER_WRITER = 2000
@@ -83,6 +86,19 @@ def _reaped(procs: list[BaseProcess]) -> Iterator[None]:
             proc.join(10)
 
 
+def _take(results: Any, n: int) -> list[Any]:
+    """``n`` results from a queue, waited for while the processes that put them work (tests/waiting.py)."""
+    got: list[Any] = []
+
+    def more() -> bool:
+        with contextlib.suppress(queue.Empty):
+            got.append(results.get(timeout=0.05))
+        return len(got) >= n
+
+    assert until(more), f"{len(got)} of {n} results"
+    return got
+
+
 def _run(target: Callable[..., None], args: tuple[Any, ...]) -> BaseProcess:
     proc = CTX.Process(target=target, args=args)
     proc.start()
@@ -95,11 +111,10 @@ def test_eight_writers_and_four_readers_lose_nothing_and_tear_nothing(root: Path
     readers = [_run(_reader, (str(root), done, results)) for _ in range(READERS)]
     with _reaped(writers + readers):
         start.set()
-        for proc in writers:
-            proc.join(120)
-            assert proc.exitcode == 0
+        assert until(lambda: not any(proc.is_alive() for proc in writers))  # while they work
+        assert [proc.exitcode for proc in writers] == [0] * WRITERS
         done.set()
-        outcomes = [results.get(timeout=60) for _ in readers]
+        outcomes = _take(results, len(readers))
         for proc in readers:
             proc.join(30)
     assert [error for _, _, error in outcomes] == [""] * READERS
@@ -136,10 +151,9 @@ def test_salt_creation_raced_by_eight_processes_yields_one_salt(tmp_path: Path) 
         racers = [_run(_salt_racer, (str(root), start, results)) for _ in range(8)]
         with _reaped(racers):
             start.set()
-            salts = [results.get(timeout=60) for _ in racers]
-            for proc in racers:
-                proc.join(30)
-                assert proc.exitcode == 0
+            salts = _take(results, len(racers))
+            assert until(lambda: not any(proc.is_alive() for proc in racers))  # noqa: B023
+            assert [proc.exitcode for proc in racers] == [0] * len(racers)
         assert all(isinstance(s, bytes) for s in salts), salts
         assert len(set(salts)) == 1
         assert (root / ".salt").read_bytes() == salts[0]

@@ -4,7 +4,6 @@ standards match, never JSON, never a server name; other schemas ignored; a bad v
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.probe.corpus import parse_corpus, placement_lines
+from tests import waiting
 from tests.probe_support import fixture
 
 CANARY_SERVER = "CANARY-corpus-server"
@@ -76,9 +76,9 @@ def test_an_invalid_v2_corpus_is_named_not_quoted(tmp_path: Path) -> None:
 
 def test_the_score_command_prints_the_placement(tmp_path: Path) -> None:
     _corpus(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "score", "--server", "clean", "--no-history",
+    done = waiting.run([sys.executable, "-m", "mcpeval_nb", "score", "--server", "clean", "--no-history",
                            "--root", str(tmp_path), "--", *fixture("probe_clean")], capture_output=True,
-                          text=True, timeout=300)
+                       text=True, stall_s=300)
     assert done.returncode == 0, done.stderr
     assert "standard corpus (mcpeval-standard/2): above " in done.stdout
     assert CANARY_SERVER not in done.stdout + done.stderr

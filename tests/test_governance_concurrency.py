@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from mcpeval_nb import append_records, erase
+from tests import waiting
 
 from .governance_support import calls, census, token
 from .shim_helpers import call, run, shim_argv
@@ -65,7 +66,7 @@ def test_four_shims_and_a_rust_style_appender_lose_nothing_to_concurrent_erases(
         append_records(tmp_path, calls("victim", "v", 200, day=day, start=erases * 1000))
     for thread in threads:
         thread.join()
-    assert rusty.wait(60) == 0 and results == [0] * SHIMS
+    assert waiting.exited(rusty, stall_s=60) == 0 and results == [0] * SHIMS
     removed += erase(tmp_path, session="victim").removed["calls"]
     assert erases >= 3, "the erases did not overlap the appends"
     assert removed == 200 * (erases + 1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from mcpeval_nb import (
     resolve_config,
 )
 from mcpeval_nb.governance import RetentionTimer, configured_retention
+from tests.waiting import until
 
 from .governance_support import CANARY, calls, cli, note, seed, store_bytes
 
@@ -101,9 +101,7 @@ def test_the_timer_applies_at_start_and_records_each_pass(tmp_path: Path) -> Non
     timer = RetentionTimer(tmp_path, 30, interval=3600)
     timer.start()
     try:
-        deadline = dt.datetime.now() + dt.timedelta(seconds=20)
-        while timer.passes < 1 and dt.datetime.now() < deadline:
-            time.sleep(0.01)
+        until(lambda: timer.passes >= 1)  # while the timer's thread works (tests/waiting.py)
     finally:
         timer.stop()
     assert timer.passes == 1 and not list((tmp_path / "store").glob("calls-*"))

@@ -22,6 +22,7 @@ from mcpeval_nb.probe.history import (
     trends_text,
 )
 from mcpeval_nb.root.layout import history_path
+from tests.waiting import until
 
 SHA_A = "0524c76b" + "a" * 56
 SHA_B = "99fe0011" + "b" * 56
@@ -181,8 +182,7 @@ def test_concurrent_writers_in_separate_processes_never_tear_a_line(root: Path) 
     for p in procs:
         p.start()
     try:
-        for p in procs:
-            p.join(timeout=60)
+        until(lambda: not any(p.is_alive() for p in procs))  # while they work (tests/waiting.py)
     finally:
         for p in procs:
             if p.is_alive():

@@ -5,7 +5,6 @@ at once instead of blocking (issue 19 items 1 and 3)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -17,7 +16,9 @@ import pytest
 from mcpeval_nb import CallRecord, JournalError, append_record, read_records
 from mcpeval_nb.journal import encode_line
 from mcpeval_nb.root.layout import calls_path
+from tests import waiting
 from tests.fs_support import small_tmpfs
+from tests.waiting import until
 
 TS = "2026-08-04T12:00:00.250Z"
 
@@ -52,8 +53,8 @@ def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(ro
         append_record(root, CallRecord(ts={TS!r}, session="s", seq=3, server="demo", method="tools/call",
                                        outcome="ok", tool="t"))
     """)
-    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
-                         check=False)
+    run = waiting.run([sys.executable, "-c", child], capture_output=True, text=True, stall_s=60,
+                      check=False)
     assert run.returncode == 0, run.stderr
     assert "refused: cannot write journal" in run.stdout and "nothing was written" in run.stdout
     after = path.read_bytes()
@@ -107,8 +108,7 @@ def test_a_fifo_where_a_journal_belongs_is_refused_without_blocking(root: Path) 
 
     worker = threading.Thread(target=write, daemon=True)
     worker.start()
-    worker.join(timeout=10)
-    assert not worker.is_alive(), "appending to a FIFO blocked"
+    assert until(lambda: not worker.is_alive(), stall_s=10.0), "appending to a FIFO blocked"
     assert isinstance(outcome[0], JournalError)
     reader = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader present it opens: still refused
     try:
@@ -128,8 +128,7 @@ def test_a_fifo_or_symlink_where_the_salt_belongs_is_refused_without_blocking(ro
     outcome: list[BaseException | None] = []
     worker = threading.Thread(target=lambda: _call(outcome, load_salt, root), daemon=True)
     worker.start()
-    worker.join(timeout=10)
-    assert not worker.is_alive(), "reading a FIFO salt blocked"
+    assert until(lambda: not worker.is_alive(), stall_s=10.0), "reading a FIFO salt blocked"
     assert isinstance(outcome[0], SaltError) and "not a regular file" in str(outcome[0])
     os.unlink(salt_path(root))
     real = tmp_path / "elsewhere"
@@ -157,7 +156,7 @@ def test_a_fifo_where_a_journal_belongs_is_named_by_every_reader_without_hanging
     if fifo.exists():
         fifo.unlink()
     os.mkfifo(fifo)
-    run = subprocess.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
-                         capture_output=True, text=True, timeout=60, check=False)
+    run = waiting.run([sys.executable, "-m", "mcpeval_nb", command, "--root", str(root)],
+                      capture_output=True, text=True, stall_s=60, check=False)
     assert run.returncode == 3, (run.stdout, run.stderr)
     assert run.stderr == f"mcpeval-nb: journal {fifo} is not a regular file; refusing to read it\n"

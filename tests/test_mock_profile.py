@@ -19,6 +19,7 @@ from mcpeval_nb.mock.schemas import input_schema, skeleton_from_shapes
 from mcpeval_nb.schemacheck import SchemaChecker, packaged_schema
 from mcpeval_nb.serve.rpc import RpcFailure
 from mcpeval_nb.testing import canary_store
+from tests import waiting
 from tests.mock_support import CANARY, SERVER, WIDE, write_recorded
 
 
@@ -114,8 +115,8 @@ def test_a_written_profile_passes_the_redaction_check_of_doctor(profile: me.Mock
     store.mkdir(parents=True)
     (store / "profile.jsonl").write_text(dumps(me.load_profile(path).to_json(), sort_keys=True) + "\n")
     shutil.copy(path, store / "profile-pretty.jsonl")
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "doctor", "--check-redaction", "--root",
-                           str(tmp_path / "root")], capture_output=True, text=True, timeout=120)
+    done = waiting.run([sys.executable, "-m", "mcpeval_nb", "doctor", "--check-redaction", "--root",
+                           str(tmp_path / "root")], capture_output=True, text=True, stall_s=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "scanned 2 files" in done.stdout
     assert CANARY not in path.read_text()

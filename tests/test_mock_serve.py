@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 import mcpeval_nb as me
+from tests import waiting
 from tests.mock_support import CANARY, SERVER, WIDE, address, call, mock_process, write_recorded
 from tests.serve_support import request, rpc
 
@@ -23,9 +24,9 @@ from tests.serve_support import request, rpc
 def profile_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("mock-serve")
     write_recorded(base / "root", unknown=3)
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "mock", "--server", SERVER, "--root",
+    done = waiting.run([sys.executable, "-m", "mcpeval_nb", "mock", "--server", SERVER, "--root",
                            str(base / "root"), "--profile", str(base / "p.json")],
-                          capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, stall_s=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"wrote mock profile of {SERVER} (3 tools, 603 recorded calls)")
     return base / "p.json"
@@ -127,8 +128,8 @@ def test_bad_invocations_are_usage_errors_with_one_line(profile_file: Path) -> N
              (["--from-profile", str(profile_file), "--listen", "0.0.0.0:0"], "must listen on a loopback"),
              (["--from-profile", str(profile_file.parent / "absent.json")], "cannot read")]
     for args, message in cases:
-        done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "mock", *args], capture_output=True,
-                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+        done = waiting.run([sys.executable, "-m", "mcpeval_nb", "mock", *args], capture_output=True,
+                           text=True, stall_s=120, stdin=subprocess.DEVNULL)
         assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from mcpeval_nb.privacy import classify_url, shape, urls
+from tests import waiting
 
 
 @pytest.mark.parametrize(
@@ -151,8 +151,8 @@ def test_classification_needs_no_network_and_writes_no_cache(tmp_path: Path) -> 
         "mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod);"
         "print(mod.classify_url('https://a.customer.github.io/'))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True
+    out = waiting.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, stall_s=60, check=True
     )
     assert out.stdout.strip() == "url:customer.github.io"
     assert list(home.rglob("*")) == []

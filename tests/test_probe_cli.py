@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb.cli import main
+from tests import waiting
 from tests.probe_support import SANDBOXES, case, fixture, manifest, writer_case
 
 CANARY_ARG = "CANARY-manifest-argument"
@@ -19,8 +19,8 @@ CANARY_ARG = "CANARY-manifest-argument"
 
 def cli(*args: str) -> tuple[int, str, str]:
     """Run ``python -m mcpeval_nb`` as a real process."""
-    proc = subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                       stall_s=120, check=False)
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -12,7 +12,6 @@ rule's margin (25 ms, or half the recorded p95's upper bound) is far from both t
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 
 import mcpeval_nb as me
 from mcpeval_nb.testing.traffic import CANARY_ARGUMENT, behaviour_calls, behaviour_command, record_traffic
+from tests import waiting
 
 SERVER = "behaviour"
 FILL = "CANARY-manifest-fill"
@@ -112,14 +112,14 @@ def test_the_cli_prints_each_format_and_exits_1_on_a_regression(recorded: Path, 
     argv = [sys.executable, "-m", "mcpeval_nb", "replay", "--server", SERVER, "--root", str(recorded),
             "--manifest", str(manifest), "--sample", "200", "--seed", "3"]
     build = ["--", *behaviour_command(seed=2, plants=("error-rate",))]
-    done = subprocess.run([*argv, "--format", "json", *build], capture_output=True, text=True, timeout=600)
+    done = waiting.run([*argv, "--format", "json", *build], capture_output=True, text=True, stall_s=600)
     assert done.returncode == 1, done.stderr
     document = json.loads(done.stdout)
     assert document["schema"] == "mcpeval-nb.replay-report/v1" and document["regressed"] == ["get_item"]
     assert "replay [" in done.stderr  # progress on stderr
-    junit = subprocess.run([*argv, "--format", "junit", *build], capture_output=True, text=True, timeout=600)
+    junit = waiting.run([*argv, "--format", "junit", *build], capture_output=True, text=True, stall_s=600)
     assert junit.returncode == 1 and "<failure" in junit.stdout and 'name="get_item"' in junit.stdout
-    refused = subprocess.run([*argv, "--sample", "0", *build], capture_output=True, text=True, timeout=600)
+    refused = waiting.run([*argv, "--sample", "0", *build], capture_output=True, text=True, stall_s=600)
     assert refused.returncode == 2 and "--sample must be a positive number" in refused.stderr
 
 

@@ -4,7 +4,6 @@ result objects that render as HTML in a cell, and imports that load nothing heav
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.testing import synthetic_store
 from mcpeval_nb.testing.canary import canary_store
+from tests import waiting
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_in_a_kernel_importing_the_package_registers_the_table_formatter() -> No
             "html = ip.display_formatter.formatters['text/html']\n"
             "html.enabled = True  # a terminal shell renders no HTML; a Jupyter kernel does\n"
             "print('<table' in (html(pa.table({'tool': ['a']})) or ''))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = waiting.run([sys.executable, "-c", code], capture_output=True, text=True, stall_s=120)
     assert result.stdout.strip().splitlines()[-1] == "True", result.stderr
 
 
@@ -82,7 +82,7 @@ def test_importing_widgets_or_charts_loads_neither_pyplot_nor_pandas(module: str
     code = (f"import sys, json, {module}\n"
             "print(json.dumps([m for m in ('matplotlib', 'matplotlib.pyplot', 'pandas', 'ipywidgets')"
             " if m in sys.modules]))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = waiting.run([sys.executable, "-c", code], capture_output=True, text=True, stall_s=120)
     assert json.loads(result.stdout) == [], result.stderr
 
 
@@ -90,5 +90,5 @@ def test_the_version_is_read_without_package_metadata() -> None:
     from importlib import metadata
 
     code = "import sys, mcpeval_nb; print(mcpeval_nb.__version__, 'importlib.metadata' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    out = waiting.run([sys.executable, "-c", code], capture_output=True, text=True, stall_s=60).stdout
     assert out.split() == [metadata.version("mcpeval-nb"), "False"]

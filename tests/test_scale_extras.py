@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.testing.synthetic import synthetic_store
+from tests import waiting
 
 _BLOCK = """
 import sys
@@ -24,8 +25,8 @@ sys.meta_path.insert(0, Block())
 
 
 def run(hidden: set[str], code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _BLOCK.format(hidden=hidden) + code], capture_output=True,
-                          text=True, timeout=120)
+    return waiting.run([sys.executable, "-c", _BLOCK.format(hidden=hidden) + code], capture_output=True,
+                       text=True, stall_s=120)
 
 
 @pytest.mark.parametrize(("hidden", "call", "extra"), [

@@ -5,7 +5,6 @@ a missing extra names the extra to install."""
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,6 +19,8 @@ from mcpeval_nb.cli import cli
 from mcpeval_nb.scale.semconv import error_type
 from mcpeval_nb.testing.canary import canary_store
 from mcpeval_nb.testing.synthetic import synthetic_store
+from tests import waiting
+from tests.waiting import until
 
 from .otlp_support import phoenix_server
 
@@ -116,8 +117,8 @@ def test_since_keeps_only_the_later_days_and_the_cli_prints_the_count(phoenix: s
 def test_a_remote_endpoint_is_refused_without_https_and_the_flag(root: Path, endpoint: str,
                                                                  flags: list[str], message: str) -> None:
     synthetic_store(root, calls=10, days=1)
-    proc = subprocess.run([sys.executable, "-m", "mcpeval_nb", "export-otlp", "--root", str(root),
-                           "--endpoint", endpoint, *flags], capture_output=True, text=True, timeout=60)
+    proc = waiting.run([sys.executable, "-m", "mcpeval_nb", "export-otlp", "--root", str(root),
+                           "--endpoint", endpoint, *flags], capture_output=True, text=True, stall_s=60)
     assert proc.returncode == 2
     assert proc.stderr.startswith("mcpeval-nb: ") and message in proc.stderr
     assert "collector.example" not in proc.stderr and "pw" not in proc.stderr
@@ -130,9 +131,9 @@ def test_an_unreachable_collector_is_exit_3_in_one_line(root: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.run([sys.executable, "-m", "mcpeval_nb", "export-otlp", "--root", str(root),
+    proc = waiting.run([sys.executable, "-m", "mcpeval_nb", "export-otlp", "--root", str(root),
                            "--endpoint", f"http://127.0.0.1:{port}"], capture_output=True, text=True,
-                          timeout=120)
+                       stall_s=120)
     assert proc.returncode == 3
     assert proc.stderr.strip().splitlines()[-1] == \
         "mcpeval-nb: the OTLP endpoint did not accept the spans (unreachable or refused)"
@@ -173,15 +174,19 @@ def test_spans_follow_the_mcp_conventions_and_nest_under_the_agents_span(
     m.export_otlp(root, endpoint=phoenix)
     want = {"tools/call echo", "tools/call fail", "tools/call ask"}
     agent_id = f"{ctx.span_id:016x}"
-    deadline = time.monotonic() + 60
-    while True:  # Phoenix ingests asynchronously: wait for the agent's span and its children
+    frame: Any = None
+    parents: list[dict[str, Any]] = []
+    children: dict[str, dict[str, Any]] = {}
+
+    def ingested() -> bool:  # Phoenix ingests asynchronously: wait for the agent's span and its children
+        nonlocal frame, parents, children
         frame = spans_of(phoenix, PROJECT, 1)
         rows = frame.to_dict("records")
         parents = [r for r in rows if r["context.span_id"] == agent_id]
         children = {r["name"]: r for r in rows if r["parent_id"] == agent_id}
-        if (parents and set(children) >= want) or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+        return bool(parents) and set(children) >= want
+
+    until(ingested)  # while Phoenix (a child of this test) uses CPU (tests/waiting.py)
     (parent,) = parents
     assert parent["name"] == "invoke_agent fixture-agent" and set(children) == want
     for span in children.values():

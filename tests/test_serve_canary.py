@@ -15,6 +15,7 @@ from typing import Any
 import mcpeval_nb as me
 from mcpeval_nb.testing import canary_store, server_command
 from mcpeval_nb.testing.servers.transport_fault import CANARY as FAULT_CANARY
+from tests import waiting
 from tests.serve_support import request, rpc
 
 MARK = "CANARY!serve!"
@@ -98,7 +99,7 @@ def test_no_canary_in_any_response_log_line_or_error(tmp_path: Path) -> None:
         answers.append(request(address, rpc("ping"), headers={"Host": MARK})[2])
         answers.append(request(address, rpc("ping"), headers={"Origin": f"http://{MARK}"})[2])
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        assert waiting.exited(proc, stall_s=30) == 0
         log = proc.stderr.read()
     finally:
         if proc.poll() is None:

@@ -8,18 +8,19 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from mcpeval_nb.testing import server_command
+from tests import waiting
 from tests.serve_support import call, children
+from tests.waiting import until
 
 SERVE = [sys.executable, "-m", "mcpeval_nb", "serve"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*SERVE, *args], capture_output=True, text=True, timeout=60, env=env)
+    return waiting.run([*SERVE, *args], capture_output=True, text=True, stall_s=60, env=env)
 
 
 def test_print_config_names_the_address_root_salt_and_tools(root: Path) -> None:
@@ -79,16 +80,11 @@ def test_sigint_stops_serve_cleanly_and_reaps_a_running_probe(root: Path) -> Non
         caller = threading.Thread(target=lambda: replies.append(call(address, "run_probe", {
             "manifest": slow, "command": server_command("transport_fault")})))
         caller.start()
-        pids: list[int] = []
-        for _ in range(400):
-            pids = sorted(children(proc.pid))
-            if pids:
-                break
-            time.sleep(0.05)
-        assert pids, "the run never started its server"
+        assert until(lambda: bool(children(proc.pid))), "the run never started its server"
+        pids = sorted(children(proc.pid))
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
-        caller.join(20)
+        assert waiting.exited(proc, stall_s=20) == 0
+        until(lambda: not caller.is_alive(), stall_s=20)
         assert replies and replies[0]["result"]["content"][0]["text"] == "cancelled: 1 case(s) not run"
         for pid in pids:
             stat = Path(f"/proc/{pid}/stat")

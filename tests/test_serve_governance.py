@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from pathlib import Path
 
 import mcpeval_nb as me
 from tests.review_support import append_raw, call, run_cli_process
 from tests.serve_support import sdk_call, sdk_error, seed_call, serving
+from tests.waiting import until
 
 CANARY = "zq7servaudit"
 
@@ -62,10 +62,7 @@ def test_a_configured_retention_runs_when_serve_starts(root: Path) -> None:
     assert "retention 30 day(s) from config.json: applied at start, then hourly" in printed.stdout
     assert old.exists()  # --print-config changes nothing
     with serving(root):
-        deadline = dt.datetime.now() + dt.timedelta(seconds=30)
-        while old.exists() and dt.datetime.now() < deadline:
-            time.sleep(0.05)
-    assert not old.exists()
+        assert until(lambda: not old.exists())  # while serve works on it (tests/waiting.py)
     assert [r["action"] for r in me.read_audit(root)] == ["retention"]
 
 

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tests import waiting
 from tests.serve_support import call, children, request, rpc, seeded_root
 
 SEQUENTIAL = 1000
@@ -70,7 +71,7 @@ def test_sequential_and_concurrent_load_keeps_the_server_flat(tmp_path: Path) ->
         assert after_sequential - warmed < RSS_SLACK_KIB and after_concurrent - warmed < RSS_SLACK_KIB
         assert _status(proc.pid, "Threads") == threads and children(proc.pid) == set()
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0
+        assert waiting.exited(proc, stall_s=20) == 0
         assert proc.stderr.read() == ""
     finally:
         if proc.poll() is None:

@@ -26,6 +26,7 @@ from mcpeval_nb import ShareOptions, append_record, append_records, export_share
 from mcpeval_nb.jsonfmt import dumps, loads
 from mcpeval_nb.review.share import Checkpoint
 from tests.review_support import DAY, call, clean_store, tree_bytes
+from tests.waiting import tree_cpu, until
 
 FORCE = ShareOptions(force=True)
 WAIT_S = 60.0
@@ -57,25 +58,25 @@ def _child(target: Callable[[], object], log: Path) -> int:
 
 
 def _wait_for(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+    # given up only after WAIT_S seconds in which no process of this test used CPU (tests/waiting.py)
+    assert until(predicate, stall_s=WAIT_S), f"no progress in {WAIT_S} s waiting for {what}"
 
 
 def _reap(pid: int, *, kill: bool) -> int:
     if kill:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-        time.sleep(0.01)
+    status: list[int] = []
+
+    def reaped() -> bool:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        status[:] = [code] if done else []
+        return bool(done)
+
+    if not until(reaped, stall_s=WAIT_S, progress=lambda: tree_cpu(pid)):
+        os.kill(pid, signal.SIGKILL)  # idle for WAIT_S and not finished: stuck
+        return os.waitpid(pid, 0)[1]
+    return status[0]
 
 
 class _Child:

@@ -24,6 +24,7 @@ from mcpeval_nb import (
 )
 from mcpeval_nb.errors import RecordTooLarge
 from mcpeval_nb.review.sharework import SpanJob, run_job
+from tests import waiting
 from tests.review_support import TS, append_raw, call, tree_bytes
 
 CANARY = "zq7helper"
@@ -183,7 +184,6 @@ def test_a_helper_refuses_a_journal_that_is_not_the_one_the_parent_locked(tmp_pa
 
 def test_helpers_never_re_run_an_unguarded_script(root: Path, tmp_path: Path) -> None:
     """multiprocessing re-imports ``__main__`` in fork-server children; the share hides it from them."""
-    import subprocess
     import sys
 
     _store(root)
@@ -195,8 +195,8 @@ def test_helpers_never_re_run_an_unguarded_script(root: Path, tmp_path: Path) ->
         f"result = mcpeval_nb.export_share({str(root)!r}, dest={str(tmp_path / 'env')!r},\n"
         "                                  options=mcpeval_nb.ShareOptions(workers=2))\n"
         "print('records', result.records)\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = waiting.run([sys.executable, str(script)], capture_output=True, text=True, stall_s=120,
+                       check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "records" in done.stdout
     assert body_runs.read_text() == "ran\n"

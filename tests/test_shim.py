@@ -14,6 +14,7 @@ import pytest
 
 from mcpeval_nb import TransportError
 from mcpeval_nb.privacy.grammar import opaque_session
+from tests import waiting
 from tests.shim_helpers import CANARY, call, echo_argv, journal, rpc, run, shim_argv, shim_inproc, store_bytes
 
 
@@ -56,7 +57,7 @@ def test_enum_members_are_kept_once_the_listing_has_been_answered(root: Path) ->
         proc.stdin.write(call(2, "navigate", waitUntil="networkIdle", note=CANARY))
         proc.stdin.close()
         assert proc.stdout.read() == b'{"jsonrpc": "2.0", "id": 2, "result": {"echo": true}}\n'
-        assert proc.wait(timeout=60) == 0
+        assert waiting.exited(proc, stall_s=60) == 0
     finally:
         proc.kill()
         proc.wait()

@@ -21,6 +21,7 @@ from mcpeval_nb.capture.recorder_fork import ForkedRecorder
 from mcpeval_nb.clock import now_ts
 from mcpeval_nb.root import load_salt
 from mcpeval_nb.root.layout import calls_path
+from tests import waiting
 from tests.shim_helpers import CANARY, call, journal, run, shim_argv, wait_for, wait_progressing
 from tests.shim_http_upstream import upstream
 
@@ -53,7 +54,7 @@ def test_an_exited_server_s_last_frames_reach_a_slow_client(root: Path) -> None:
     while chunk := proc.stdout.read1(4096):
         received += chunk
         time.sleep(0.01)  # a slow reader: about 400 KB/s, so the last MiBs take seconds after the exit
-    assert proc.wait(timeout=120) == 0
+    assert waiting.exited(proc, stall_s=120) == 0
     assert received.count(b"\n") == lines and bytes(received) == NOTE * lines
     assert len(journal(root)) == lines
 
@@ -199,14 +200,14 @@ def test_shim_http_drains_its_recorder_on_sigterm(root: Path) -> None:
         for i in range(40):
             body = json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
                                "params": {"name": "ok", "arguments": arguments}}).encode()
-            with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
                 head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                         f"Content-Length: {len(body)}\r\n\r\n")
                 sock.sendall(head.encode() + body)
                 while sock.recv(65536):
                     pass
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert waiting.exited(proc, stall_s=60) == 0
         err = proc.stderr.read()
     assert b"not recorded" not in err and b"not journaled" not in err
     assert wait_for(lambda: len(journal(root)) == 40, timeout=1)

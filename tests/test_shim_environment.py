@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from mcpeval_nb import StdioTarget
 from mcpeval_nb.transport import McpSession
+from tests import waiting
 from tests.shim_helpers import CANARY, call, echo_argv, journal, shim_argv
 
 SECRETS = {"MCPEVAL_HTTP_AUTHORIZATION": f"Bearer {CANARY}", "MCPEVAL_SESSION": CANARY}
@@ -24,8 +24,8 @@ def _environ_names(output: bytes) -> list[str]:
 
 
 def test_a_server_started_by_the_shim_does_not_inherit_the_secrets(root: Path) -> None:
-    result = subprocess.run(shim_argv(), input=call(1, "environ"), capture_output=True, timeout=60,
-                            env={**os.environ, **SECRETS})
+    result = waiting.run(shim_argv(), input=call(1, "environ"), capture_output=True, stall_s=60,
+                         env={**os.environ, **SECRETS})
     assert result.returncode == 0
     assert _environ_names(result.stdout) == ["MCPEVAL_HOME"]
     assert journal(root)[0]["tool"] == "environ"  # the shim itself still used the session
@@ -55,8 +55,8 @@ def _clean_env(home: Path) -> dict[str, str]:
 
 def test_a_shim_started_with_a_clean_environment_says_where_it_records(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "demo", "--", *echo_argv()]
-    result = subprocess.run(argv, input=call(1, "navigate"), capture_output=True, timeout=60,
-                            env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
+    result = waiting.run(argv, input=call(1, "navigate"), capture_output=True, stall_s=60,
+                         env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
     assert result.returncode == 0
     default = tmp_path / ".mcp-eval"
     line = (f"mcpeval-nb shim: recording to {default} "
@@ -70,9 +70,9 @@ def test_with_root_given_the_shim_names_that_root_and_with_mcpeval_home_it_says_
     chosen = tmp_path / "chosen"
     argv = [sys.executable, "-m", "mcpeval_nb", "shim", "--server", "demo", "--root", str(chosen), "--",
             *echo_argv()]
-    result = subprocess.run(argv, input=call(1, "navigate"), capture_output=True, timeout=60,
-                            env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
+    result = waiting.run(argv, input=call(1, "navigate"), capture_output=True, stall_s=60,
+                         env=_clean_env(tmp_path), cwd=Path(__file__).parents[1])
     assert f"mcpeval-nb shim: recording to {chosen} (--root)\n" in result.stderr.decode()
     assert "MCPEVAL_HOME is not set" not in result.stderr.decode()
-    quiet = subprocess.run(shim_argv(), input=call(1, "navigate"), capture_output=True, timeout=60)
+    quiet = waiting.run(shim_argv(), input=call(1, "navigate"), capture_output=True, stall_s=60)
     assert b"recording to" not in quiet.stderr

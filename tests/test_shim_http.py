@@ -29,7 +29,7 @@ def shim(root: Path, up: Upstream) -> Iterator[HTTPShim]:
 
 def exchange(shim: HTTPShim, data: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send raw bytes, read the whole response (the shim closes the connection)."""
-    with socket.create_connection(shim.address, timeout=20) as sock:
+    with socket.create_connection(shim.address, timeout=120) as sock:
         sock.sendall(data)
         chunks = []
         while chunk := sock.recv(65536):
@@ -208,7 +208,7 @@ def test_a_full_accept_queue_answers_503_at_once(root: Path, up: Upstream) -> No
     options = HTTPShimOptions(server="demo", listen="127.0.0.1:0", upstream=up.url, root=root, workers=2,
                               queue=3, timeout_s=30)
     with HTTPShim(options) as shim:
-        socks = [socket.create_connection(shim.address, timeout=20) for _ in range(10)]
+        socks = [socket.create_connection(shim.address, timeout=120) for _ in range(10)]
         try:
             refused = []
             for sock in socks:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.limits import MAX_FRAME_BYTES
+from tests import waiting
 from tests.shim_helpers import CANARY, call, children, gone, journal, shim_argv, shim_inproc, wait_for
 
 
@@ -72,7 +73,7 @@ def test_a_server_that_ignores_end_of_input_keeps_running_while_the_client_reads
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(timeout=3)  # the client still holds our output: nothing is killed
         proc.stdout.close()  # now the client is gone: grace period, then SIGTERM
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        assert waiting.exited(proc, stall_s=30) == 128 + signal.SIGTERM
     finally:
         proc.kill()
         proc.wait()
@@ -113,7 +114,7 @@ def test_closing_the_client_pipes_ends_the_shim_and_reaps_the_server(root: Path)
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.close()
         proc.stdout.close()
-        assert proc.wait(timeout=20) == 0
+        assert waiting.exited(proc, stall_s=20) == 0
     finally:
         proc.kill()
         proc.wait()
@@ -136,7 +137,7 @@ def test_sigterm_to_the_shim_is_forwarded_to_the_server(root: Path) -> None:
     proc, server, recorder = _started(root)
     try:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 128 + signal.SIGTERM
+        assert waiting.exited(proc, stall_s=20) == 128 + signal.SIGTERM
         assert wait_for(lambda: gone(server) and gone(recorder))
     finally:
         proc.kill()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from mcpeval_nb.limits import MAX_PENDING_REQUESTS
+from tests import waiting
 from tests.shim_helpers import children, journal, shim_argv, wait_for, wait_progressing
 from tests.shim_http_upstream import upstream
 
@@ -53,7 +54,7 @@ def test_unanswered_requests_through_the_stdio_shim_keep_the_recorder_flat(root:
                                     lambda lines, t=total: lines == t - MAX_PENDING_REQUESTS)
             sizes.append(_rss_kib(recorder))
         proc.stdin.close()
-        assert proc.wait(timeout=60) == 0
+        assert waiting.exited(proc, stall_s=60) == 0
     finally:
         proc.kill()
         proc.wait()
@@ -66,7 +67,7 @@ def test_unanswered_requests_through_the_stdio_shim_keep_the_recorder_flat(root:
 
 
 def _post(port: int, body: bytes) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
         sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
         raw = b""

@@ -14,6 +14,7 @@ import pytest
 
 import mcpeval_nb
 from mcpeval_nb import SizesOptions, UsageError, load_size_history, probe_result_sizes, read_records
+from tests import waiting
 from tests.probe_support import fixture, run_cli
 
 SERVER = fixture("result_sizes")
@@ -235,8 +236,8 @@ def test_cli_prints_the_table_progress_and_exit_codes(root: Path, tmp_path: Path
 
 def test_cli_schemas_are_the_shipped_files() -> None:
     for name in ("calls", "capture", "result-sizes"):
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpeval_nb", "schema", name], capture_output=True, text=True, timeout=60
+        done = waiting.run(
+            [sys.executable, "-m", "mcpeval_nb", "schema", name], capture_output=True, text=True, stall_s=60
         )
         assert done.returncode == 0 and json.loads(done.stdout)["$id"].endswith(f"/{name}.schema.json")
 

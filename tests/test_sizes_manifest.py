@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import mcpeval_nb
 from mcpeval_nb import ManifestError, load_call_manifest, load_capture_manifest, parse_call_manifest
 from mcpeval_nb import parse_capture_manifest as parse_capture
+from tests import waiting
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "xray"
 MARK = "CANARYm4"
@@ -202,14 +203,13 @@ def test_call_manifest_refusals_never_quote_manifest_content(path: list[Any], va
 def test_deep_yaml_and_huge_numbers_are_usage_errors_naming_the_file(
         tmp_path: Path, text: str, message: str, command: str) -> None:
     """They were "unexpected RecursionError/ValueError", exit 3, without the file's name (issue 29)."""
-    import subprocess
     import sys
 
     path = tmp_path / "calls.yaml"
     path.write_text(text, encoding="utf-8")
     flag = "--call-manifest" if command == "sizes" else "--capture"
     extra = [] if command == "sizes" else ["--out-dir", str(tmp_path / "out")]
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", command, flag, str(path), "--server", "x",
+    done = waiting.run([sys.executable, "-m", "mcpeval_nb", command, flag, str(path), "--server", "x",
                            *extra, "--root", str(tmp_path / "root"), "--", "true"],
-                          capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, stall_s=300)
     assert (done.returncode, done.stderr) == (2, f"mcpeval-nb: {path}: {message}\n")

@@ -12,12 +12,13 @@ import pytest
 
 from mcpeval_nb.cli import main
 from mcpeval_nb.testing import canary_store, synthetic_store
+from tests import waiting
 
 
 def _run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MCPEVAL_HOME": str(root)}
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], env=env, capture_output=True,
+                       text=True, stall_s=120, check=False)
 
 
 def test_summary_prints_tool_percentiles_outcomes_and_templates(root: Path) -> None:

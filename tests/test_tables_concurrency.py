@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from mcpeval_nb import open_store
+from tests.waiting import tree_cpu, until
 
 WRITER = r"""
 import sys
@@ -26,12 +26,13 @@ def test_refresh_while_a_writer_appends_sees_every_record_once_in_order(root: Pa
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(total)])
     try:
         store = open_store(root)
-        deadline = time.monotonic() + 120
-        while writer.poll() is None and time.monotonic() < deadline:
+        def refreshed_until_done() -> bool:
             if (root / "store").exists():
                 store.refresh()
-            time.sleep(0.01)
-        assert writer.wait(timeout=max(1.0, deadline - time.monotonic())) == 0
+            return writer.poll() is not None
+
+        # refresh for as long as the writer works, however slowly (tests/waiting.py)
+        assert until(refreshed_until_done, progress=lambda: tree_cpu(writer.pid)) and writer.wait() == 0
     finally:
         if writer.poll() is None:
             writer.kill()

@@ -27,7 +27,7 @@ def http_targets() -> Iterator[dict[str, HttpTarget]]:
 
 
 def _open(target: Target, protocol: str, caps: dict[str, Any] | None = None) -> McpSession:
-    return open_session(lambda: McpSession.connect(target, timeout=60.0), protocol=protocol,
+    return open_session(lambda: McpSession.connect(target, timeout=120.0), protocol=protocol,
                         capabilities=caps)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import waiting
 from tests.transport_helpers import http_fixture
 
 SECRET = "CANARY-authorization-value-3c1f"
@@ -18,8 +19,8 @@ VAR = "MCPEVAL_HTTP_AUTHORIZATION"
 
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "MCPEVAL_HTTP_AUTHORIZATION"}
-    return subprocess.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd, env={**base, **(env or {})})
+    return waiting.run([sys.executable, "-m", "mcpeval_nb", *args], capture_output=True, text=True,
+                       stall_s=120, cwd=cwd, env={**base, **(env or {})})
 
 
 @pytest.mark.usefixtures("root")

@@ -18,7 +18,7 @@ PEER = str(Path(__file__).with_name("transport_sdk_peer.py"))
 
 @pytest.fixture(scope="module")
 def sdk_stdio() -> Iterator[McpSession]:
-    session = McpSession.connect(StdioTarget((sys.executable, PEER, "stdio")), timeout=60.0)
+    session = McpSession.connect(StdioTarget((sys.executable, PEER, "stdio")), timeout=120.0)
     try:
         yield session
     finally:
@@ -31,7 +31,7 @@ def sdk_stdio() -> Iterator[McpSession]:
 def sdk_http() -> Iterator[McpSession]:
     port = free_port()
     with listening_process([sys.executable, PEER, "http", str(port)], port), \
-            McpSession.connect(HttpTarget(f"http://127.0.0.1:{port}/mcp"), timeout=30.0) as session:
+            McpSession.connect(HttpTarget(f"http://127.0.0.1:{port}/mcp"), timeout=120.0) as session:
         yield session
 
 

@@ -13,7 +13,7 @@ from tests.transport_helpers import fixture_argv
 
 
 def _session(argv: list[str]) -> McpSession:
-    return McpSession.connect(StdioTarget(tuple(argv)), timeout=60.0)
+    return McpSession.connect(StdioTarget(tuple(argv)), timeout=120.0)
 
 
 def test_a_server_that_exits_at_end_of_input_is_never_signalled() -> None:

@@ -13,6 +13,7 @@ from mcpeval_nb.limits import MAX_FRAME_BYTES
 from mcpeval_nb.testing.servers.resource_bounds import CANARY
 from mcpeval_nb.transport import jsonrpc
 from mcpeval_nb.transport.stdio import StdioChannel
+from tests.waiting import until
 
 from .transport_helpers import assert_reaped, child_pid, fixture_argv, fixture_session
 
@@ -214,8 +215,7 @@ def test_close_from_another_thread_cancels_a_blocked_write() -> None:
     worker.start()
     worker.join(0.3)
     session.close()
-    worker.join(10.0)
-    assert not worker.is_alive()
+    assert until(lambda: not worker.is_alive(), stall_s=10.0)  # tests/waiting.py
     assert [e.reason for e in errors] == ["transport-closed"]
 
 
@@ -233,6 +233,5 @@ def test_close_from_another_thread_cancels_a_pending_response_wait() -> None:
     worker.start()
     worker.join(0.2)
     session.close()
-    worker.join(10.0)
-    assert not worker.is_alive()
+    assert until(lambda: not worker.is_alive(), stall_s=10.0)  # tests/waiting.py
     assert [e.reason for e in errors] in (["transport-closed"], ["transport-error"])

@@ -20,6 +20,7 @@ from mcpeval_nb.capture import Correlator
 from mcpeval_nb.demo.fixture_findings import REPRO_MANIFEST, capture_broken_sessions
 from mcpeval_nb.testing import server_command
 from mcpeval_nb.widgets import FindingsPanel
+from tests.waiting import settled
 
 MARKER = "CANARY"
 EXCHANGES = Path(__file__).resolve().parent.parent / "data" / "demo" / "exchanges.jsonl"
@@ -111,20 +112,25 @@ def test_no_canary_reaches_the_index_lifecycle_outputs_exports_manifests_or_pane
 
     RecordingComm.sent.clear()
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
+    # Widgets other test files left alive in this worker (under xdist) may hold their own canaries: the
+    # check covers every widget created from here on, which is every widget of the panel.
+    earlier = set(ipywidgets.widgets.widget._instances)
     panel = FindingsPanel(root)
-    assert panel.wait(60)
+    assert settled(panel)
     for value, _label in [(v, lab) for lab, v in panel.selector.options]:
         panel.selector.value = value
-        assert panel.wait(60)
+        assert settled(panel)
     panel.index_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     panel.promote_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     panel.output.value = str(tmp_path / "panel.json")
     panel.confirm.value = True
     panel.generate_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert "read_counter" in panel.rows.value and panel.preview.value
-    states = {k: wdg.get_state() for k, wdg in ipywidgets.widgets.widget._instances.items()}
+    states = {k: wdg.get_state() for k, wdg in ipywidgets.widgets.widget._instances.items()
+              if k not in earlier}
+    assert states
     assert not _leaks(states)
     assert len(RecordingComm.sent) > 20 and not _leaks(RecordingComm.sent)

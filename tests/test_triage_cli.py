@@ -13,16 +13,18 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.demo.fixture_findings import FIXTURE_LABEL, capture_broken_sessions
 from mcpeval_nb.widgets import FindingsPanel
+from tests import waiting
+from tests.waiting import settled
 
 from .triage_support import build
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return waiting.run(
         [sys.executable, "-m", "mcpeval_nb", *args, "--root", str(root)],
         capture_output=True,
         text=True,
-        timeout=120,
+        stall_s=120,
     )
 
 
@@ -131,9 +133,9 @@ def test_findings_panel_lists_explains_and_generates_only_after_the_attestation(
 ) -> None:
     capture_broken_sessions(root, sessions=3)
     panel = FindingsPanel(root)
-    assert panel.wait(60) and "does not exist" in panel.status.value
+    assert settled(panel) and "does not exist" in panel.status.value
     panel.promote_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert f"{FIXTURE_LABEL}/read_counter" in panel.rows.value and panel.state.selected is not None
     assert "confidence=" in panel.explanation.value and panel.windows.value and panel.factors.value
     assert "No verify run yet." in panel.history.value and "degradation-over-n" in panel.preview.value
@@ -143,7 +145,7 @@ def test_findings_panel_lists_explains_and_generates_only_after_the_attestation(
     panel.confirm.value = True
     assert not panel.generate_button.disabled
     panel.generate_button.click()
-    assert panel.wait(60) and out.exists() and str(out) in panel.result.value
+    assert settled(panel) and out.exists() and str(out) in panel.result.value
     assert not panel.confirm.value  # the attestation is asked for again next time
     panel.index_button.click()
-    assert panel.wait(60) and panel.state.status.startswith("indexed 24 calls")
+    assert settled(panel) and panel.state.status.startswith("indexed 24 calls")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.demo.fixture_findings import FIXTURE_LABEL, REPRO_MANIFEST, capture_broken_sessions
 from mcpeval_nb.testing import server_command
+from tests import waiting
 
 
 def _finding(root: Path) -> str:
@@ -96,12 +96,12 @@ def test_the_cli_verify_lines_and_exit_codes(root: Path, tmp_path: Path) -> None
         str(manifest),
         "--",
     ]
-    red = subprocess.run(
-        [*base, *server_command("probe_clean", "broken")], capture_output=True, text=True, timeout=120
+    red = waiting.run(
+        [*base, *server_command("probe_clean", "broken")], capture_output=True, text=True, stall_s=120
     )
     assert red.returncode == 1 and red.stdout.startswith(f"{finding} state=fix-claimed probe=repeat-read")
-    green = subprocess.run(
-        [*base, *server_command("probe_clean", "clean")], capture_output=True, text=True, timeout=120
+    green = waiting.run(
+        [*base, *server_command("probe_clean", "clean")], capture_output=True, text=True, stall_s=120
     )
     assert green.returncode == 0
     assert green.stdout == f"{finding} state=verifying probe=repeat-read consecutive_passes=1\n"
@@ -236,9 +236,9 @@ def test_a_manifest_with_a_null_sandbox_parses_as_no_sandbox() -> None:
 def test_verify_accepts_the_manifests_the_rust_generate_writes(root: Path, tmp_path: Path) -> None:
     finding = _finding(root)
     manifest = _manifest(tmp_path, _rust_generated(finding), name="rust")
-    done = subprocess.run([sys.executable, "-m", "mcpeval_nb", "verify", "--root", str(root), "--finding",
+    done = waiting.run([sys.executable, "-m", "mcpeval_nb", "verify", "--root", str(root), "--finding",
                            finding, "--case", finding, "--manifest", str(manifest), "--",
                            *server_command("probe_clean", "clean")], capture_output=True, text=True,
-                          timeout=600)
+                       stall_s=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{finding} state=verifying probe={finding} consecutive_passes=1\n"

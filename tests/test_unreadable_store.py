@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import waiting
 from tests.review_support import clean_store, run_cli_process
 
 COMMANDS = [["summary"], ["trends"], ["doctor"], ["index"], ["promote"], ["findings"],
@@ -29,8 +30,8 @@ def _unprivileged(args: list[str], root: Path) -> subprocess.CompletedProcess[st
     assert unshare is not None, "util-linux's unshare is needed to run as an unprivileged user"
     env = dict(os.environ, MCPEVAL_HOME=str(root))
     env.pop("MCPEVAL_NB_DEBUG", None)
-    return subprocess.run([unshare, "--user", sys.executable, "-m", "mcpeval_nb", *args], capture_output=True,
-                          text=True, env=env, timeout=120, check=False)
+    return waiting.run([unshare, "--user", sys.executable, "-m", "mcpeval_nb", *args], capture_output=True,
+                       text=True, env=env, stall_s=120, check=False)
 
 
 @pytest.fixture

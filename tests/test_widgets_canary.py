@@ -24,6 +24,7 @@ import mcpeval_nb as me
 import mcpeval_nb.testing.servers.probe_clean as probe_clean
 import mcpeval_nb.testing.servers.transport_fault as transport_fault
 from mcpeval_nb.widgets import ExplorerPanel, ProbePanel, ReviewPanel, TrendsPanel
+from tests.waiting import settled
 
 MARK = "cnry-7Q2X"
 MARKERS = (MARK, "CANARY")
@@ -99,23 +100,23 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
     store = me.open_store(root, errors="report")
 
     explorer = ExplorerPanel(store)
-    assert explorer.wait(60)
+    assert settled(explorer)
     for tool in [v for v in explorer.tool.options if v != "(any)"]:
         explorer.tool.value = tool
-        assert explorer.wait(60)
+        assert settled(explorer)
     explorer.tool.value = "(any)"
     explorer.outcome.value = "error"
     explorer.refresh_button.click()
-    assert explorer.wait(60)
+    assert settled(explorer)
     assert "deadbeefdeadbeef" in explorer.templates.value  # the panel did render the error row
 
     trends = TrendsPanel(store)
-    assert trends.wait(60)
+    assert settled(trends)
     assert "demo" in trends.points.value
 
     review = ReviewPanel(root, dest=tmp_path / "envelope")
     review.check_button.click()
-    assert review.wait(60)
+    assert settled(review)
     assert review.state.sweep is not None and review.state.notes == 1
     assert review.state.clean  # short markers are not what the heuristic sweep looks for
     for box in review.checklist:
@@ -123,7 +124,7 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
     review.notes.value = True  # even with the note prose included in the envelope
     review.confirm.value = True
     review.export_button.click()
-    assert review.wait(60)
+    assert settled(review)
     assert review.state.result is not None and "mcpeval share envelope" in review.result.value
 
     servers = ((f"{sys.executable} {probe_clean.__file__} broken", "break_session"),
@@ -135,7 +136,7 @@ def test_no_widget_state_or_front_end_message_carries_a_canary(root: Path, tmp_p
         probe.editor.value = _manifest(tool)
         probe.allow_mutation.value = tool in WRITERS
         probe.run_button.click()
-        assert probe.wait(60)
+        assert settled(probe)
         assert probe.state.report is not None
         probe.save(tmp_path / "report.json")
         assert _leaks((tmp_path / "report.json").read_text()) == []
@@ -154,7 +155,11 @@ def test_the_leak_check_sees_a_marker_put_into_a_widget_state_and_its_messages(
     RecordingComm.sent.clear()
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: RecordingComm(*a, **k))
     label = ipywidgets.HTML(value="nothing yet")
-    label.value = f"leaked {MARK}"
     image = ipywidgets.Image(format="png", value=b"CANARY raw bytes")
-    assert _leaks(label.get_state()) == [MARK] and _leaks(image.get_state()) == ["CANARY"]
-    assert MARK in _leaks(RecordingComm.sent) and "CANARY" in _leaks(RecordingComm.sent)
+    try:
+        label.value = f"leaked {MARK}"
+        assert _leaks(label.get_state()) == [MARK] and _leaks(image.get_state()) == ["CANARY"]
+        assert MARK in _leaks(RecordingComm.sent) and "CANARY" in _leaks(RecordingComm.sent)
+    finally:  # out of the widget registry: a later canary test in this worker (xdist) reads all of it
+        label.close()
+        image.close()

@@ -13,6 +13,7 @@ from mcpeval_nb.transport import McpSession
 from mcpeval_nb.widgets import CatalogPanel
 from tests.catalog_support import stdio_shim
 from tests.shim_helpers import wait_for
+from tests.waiting import settled
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def history_root(tmp_path: Path) -> Path:
 
 def test_the_panel_shows_the_catalog_changes_dead_tools_and_clusters(history_root: Path) -> None:
     panel = CatalogPanel(me.open_store(history_root))
-    assert panel.wait(60)
+    assert settled(panel)
     s = panel.state
     listed = ["search", "fetch_page", "list_sections", "export_pdf", "translate_page"]
     assert [t[1] for t in s.tools] == listed
@@ -45,8 +46,8 @@ def test_the_panel_shows_the_catalog_changes_dead_tools_and_clusters(history_roo
 
 def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -> None:
     panel = CatalogPanel(me.open_store(history_root), server="generated-docs", view="usage")
-    assert panel.wait(60) and panel.server.value == "generated-docs" and panel.view.value == "usage"
-    with McpSession.connect(stdio_shim(history_root, "inv", "v1"), timeout=60.0) as session:
+    assert settled(panel) and panel.server.value == "generated-docs" and panel.view.value == "usage"
+    with McpSession.connect(stdio_shim(history_root, "inv", "v1"), timeout=120.0) as session:
         session.initialize(capabilities={})
         session.list_tools()
         # the record lands once the shim's recorder took the listing: wait for it with the session open
@@ -54,14 +55,14 @@ def test_the_server_filter_and_refresh_follow_new_listings(history_root: Path) -
         assert wait_for(lambda: b'"server":"inv"' in b"".join(
             p.read_bytes() for p in (history_root / "store").glob("catalogs-*.jsonl")), timeout=120)
     panel.refresh_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert "inv" in panel.state.servers and {t[0] for t in panel.state.tools} == {"generated-docs"}
     panel.server.value = "inv"
-    assert panel.wait(60)
+    assert settled(panel)
     assert {t[0] for t in panel.state.tools} == {"inv"} and panel.state.dead == []
     assert 'class="mcpeval-dead-none"' in panel.details.value and "mcpeval-dead\"" not in panel.details.value
     panel.server.value = ""
-    assert panel.wait(60)
+    assert settled(panel)
     assert {t[0] for t in panel.state.tools} == {"generated-docs", "inv"}
 
 
@@ -69,13 +70,13 @@ def test_a_root_path_or_the_default_root_opens_the_store_once(history_root: Path
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCPEVAL_HOME", str(history_root))
     for panel in (CatalogPanel(history_root), CatalogPanel(str(history_root)), CatalogPanel()):
-        assert panel.wait(60) and isinstance(panel.store, me.Store)
+        assert settled(panel) and isinstance(panel.store, me.Store)
         assert panel.state.servers == ["generated-docs"] and len(panel.state.tools) == 5
 
 
 def test_an_empty_root_says_so_and_draws_the_empty_pictures(tmp_path: Path) -> None:
     panel = CatalogPanel(me.open_store(tmp_path))
-    assert panel.wait(60)
+    assert settled(panel)
     assert panel.state.status == "0 tool(s) listed now, 0 change(s), 0 flagged, 0 dead"
     assert bytes(panel.chart.value).startswith(b"\x89PNG")
     for section in ("catalog", "drift", "dead", "clusters"):  # each says why it is empty, no bare header

@@ -16,6 +16,7 @@ from mcpeval_nb.testing.synthetic import synthetic_store
 from mcpeval_nb.widgets import ExplorerPanel, TrendsPanel
 from mcpeval_nb.widgets._base import Panel
 from mcpeval_nb.widgets._figure import figure_png
+from tests.waiting import settled
 
 WIDGETS = Path(me.__file__).resolve().parent / "widgets"
 
@@ -46,9 +47,9 @@ def test_the_explorer_pictures_are_the_charts_of_its_selection(root: Path) -> No
     synthetic_store(root, calls=400, days=2)
     store = me.open_store(root)
     panel = ExplorerPanel(store)
-    assert panel.wait(60)
+    assert settled(panel)
     panel.server.value = "server-0"
-    assert panel.wait(60)
+    assert settled(panel)
     view = _selection(store.calls, server="server-0")
     assert panel.state.view.equals(view)
     groups = len(set(view.column("tool").to_pylist()))
@@ -65,7 +66,7 @@ def test_the_trends_picture_is_the_readiness_history_chart(root: Path) -> None:
     synthetic_store(root, calls=50, days=3)
     store = me.open_store(root)
     panel = TrendsPanel(store, last=4)
-    assert panel.wait(60)
+    assert settled(panel)
     history = me.readiness_history(store.trends, last=4)
     assert panel.state.history is not None and panel.state.history.equals(history)
     assert panel.chart.value == figure_png(lambda ax: plot_readiness_history(history, ax=ax), height=3.2)

@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 import mcpeval_nb as me
 from mcpeval_nb.testing.synthetic import synthetic_store
 from mcpeval_nb.widgets import ExplorerPanel, TrendsPanel
+from tests.waiting import settled
 
 
 def _count(table, **equal: str) -> int:  # type: ignore[no-untyped-def]
@@ -24,12 +25,12 @@ def test_filters_narrow_every_view_to_the_selection(root: Path) -> None:
     synthetic_store(root, calls=600, days=3)
     store = me.open_store(root)
     panel = ExplorerPanel(store)
-    assert panel.wait(60)
+    assert settled(panel)
     assert panel.state.shown == panel.state.total == store.calls.num_rows
     assert set(panel.tool.options) >= {"(any)", "tool_0", "tool_1"}
     panel.server.value = "server-1"
     panel.tool.value = "tool_1"
-    assert panel.wait(60)
+    assert settled(panel)
     expected = _count(store.calls, server="server-1", tool="tool_1")
     assert 0 < expected < store.calls.num_rows
     assert panel.state.shown == expected and f"{expected} of {store.calls.num_rows}" in panel.status.value
@@ -43,9 +44,9 @@ def test_outcome_filter_and_template_table_agree_with_the_table(root: Path) -> N
     synthetic_store(root, calls=800, error_rate=0.2)
     store = me.open_store(root)
     panel = ExplorerPanel(store)
-    assert panel.wait(60)
+    assert settled(panel)
     panel.outcome.value = "error"
-    assert panel.wait(60)
+    assert settled(panel)
     assert panel.state.shown == _count(store.calls, outcome="error")
     total = sum(t.count for t in panel.state.templates)
     assert total == pc.sum(pc.is_valid(store.calls.column("error_template_id")).cast("int64")).as_py()
@@ -58,11 +59,11 @@ def test_day_range_keeps_only_the_calls_of_those_days(root: Path) -> None:
     synthetic_store(root, calls=500, days=4)
     store = me.open_store(root)
     panel = ExplorerPanel(store)
-    assert panel.wait(60)
+    assert settled(panel)
     days = [d for d in panel.day_from.options if d != "(any)"]
     assert len(days) == 4
     panel.day_from.value, panel.day_to.value = days[1], days[2]
-    assert panel.wait(60)
+    assert settled(panel)
     ts = store.calls.column("ts")
     lo = dt.datetime.fromisoformat(days[1]).replace(tzinfo=dt.UTC)
     hi = dt.datetime.fromisoformat(days[2]).replace(tzinfo=dt.UTC) + dt.timedelta(days=1)
@@ -74,7 +75,7 @@ def test_refresh_reads_appended_records(root: Path) -> None:
     synthetic_store(root, calls=200, annotations=False, trends=False)
     store = me.open_store(root)
     panel = ExplorerPanel(store)
-    assert panel.wait(60)
+    assert settled(panel)
     before = panel.state.total
     records = [me.CallRecord(ts="2026-08-02T10:00:00.000Z", session="refresh-session", seq=i,
                              server="server-0", method="tools/call", tool="fresh_tool", args={"q": "value"},
@@ -82,7 +83,7 @@ def test_refresh_reads_appended_records(root: Path) -> None:
                for i in range(1, 8)]
     me.append_records(root, records)
     panel.refresh_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert panel.state.total == before + 7
     assert "fresh_tool" in panel.tool.options and "7 new row(s) read" in panel.status.value
 
@@ -91,7 +92,7 @@ def test_trends_show_deltas_and_mark_points_whose_scores_are_not_comparable(root
     synthetic_store(root, calls=10, servers=2, days=6)
     store = me.open_store(root)
     panel = TrendsPanel(store, last=10)
-    assert panel.wait(60)
+    assert settled(panel)
     rows = panel.state.rows
     assert len(rows) == store.trends.num_rows == 12
     assert any(r.changed for r in rows) and any(not r.changed for r in rows)
@@ -105,12 +106,12 @@ def test_trends_show_deltas_and_mark_points_whose_scores_are_not_comparable(root
 def test_trends_pick_servers_and_a_window(root: Path) -> None:
     synthetic_store(root, calls=10, servers=2, days=6)
     panel = TrendsPanel(me.open_store(root))
-    assert panel.wait(60)
+    assert settled(panel)
     assert list(panel.servers.options) == ["server-0", "server-1"]
     panel.servers.value = ("server-1",)
-    assert panel.wait(60)
+    assert settled(panel)
     panel.last.value = 2
-    assert panel.wait(60)
+    assert settled(panel)
     assert [r.server for r in panel.state.rows] == ["server-1", "server-1"]
     assert panel.state.rows[0].delta == "first shown point"
 
@@ -118,14 +119,14 @@ def test_trends_pick_servers_and_a_window(root: Path) -> None:
 def test_trends_refresh_reads_a_new_point(root: Path) -> None:
     synthetic_store(root, calls=10, servers=1, days=2)
     panel = TrendsPanel(me.open_store(root))
-    assert panel.wait(60)
+    assert settled(panel)
     assert len(panel.state.rows) == 2
     point = me.TrendPoint(ts="2026-09-01T00:00:00.000Z", server="server-0", passed=True, cases_total=10,
                           cases_passed=10, score=99, manifest_sha256=None, standard="mcpeval-standard/2",
                           measurement_profile=None)
     me.append_records(root, [point])
     panel.refresh_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert [r.score for r in panel.state.rows][-1] == 99 and len(panel.state.rows) == 3
     assert "2026-09-01 00:00" in panel.points.value
 
@@ -134,7 +135,7 @@ def test_above_the_size_threshold_the_panel_switches_to_duckdb_and_says_so(root:
     synthetic_store(root, calls=3000, days=3, error_rate=0.2)
     small = ExplorerPanel(me.open_store(root))
     big = ExplorerPanel(me.open_store(root), engine_threshold=1000)
-    assert small.wait(60) and big.wait(60)
+    assert settled(small) and settled(big)
     assert small.state.engine == "memory" and big.state.engine == "duckdb"
     assert "DuckDB engine" in big.state.status and "in-memory threshold" in big.state.status
     assert "DuckDB" not in small.state.status
@@ -144,7 +145,7 @@ def test_above_the_size_threshold_the_panel_switches_to_duckdb_and_says_so(root:
         (small.state.total, small.state.choices, small.state.days)
     for panel in (small, big):
         panel.server.value = "server-1"
-    assert small.wait(60) and big.wait(60)
+    assert settled(small) and settled(big)
     assert big.state.shown == small.state.shown < small.state.total
     assert big.state.percentiles == small.state.percentiles
     assert (root / "calls.parquet").is_dir()  # the incremental export the engine reads

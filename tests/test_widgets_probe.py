@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import mcpeval_nb as me
 import mcpeval_nb.testing.servers.probe_clean as probe_clean
 import mcpeval_nb.testing.servers.transport_fault as transport_fault
 from mcpeval_nb.widgets import ProbePanel
+from tests.waiting import settled, until
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "data" / "manifests" / "probe-fixture.manifest.json"
@@ -79,7 +79,7 @@ def test_mutating_case_is_refused_until_the_box_is_ticked_and_editing_clears_the
     assert panel.allow_mutation.value is False and not panel.state.effective_allow_mutation
     panel.allow_mutation.value = True
     assert panel.run() is True
-    assert panel.wait(60)
+    assert settled(panel)
     verdicts = {r.id: r.verdict for r in panel.state.rows}
     assert verdicts["recover"] in ("pass", "fail") and verdicts["bounded-discovery"] == "pass"
 
@@ -87,7 +87,7 @@ def test_mutating_case_is_refused_until_the_box_is_ticked_and_editing_clears_the
 def test_a_run_shows_verdicts_reason_labels_and_hints(root: Path) -> None:
     panel = _panel(root, command=_clean("broken"), manifest=MANIFEST)
     panel.run_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     verdicts = {r.id: (r.verdict, r.reason) for r in panel.state.rows}
     assert verdicts["literal-status"] == ("fail", "value-mismatch")
     assert verdicts["repeat-read"] == ("fail", "unexpected-outcome")
@@ -101,7 +101,7 @@ def test_a_run_shows_verdicts_reason_labels_and_hints(root: Path) -> None:
 def test_a_failed_connection_is_reported_per_case_without_server_output(root: Path) -> None:
     panel = _panel(root, command=_clean("early-exit"), manifest=MANIFEST)
     panel.run_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert {r.verdict for r in panel.state.rows} == {"error"}
     assert all(r.reason is not None and r.reason.startswith("transport-") for r in panel.state.rows)
 
@@ -113,13 +113,10 @@ def test_cancel_stops_the_run_and_marks_the_remaining_cases_not_run(root: Path) 
     panel = _panel(root, command=f"{sys.executable} {transport_fault.__file__}")
     panel.editor.value = json.dumps(manifest)
     assert panel.run()
-    deadline = time.monotonic() + 30
-    while panel.state.rows[0].verdict != "running" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert panel.state.rows[0].verdict == "running"
+    assert until(lambda: panel.state.rows[0].verdict == "running")
     assert panel.cancel_button.disabled is False
     panel.cancel_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     report = panel.state.report
     assert report is not None and report.cancelled
     assert [r.verdict for r in panel.state.rows][1:] == ["not-run", "not-run"]
@@ -130,7 +127,7 @@ def test_the_last_report_saves_as_probe_report_v2(root: Path, tmp_path: Path) ->
     panel = _panel(root, command=_clean(), manifest=MANIFEST)
     assert panel.save_button.disabled
     panel.run_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     panel.save_path.value = str(tmp_path / "report.json")
     panel.save_button.click()
     doc = json.loads((tmp_path / "report.json").read_text())
@@ -159,7 +156,7 @@ def test_a_loopback_http_target_runs_from_the_panel(root: Path) -> None:
             {"id": "status", "probe": "instruction-fidelity", "access": "read_only", "tool": "read_status",
              "arguments": {}, "expect": {"outcome": "ok", "equals": {"status": "ready"}}}]})
         panel.run_button.click()
-        assert panel.wait(60)
+        assert settled(panel)
         assert [(r.id, r.verdict) for r in panel.state.rows] == [("pages", "pass"), ("status", "pass")]
     finally:
         proc.terminate()
@@ -170,7 +167,7 @@ def test_a_full_run_shows_readiness_areas_and_lost_checks_and_records_a_trend_po
     panel = ProbePanel(root, command=_clean(), manifest=MANIFEST, server="fixture")
     assert panel.gate_only.value is False
     panel.run_button.click()
-    assert panel.wait(120)
+    assert settled(panel)
     report = panel.state.report
     assert report is not None and report.readiness is not None
     score = report.readiness.score
@@ -189,7 +186,7 @@ def test_a_run_of_one_probe_kind_skips_the_battery_and_records_no_trend(root: Pa
     panel = ProbePanel(root, command=_clean(), manifest=MANIFEST, server="fixture")
     panel.kind.value = "discovery-cost"
     panel.run_button.click()
-    assert panel.wait(60)
+    assert settled(panel)
     assert [r.id for r in panel.state.rows] == ["bounded-discovery"]
     assert panel.state.report is not None and panel.state.report.readiness is None
     assert panel.readiness.value == "" and panel.state.battery == "skipped"
@@ -216,7 +213,7 @@ def test_a_read_only_case_naming_a_writer_is_refused_in_the_panel_before_any_cal
         {"id": "sneaky", "probe": "degradation-over-n", "access": "read_only", "tool": "break_session",
          "arguments": {}, "max_attempts": 2}]})
     assert panel.state.manifest is not None and panel.run() is True
-    assert panel.wait(60)
+    assert settled(panel)
     assert panel.state.report is None
     assert "probe case sneaky: a read-only case refuses a tool annotated as a writer" in panel.status.value
     assert not (root / "store").exists() or not list((root / "store").glob("calls-*.jsonl"))
@@ -231,11 +228,11 @@ def test_the_protocol_dropdown_runs_the_era_it_names(root: Path) -> None:
         {"id": "pages", "probe": "pagination", "access": "read_only", "max_pages": 2}]})
     panel.protocol.value = "legacy"
     panel.run_button.click()
-    assert panel.wait(120)
+    assert settled(panel)
     assert "requires protocol 2026-07-28; run with --protocol auto" in panel.status.value
     panel.protocol.value = "2026-07-28"
     panel.run_button.click()
-    assert panel.wait(120)
+    assert settled(panel)
     report = panel.state.report
     assert report is not None and report.modern and report.readiness is not None
     assert report.readiness.standard == "mcpeval-modern/1"

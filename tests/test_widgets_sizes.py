@@ -8,6 +8,7 @@ from pathlib import Path
 import mcpeval_nb as me
 import mcpeval_nb.testing.servers.result_sizes as result_sizes
 from mcpeval_nb.widgets import ProbePanel
+from tests.waiting import settled
 
 REPO = Path(__file__).resolve().parent.parent
 SAFE = REPO / "data" / "xray" / "safe.yaml"
@@ -20,7 +21,7 @@ def test_a_call_manifest_selects_the_mode_and_runs_on_the_panels_target(root: Pa
     assert panel.probe_box.layout.display == "none" and panel.sizes_box.layout.display is None
     assert "call manifest valid: 2 call(s)" in panel.call_status.value
     assert panel.sizes_mutation.disabled
-    assert panel.run_sizes() and panel.wait(60)
+    assert panel.run_sizes() and settled(panel)
     assert [(r.tool, r.outcome) for r in panel.sizes.rows] == [
         ("list_labels", "ok"),
         ("get_table_details", "ok"),
@@ -45,11 +46,11 @@ def test_the_mutation_tick_needs_a_sandboxed_mutating_call(root: Path, tmp_path:
     path.write_text("calls:\n  - tool: wipe\n    args: {}\n    access: mutating\n    sandbox: fixture\n")
     panel = ProbePanel(root, command=COMMAND, server="fx", call_manifest=path)
     assert not panel.sizes_mutation.disabled
-    assert panel.run_sizes() and panel.wait(60)  # refused by the gate: no tick yet
+    assert panel.run_sizes() and settled(panel)  # refused by the gate: no tick yet
     assert panel.sizes.status == "mutating calls require --allow-mutation" and panel.sizes.rows == []
     panel.sizes_mutation.value = True
     assert panel.sizes.allow_mutation
-    assert panel.run_sizes() and panel.wait(60)
+    assert panel.run_sizes() and settled(panel)
     assert [(r.tool, r.outcome) for r in panel.sizes.rows] == [("wipe", "ok")]
     panel.call_path.value = str(SAFE)
     panel.call_load.click()

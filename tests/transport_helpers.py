@@ -8,12 +8,12 @@ import select
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import mcpeval_nb.testing.servers as servers
 from mcpeval_nb.transport import Budget, McpSession, StdioTarget
+from tests.waiting import tree_cpu, until
 
 
 def fixture_argv(name: str, *args: str) -> list[str]:
@@ -44,17 +44,16 @@ def assert_reaped(pid: int) -> None:
 
 
 def assert_gone(pid: int, *, within: float = 5.0) -> None:
-    """A non-child process (a grandchild) has stopped running: gone, or a zombie awaiting init."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    """A non-child process (a grandchild) has stopped running: gone, or a zombie awaiting init.  Given up
+    only after ``within`` seconds in which nothing this test started used CPU (tests/waiting.py)."""
+    def stopped() -> bool:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except (FileNotFoundError, ProcessLookupError):
-            return
-        if state == "Z":
-            return
-        time.sleep(0.02)
-    raise AssertionError("grandchild still running after close()")
+            return True
+        return state == "Z"
+
+    assert until(stopped, stall_s=within), "grandchild still running after close()"
 
 
 @contextlib.contextmanager
@@ -65,8 +64,9 @@ def http_fixture(mode: str, env: dict[str, str] | None = None) -> Iterator[str]:
                             env=None if env is None else {**os.environ, **env})
     try:
         assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 30.0)
-        assert ready, "HTTP fixture did not start"
+        stdout = proc.stdout
+        assert until(lambda: bool(select.select([stdout], [], [], 0.05)[0]), stall_s=30.0,
+                     progress=lambda: tree_cpu(proc.pid)), "HTTP fixture did not start"
         url = proc.stdout.readline().decode().strip()
         assert url.startswith("http://127.0.0.1:")
         yield url
@@ -94,15 +94,16 @@ def listening_process(argv: list[str], port: int, env: dict[str, str] | None = N
                             stderr=subprocess.DEVNULL, env=None if env is None else {**os.environ, **env},
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + wait
-        while True:
+        def accepts() -> bool:
             assert proc.poll() is None, "server exited before listening"
-            try:
+            with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "server did not start listening"
-                time.sleep(0.1)
+                return True
+            return False
+
+        # ``wait``: seconds in which the server used no CPU and still did not listen (tests/waiting.py)
+        assert until(accepts, stall_s=wait, progress=lambda: tree_cpu(proc.pid)), \
+            "server did not start listening"
         yield proc
     finally:
         with contextlib.suppress(ProcessLookupError):

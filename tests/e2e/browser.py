@@ -3,6 +3,7 @@ rule that a missing browser fails in CI and skips, saying what to install, elsew
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -10,12 +11,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import tree_cpu, until
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -47,7 +49,8 @@ def voila(notebook: Path, *, env: Mapping[str, str]) -> Iterator[str]:
     """A Voila server on 127.0.0.1 serving ``notebook`` (run in its directory with ``env``); yields its URL.
 
     Raises:
-        RuntimeError: Voila exited before its port accepted connections, or did not within 60 s.
+        RuntimeError: Voila exited before its port accepted connections, or used no CPU for 60 s
+            without listening.
     """
     port = _free_port()
     proc = subprocess.Popen(
@@ -56,15 +59,16 @@ def voila(notebook: Path, *, env: Mapping[str, str]) -> Iterator[str]:
         cwd=notebook.parent, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:  # the port accepts connections once Voila's server is up
+        def accepts() -> bool:  # the port accepts connections once Voila's server is up
+            if proc.poll() is not None:
+                raise RuntimeError("voila exited before listening")
+            with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("voila did not start") from None
-                time.sleep(0.25)
+                return True
+            return False
+
+        if not until(accepts, stall_s=60.0, progress=lambda: tree_cpu(proc.pid)):
+            raise RuntimeError("voila did not start")
         yield f"http://127.0.0.1:{port}/"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

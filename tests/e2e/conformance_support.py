@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.probe.conformance import SuiteScenario, read_conformance_results
+from tests import waiting
 from tests.eras_support import wait_listening
 from tests.processes import stop
 
@@ -36,9 +37,9 @@ def _run(mode: str, target: list[str], scenarios: tuple[str, ...], spec_version:
          out: Path) -> tuple[SuiteScenario, ...]:
     _installed()
     for scenario in scenarios:
-        subprocess.run([str(NODE22), str(SUITE), mode, *target, "--scenario", scenario, "--spec-version",
+        waiting.run([str(NODE22), str(SUITE), mode, *target, "--scenario", scenario, "--spec-version",
                         spec_version, "-o", str(out)], cwd=NODE_DIR, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=600, check=False)
+                    stderr=subprocess.DEVNULL, stall_s=600, check=False)
     return read_conformance_results(out)
 
 

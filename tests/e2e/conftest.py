@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 
 from tests.probe_support import free_port
 from tests.processes import stop
+from tests.waiting import tree_cpu, until
 
 NODE_DIR = Path(__file__).parent / "node"
 EVERYTHING = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -52,15 +53,17 @@ def everything_http() -> Iterator[str]:
     proc = subprocess.Popen(everything_command("streamableHttp"), env={**os.environ, "PORT": str(port)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
+        def accepts() -> bool:
+            if proc.poll() is not None:
+                pytest.fail("server-everything exited before listening")
+            with contextlib.suppress(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("server-everything did not start listening")
-                time.sleep(0.1)
+                return True
+            return False
+
+        # given up only after 30 s in which node used no CPU (tests/waiting.py)
+        if not until(accepts, stall_s=30.0, progress=lambda: tree_cpu(proc.pid)):
+            pytest.fail("server-everything did not start listening")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(proc)

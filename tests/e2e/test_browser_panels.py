@@ -21,6 +21,9 @@ from mcpeval_nb.testing.synthetic import synthetic_store
 from .browser import CHROMIUM, CHROMIUM_ARGS, require_browser, voila, write_notebook
 
 pytestmark = pytest.mark.e2e
+#: A ceiling for a page or an element to reach its state, only against a hang: each wait ends as soon as it
+#: does, and a loaded machine's Voila kernel may take minutes to start.
+WAIT_MS = 180_000
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = REPO / "data" / "manifests" / "probe-fixture.manifest.json"
@@ -69,27 +72,29 @@ def test_probe_and_review_panels_work_in_a_real_browser(voila_panels: tuple[str,
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.goto(url, timeout=90_000)
+            page.set_default_timeout(WAIT_MS)
+            expect.set_options(timeout=WAIT_MS)
+            page.goto(url, timeout=WAIT_MS)
             run = page.get_by_role("button", name="Run probe")
-            expect(run).to_be_enabled(timeout=90_000)
+            expect(run).to_be_enabled(timeout=WAIT_MS)
             run.click()
             verdicts = page.locator("table.mcpeval-verdicts")
-            expect(verdicts).to_contain_text("value-mismatch", timeout=60_000)
+            expect(verdicts).to_contain_text("value-mismatch", timeout=WAIT_MS)
             expect(verdicts).to_contain_text("unexpected-outcome")
             expect(page.get_by_text("gate 3/5 passed")).to_be_visible()
             page.screenshot(path=str(SHOTS / "probe-panel.png"), full_page=True)
 
             page.get_by_role("button", name="Run redaction check").click()
-            expect(page.get_by_text("clean:", exact=False)).to_be_visible(timeout=60_000)
+            expect(page.get_by_text("clean:", exact=False)).to_be_visible(timeout=WAIT_MS)
             export = page.get_by_role("button", name="Export envelope")
             expect(export).to_be_disabled()
             for label in ("I know what goes in", "I understand annotation notes",
                           "The envelope will not travel", "I understand the sweep is heuristic",
                           "I reviewed the sweep"):
                 page.get_by_label(label, exact=False).check()
-            expect(export).to_be_enabled(timeout=10_000)
+            expect(export).to_be_enabled(timeout=WAIT_MS)
             export.click()
-            expect(page.locator("code.mcpeval-envelope")).to_have_text(str(dest), timeout=60_000)
+            expect(page.locator("code.mcpeval-envelope")).to_have_text(str(dest), timeout=WAIT_MS)
             expect(page.locator("pre.mcpeval-share-md")).to_contain_text("mcpeval share envelope")
             page.screenshot(path=str(SHOTS / "review-panel.png"), full_page=True)
         finally:
@@ -129,8 +134,10 @@ def test_the_catalog_panel_works_in_a_real_browser(voila_catalog: str) -> None:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1800})
-            page.goto(voila_catalog, timeout=90_000)
-            expect(page.get_by_text("tool(s) listed now", exact=False)).to_be_visible(timeout=90_000)
+            page.set_default_timeout(WAIT_MS)
+            expect.set_options(timeout=WAIT_MS)
+            page.goto(voila_catalog, timeout=WAIT_MS)
+            expect(page.get_by_text("tool(s) listed now", exact=False)).to_be_visible(timeout=WAIT_MS)
             drift, listed = page.locator("table.mcpeval-drift"), page.locator("table.mcpeval-catalog")
             for change in ("renamed", "description-changed", "schema-changed", "annotations-changed",
                            "added", "removed"):
@@ -144,11 +151,11 @@ def test_the_catalog_panel_works_in_a_real_browser(voila_catalog: str) -> None:
             page.screenshot(path=str(SHOTS / "catalog-panel.png"), full_page=True)
 
             page.get_by_role("button", name="usage", exact=True).click()
-            expect(picture).not_to_have_attribute("src", timeline or "", timeout=30_000)
+            expect(picture).not_to_have_attribute("src", timeline or "", timeout=WAIT_MS)
             page.locator("select").select_option(label="inventory")
             expect(page.locator("table.mcpeval-drift tbody tr").first).to_contain_text("inventory",
-                                                                                          timeout=30_000)
-            expect(listed).not_to_contain_text("weather", timeout=30_000)
+                                                                                          timeout=WAIT_MS)
+            expect(listed).not_to_contain_text("weather", timeout=WAIT_MS)
             expect(listed).to_contain_text("remove_item")
             expect(page.locator("p.mcpeval-dead-none")).to_contain_text("none: a tool is dead only")
             page.screenshot(path=str(SHOTS / "catalog-panel-inventory-usage.png"), full_page=True)

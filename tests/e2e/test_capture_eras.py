@@ -217,7 +217,7 @@ def test_oauth_discovery_and_an_authorised_call_pass_through_the_shim_and_the_to
         out = run_calls(shim_url, [("echo", {"text": "authorised"})], oauth=True)
         origin = shim_url.rsplit("/", 1)[0]
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(f"{origin}/.well-known/oauth-protected-resource/mcp", timeout=30) as answer:
+        with opener.open(f"{origin}/.well-known/oauth-protected-resource/mcp", timeout=120) as answer:
             document = json.loads(answer.read())
     assert out.results[1]["content"][0]["text"] == "authorised"  # discovery accepted the shim's document
     assert document["resource"] == shim_url  # the resource the client reaches through the shim
@@ -239,7 +239,7 @@ def test_a_listen_stream_passes_through_and_a_get_stream_is_refused_by_a_modern_
     with eras_http("--era", "modern") as url, _http_shim(root, url) as shim:
         _drive(shim.url, listen)
         port = shim.address[1]
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
             sock.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n"
                          .encode())
             status = sock.recv(4096).split(b" ", 2)[1]
@@ -260,7 +260,7 @@ def test_a_header_that_disagrees_with_the_body_is_forwarded_and_flagged(root: Pa
         head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
                 f"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {V}\r\n"
                 f"Mcp-Method: tools/call\r\nMcp-Name: other\r\nContent-Length: {len(body)}\r\n\r\n")
-        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
             sock.sendall(head.encode() + body.encode())
             answer = b""
             while chunk := sock.recv(65536):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcpeval_nb.privacy.grammar import opaque_session
+from tests import waiting
 from tests.e2e.capture_helpers import CANARY, run_http, sdk_demo_command, store_text
 from tests.processes import first_line, listening, stop
 from tests.shim_helpers import journal
@@ -44,7 +45,7 @@ def test_the_sdk_http_client_works_through_shim_http_and_no_canary_reaches_the_s
         assert announced.startswith("mcpeval-nb shim-http: listening on http://127.0.0.1:")
         shimmed = run_http(announced.rsplit(" ", 1)[1], calls)
         shim.send_signal(signal.SIGINT)
-        assert shim.wait(timeout=30) == 0
+        assert waiting.exited(shim, stall_s=30) == 0
         rest = shim.stderr.read().decode()
     finally:
         shim.kill()

@@ -5,11 +5,11 @@ Directly, the official SDK client reads it; through ``mcpeval-nb shim`` it must 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests import waiting
 from tests.e2e.capture_helpers import CANARY, run_stdio, shim_cli, store_text
 from tests.e2e.conftest import FILESYSTEM, node_command
 from tests.shim_helpers import journal
@@ -51,7 +51,7 @@ def test_the_shim_says_once_that_it_forwarded_an_oversized_frame(root: Path, tmp
     init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
             b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
             b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    result = subprocess.run(shim_cli("filesystem", _filesystem(allowed)), input=init + frames,
-                            capture_output=True, timeout=120)
+    result = waiting.run(shim_cli("filesystem", _filesystem(allowed)), input=init + frames,
+                         capture_output=True, stall_s=120)
     assert result.stdout.count(b"\n") == 3 and len(result.stdout) > 12_000_000
     assert result.stderr.decode().count("frame exceeds 4 MiB") == 1

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import mcpeval_nb as me
+from tests import waiting
 from tests.e2e.capture_helpers import CANARY, run_http, run_stdio, shim_cli, store_text
 from tests.e2e.conftest import FILESYSTEM, node_command
 from tests.eras_support import eras_argv, run_calls
@@ -72,7 +73,7 @@ def test_server_everything_through_shim_http_lists_the_same_definitions(
         url = first_line(shim.stderr).rsplit(" ", 1)[1]
         run_http(url, [("get-sum", {"a": 1, "b": 2})])
         shim.send_signal(signal.SIGINT)
-        assert shim.wait(timeout=60) == 0
+        assert waiting.exited(shim, stall_s=60) == 0
     finally:
         shim.kill()
         shim.wait()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import mcpeval_nb as me
 from mcpeval_nb.transport import HttpTarget, StdioTarget
+from tests import waiting
 from tests.e2e.conformance_support import reference_server
 from tests.e2e.conftest import everything_command
 
@@ -23,8 +24,8 @@ def test_server_everything_is_a_legacy_only_server_under_every_command(tmp_path:
     auto = matrix.column("auto")
     assert auto.era == "legacy" and auto.report is not None and auto.report.readiness is not None
     assert auto.report.readiness.standard == "mcpeval-standard/2"
-    init = subprocess.run([sys.executable, "-m", "mcpeval_nb", "init", "--dry-run", "--",
-                           *everything_command("stdio")], capture_output=True, text=True, timeout=300)
+    init = waiting.run([sys.executable, "-m", "mcpeval_nb", "init", "--dry-run", "--",
+                           *everything_command("stdio")], capture_output=True, text=True, stall_s=300)
     assert init.returncode == 0 and "Traceback" not in init.stderr
     found = me.guidance(target, server="everything")
     assert found.protocol is not None and found.protocol.era == "legacy"
@@ -43,8 +44,8 @@ def test_the_commands_speak_each_era_to_the_reference_server(tmp_path: Path) -> 
     """init, score and probe as processes, with each --protocol value, on the suite's reference server."""
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         env = {"MCPEVAL_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-        done = subprocess.run([sys.executable, "-m", "mcpeval_nb", *args, "--url", url], capture_output=True,
-                              text=True, timeout=600, env=env)
+        done = waiting.run([sys.executable, "-m", "mcpeval_nb", *args, "--url", url], capture_output=True,
+                           text=True, stall_s=600, env=env)
         assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
         return done
 

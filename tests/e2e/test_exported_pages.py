@@ -83,7 +83,7 @@ def _visible(page_path: Path, texts: tuple[str, ...], *, timeout_ms: int,
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_every_panel_renders_offline(pages: Path, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    seen, outside = _visible(pages / f"{name}.html", PANEL_TEXT[name], timeout_ms=30_000,
+    seen, outside = _visible(pages / f"{name}.html", PANEL_TEXT[name], timeout_ms=120_000,
                              shot=SHOTS / f"page-{name}.png")
     assert seen == list(PANEL_TEXT[name])
     assert outside == []

@@ -18,6 +18,7 @@ import pytest
 import mcpeval_nb as me
 from mcpeval_nb.analysis.outcomes import wilson_interval
 from mcpeval_nb.mock.engine import MockEngine
+from tests import waiting
 from tests.e2e.conftest import NODE_DIR
 from tests.mock_support import CANARY, SERVER, mock_process, write_recorded
 
@@ -44,8 +45,8 @@ def _inspector(tmp: Path, era: str, *args: str) -> Any:
     """One Inspector CLI run (``--format json``); its result."""
     env = {**os.environ, "MCP_CATALOG_PATH": str(tmp / "catalog.json"), "HOME": str(tmp)}
     argv = [str(NODE22), str(INSPECTOR), "--cli", "--protocol-era", era, "--format", "json", "-q", *args]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env,
-                          stdin=subprocess.DEVNULL, check=False)
+    done = waiting.run(argv, capture_output=True, text=True, stall_s=300, env=env,
+                       stdin=subprocess.DEVNULL, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert CANARY not in done.stdout + done.stderr
     return json.loads(done.stdout)["result"]

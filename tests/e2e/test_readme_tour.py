@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import waiting
 from tests.probe_support import free_port
 from tests.serve_support import request, rpc
 
@@ -84,8 +85,8 @@ def test_the_readme_tour_runs_as_written_in_order(tour_dir: Path) -> None:
     commands = _commands(block)
     assert any(c.startswith("mcpeval-nb score") for c in commands)
     script = "\n".join(c if c.startswith((".", "export ", "FINDING=")) else _checked(c) for c in commands)
-    result = subprocess.run(["bash", "-c", script], cwd=tour_dir, env=_env(tour_dir), capture_output=True,
-                            text=True, timeout=1500)
+    result = waiting.run(["bash", "-c", script], cwd=tour_dir, env=_env(tour_dir), capture_output=True,
+                         text=True, stall_s=1500)
     assert result.returncode == 0, result.stderr[-4000:]
     output = result.stdout + result.stderr
     assert "Traceback" not in output and "details withheld" not in output
@@ -99,8 +100,8 @@ def test_the_readme_tour_runs_as_written_in_order(tour_dir: Path) -> None:
 def test_the_readme_python_snippet_runs_after_the_tour(tour_dir: Path) -> None:
     (snippet,) = _blocks("python")[:1]
     env = {**_env(tour_dir), "MCPEVAL_HOME": str(tour_dir / "build" / "my-root")}
-    result = subprocess.run([sys.executable, "-c", snippet], cwd=tour_dir, env=env, capture_output=True,
-                            text=True, timeout=120)
+    result = waiting.run([sys.executable, "-c", snippet], cwd=tour_dir, env=env, capture_output=True,
+                         text=True, stall_s=120)
     assert result.returncode == 0, result.stderr
     assert "get_current_time ok" in result.stdout
 

@@ -17,7 +17,7 @@ CANARY = "CANARY-everything-e2e-62b0"
 
 @pytest.fixture(scope="module")
 def everything_stdio_session() -> Iterator[McpSession]:
-    session = McpSession.connect(StdioTarget(tuple(everything_command("stdio"))), timeout=30.0)
+    session = McpSession.connect(StdioTarget(tuple(everything_command("stdio"))), timeout=120.0)
     try:
         yield session
     finally:
@@ -30,7 +30,7 @@ def everything_stdio_session() -> Iterator[McpSession]:
 def everything_http_session() -> Iterator[McpSession]:
     port = free_port()
     with listening_process(everything_command("streamableHttp"), port, {"PORT": str(port)}), \
-            McpSession.connect(HttpTarget(f"http://127.0.0.1:{port}/mcp"), timeout=30.0) as session:
+            McpSession.connect(HttpTarget(f"http://127.0.0.1:{port}/mcp"), timeout=120.0) as session:
         yield session
 
 
