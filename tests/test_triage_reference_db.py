@@ -313,8 +313,9 @@ def _calls(root: Path) -> list[tuple[object, ...]]:
 
 def test_a_full_build_and_a_refresh_write_the_same_calls_spelled_as_spec_says(root: Path,
                                                                            tmp_path: Path) -> None:
-    """A full build appends ``calls`` from Arrow, a refresh fills it with SQL (``FILL_CALLS``): the same
-    rows, byte for byte, over odd times, codes and latencies, a replay and many batches."""
+    """A full build's bulk writer appends ``calls`` and ``call_errors`` from Arrow, a refresh inserts the
+    same batches' rows with ``executemany``: the same rows, byte for byte, over odd times, codes and
+    latencies, a replay and many batches."""
     synthetic_store(root, calls=3_000, servers=2, tools=3, days=2, sessions=6, seed=4)
     journal = root / "store" / "calls-2026-08-02.jsonl"
     with journal.open("a", encoding="utf-8") as out:

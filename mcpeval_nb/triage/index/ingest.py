@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,12 +127,10 @@ class Ingest:
         if self.bulk is not None:
             self._bulk_calls(self.bulk, batch, enc, ids)
         else:
-            error_ids = ids[[i for i, *_ in enc.errors]].tolist()
-            errors = [(c, *rest) for c, (_, *rest) in zip(error_ids, enc.errors, strict=True)]
             self.db.executemany(INSERT_ROWS, call_rows(enc, ids))
-            spec = spec_calls_batch(batch, enc, ids)
-            self.db.executemany(INSERT_CALLS, zip(*(_values_of(c) for c in spec.columns), strict=True))
-            self.db.executemany(INSERT_ERRORS, errors)
+            spec = spec_calls_batch(batch, enc, ids)  # the rows a full build's bulk writer appends
+            self.db.executemany(INSERT_CALLS, _rows_of(spec))
+            self.db.executemany(INSERT_ERRORS, _rows_of(spec_errors(spec, batch.column("has_error"))))
             event = np.flatnonzero(enc.has_event)
             self.db.executemany("INSERT INTO call_events (key, call_id) VALUES (?, ?)",
                                 zip(enc.event_key[event].tolist(), ids[event].tolist(), strict=True))
@@ -241,6 +239,11 @@ class Ingest:
                 zip(*(column.to_pylist() for column in notes.columns), strict=True),
             )
         self.annotations += batch.num_rows
+
+
+def _rows_of(batch: pa.RecordBatch) -> Iterable[tuple[object, ...]]:
+    """A batch's rows as Python tuples for ``executemany``."""
+    return zip(*(_values_of(c) for c in batch.columns), strict=True)
 
 
 def _values_of(column: pa.Array) -> list[object]:

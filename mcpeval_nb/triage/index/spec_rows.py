@@ -100,7 +100,7 @@ def _civil(days: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _sqlite_ts(values: list[int]) -> list[str | None]:
-    """SQLite's own spelling of times outside years 0001-9999 (``unknown`` for none), as ``FILL_CALLS``."""
+    """SQLite's own spelling of times outside years 0001-9999 (``unknown`` for none): ``SPEC_TS`` itself."""
     db = sqlite3.connect(":memory:")
     try:
         query = f"SELECT CASE WHEN ?1 = {NULL_TS} THEN 'unknown' ELSE {SPEC_TS.format('?1')} END"
