@@ -1,5 +1,5 @@
 """``python -m mcpeval_nb`` runs the CLI."""
 
-from mcpeval_nb.cli import run
+from mcpeval_nb.cli.leave import entry
 
-run()
+entry()

@@ -51,17 +51,28 @@ class Panel(w.VBox):  # type: ignore[misc]
         self._job = Job(work, on_done=on_done, on_error=on_error, name=self._job_name)
         return self._job
 
+    def _settle_first_view(self) -> None:
+        """Wait for the job the constructor started, so the panel a cell returns is drawn complete.
+
+        A front end that attaches after the cell ran (Voila, a page exported with the widget state)
+        reads every widget's state once when it connects and drops updates that arrive between that read
+        and the set-up of its own models: a first view drawn from the worker thread after the cell
+        returned could land in that gap (measured: a status line left empty under load while later
+        updates showed).  Later jobs (buttons, refresh) run while the front end is attached and stay
+        asynchronous."""
+        self.wait(None)
+
     def cancel(self) -> None:
         """Ask the running job to stop at its next step (the Cancel button); no-op when idle."""
         job = self._job
         if job is not None and job.running:
             job.cancel.set()
 
-    def wait(self, timeout: float = 120.0) -> bool:
+    def wait(self, timeout: float | None = 120.0) -> bool:
         """Block until the current job settles.
 
         Args:
-            timeout: the longest wait in seconds.
+            timeout: the longest wait in seconds (``None``: until it settles).
 
         Returns:
             True when no job is in progress any more.

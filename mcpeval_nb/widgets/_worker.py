@@ -49,11 +49,11 @@ class Job:
         """True until the work and its completion callback have returned."""
         return not self._finished.is_set()
 
-    def wait(self, timeout: float) -> bool:
+    def wait(self, timeout: float | None) -> bool:
         """Block up to ``timeout`` seconds for the job to finish.
 
         Args:
-            timeout: the longest wait in seconds.
+            timeout: the longest wait in seconds (``None``: until it finishes).
 
         Returns:
             True when the job finished within the timeout.

@@ -140,6 +140,7 @@ class CatalogPanel(Panel):
         self.view.observe(self._on_view, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self._start(refresh=False, server=self.state.server)
+        self._settle_first_view()
 
     def _on_change(self, _change: Any) -> None:
         if not self._quiet:

@@ -66,6 +66,7 @@ class ExplorerPanel(Panel):
         self._settled = threading.Event()
         super().__init__(self._build(), job_name="mcpeval-nb-explorer")
         self._schedule(refresh=False)
+        self._settle_first_view()
 
     def _build(self) -> list[Any]:
         self.server = w.Dropdown(options=[ANY], value=ANY, description="Server")
@@ -183,7 +184,7 @@ class ExplorerPanel(Panel):
         else:
             self._schedule(refresh=pending)
 
-    def wait(self, timeout: float = 60.0) -> bool:
+    def wait(self, timeout: float | None = 60.0) -> bool:
         """Block until every queued load, refresh and recomputation has finished.
 
         Args:

@@ -43,6 +43,7 @@ class FindingsPanel(Panel):
         super().__init__(self._build(), job_name="mcpeval-nb-findings")
         self._quiet = False
         self._start("load", lambda _c: self.state.load())
+        self._settle_first_view()
 
     def _build(self) -> list[Any]:
         self.index_button = w.Button(description="Re-index", icon="database")

@@ -111,6 +111,7 @@ class TrendsPanel(Panel):
         self.last.observe(self._on_change, names="value")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self._start(refresh=False)
+        self._settle_first_view()
 
     def _on_change(self, _change: Any) -> None:
         if not self._quiet:
