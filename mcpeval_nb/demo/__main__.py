@@ -1,7 +1,7 @@
-"""``python -m mcpeval_nb.demo``."""
+"""``python -m mcpeval_nb.demo`` (it leaves as the CLI does: ``cli.leave``)."""
 
-import sys
+from mcpeval_nb.cli.leave import leave
 
 from . import main
 
-sys.exit(main())
+leave(main())
