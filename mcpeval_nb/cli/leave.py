@@ -7,7 +7,7 @@ relatives; measured here once in 2,740 CI tests, on ``export-parquet`` under loa
 nothing left to do at that point, so ``entry`` does what an orderly exit does for it (joins non-daemon
 threads, flushes logging's handlers and the standard streams) and ends with ``os._exit`` when such a
 library was loaded.  ``run`` keeps raising ``SystemExit`` for callers that run a command in their own
-process (tests, embedding); ``python -m mcpeval_nb.demo`` leaves through ``leave`` too.
+process (tests, embedding).
 """
 
 from __future__ import annotations

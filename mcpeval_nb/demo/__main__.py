@@ -1,7 +1,7 @@
-"""``python -m mcpeval_nb.demo`` (it leaves as the CLI does: ``cli.leave``)."""
+"""``python -m mcpeval_nb.demo``."""
 
-from mcpeval_nb.cli.leave import leave
+import sys
 
 from . import main
 
-leave(main())
+sys.exit(main())
