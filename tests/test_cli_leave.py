@@ -55,8 +55,8 @@ def test_a_command_without_native_pools_exits_the_orderly_way() -> None:
 
 
 @pytest.mark.parametrize(("code", "status", "stderr"), [(None, 0, ""), (4, 4, ""), ("bye", 1, "bye\n")])
-def test_leave_flushes_joins_threads_and_keeps_the_status(tmp_path: Path, code: object, status: int,
-                                                          stderr: str) -> None:
+def test_leave_flushes_joins_threads_wakes_idle_executors_and_keeps_the_status(
+        tmp_path: Path, code: object, status: int, stderr: str) -> None:
     marker = tmp_path / "thread-finished"
     script = textwrap.dedent(f"""
         import logging, sys, threading
@@ -67,6 +67,9 @@ def test_leave_flushes_joins_threads_and_keeps_the_status(tmp_path: Path, code: 
             go.wait()
             open({str(marker)!r}, "w").write("done")
         threading.Thread(target=late).start()
+        from concurrent.futures import ThreadPoolExecutor
+        pool = ThreadPoolExecutor(max_workers=1)  # held and never shut down: its worker idles
+        pool.submit(int).result()
         handler = logging.StreamHandler(sys.stdout)
         logging.getLogger("t").addHandler(handler)
         logging.getLogger("t").warning("logged")

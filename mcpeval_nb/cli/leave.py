@@ -4,10 +4,11 @@ Arrow's and DuckDB's C++ thread pools can still hold a joinable ``std::thread`` 
 tears down its modules; the process then aborts with "terminate called without an active exception"
 (SIGABRT, exit -6) *after* the command finished and printed its result (apache/arrow#34314 and its
 relatives; measured here once in 2,740 CI tests, on ``export-parquet`` under load).  A CLI process has
-nothing left to do at that point, so ``entry`` does what an orderly exit does for it (joins non-daemon
-threads, flushes logging's handlers and the standard streams) and ends with ``os._exit`` when such a
-library was loaded.  ``run`` keeps raising ``SystemExit`` for callers that run a command in their own
-process (tests, embedding).
+nothing left to do at that point, so ``entry`` does what an orderly exit does for it
+(``threading._shutdown``: the thread atexit hooks, then the joins of non-daemon threads; logging's
+shutdown; flushing the standard streams) and ends with ``os._exit`` when such a library was loaded.
+``run`` keeps raising ``SystemExit`` for callers that run a command in their own process (tests,
+embedding).
 """
 
 from __future__ import annotations
@@ -38,10 +39,8 @@ def leave(code: object) -> None:
     if not any(name in sys.modules for name in NATIVE_POOLS):
         sys.exit(status)
     threading = sys.modules.get("threading")
-    if threading is not None:  # what the interpreter's exit waits for, it still waits for
-        for thread in threading.enumerate():
-            if thread is not threading.main_thread() and not thread.daemon:
-                thread.join()
+    if threading is not None:  # the interpreter's own first exit step: its thread atexit hooks (an
+        threading._shutdown()  # executor never shut down wakes its idle workers), then the joins
     if "logging" in sys.modules:
         sys.modules["logging"].shutdown()
     for stream in (sys.stdout, sys.stderr):
