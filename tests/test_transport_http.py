@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import tracemalloc
 
 import pytest
@@ -33,7 +34,8 @@ def test_handshake_catalog_and_calls_work_with_json_and_sse_answers(mode: str) -
     with http_fixture(mode) as url, _connect(url) as session:
         session.initialize()
         assert session.protocol_version == "2025-06-18"
-        assert session.list_tools().names == ["ok", "slow", "headers", "ask", "announce"]
+        assert session.list_tools().names == ["ok", "slow", "headers", "ask", "announce", "cancellable",
+                                              "cancels"]
         outcome = session.call_tool("ok", {"secret": CANARY})
         assert outcome.ok and outcome.result["content"][0]["text"].startswith(CANARY)
         assert session.ping().result == {}
@@ -199,3 +201,20 @@ def test_an_sse_stream_that_ends_before_its_answer_reports_transport_closed() ->
         session.initialize()
         error = _failure(lambda: session.call_tool("ok", {}))
     assert (error.reason, str(error)) == ("transport-closed", http.STREAM_ENDED)
+
+
+def test_a_cancellation_never_overtakes_the_request_it_names() -> None:
+    """Each request is posted by a worker thread; a cancellation sent at once on the caller's connection
+    used to reach the server first now and then, and the server ignored it and answered: the probe then
+    charged it with ``cancellation-ignored`` (seen against server-everything under load)."""
+    rounds = 12
+    with http_fixture("sse") as url:
+        with _connect(url, timeout=30.0) as session:
+            session.initialize()
+            for _ in range(rounds):
+                pending = session.start_call("cancellable", {"ms": 30_000})
+                assert session.cancel(pending, reason="stop", grace_seconds=0.2) is None
+            assert session.call_tool("cancels", {}).result == {"in_flight": rounds, "unknown": 0}
+        # close() ended the held streams: their sockets are shut even though http.client had let go of
+        # them (the fixture answers ``Connection: close``), so no worker is left reading one
+        assert not [t for t in threading.enumerate() if t.name == "mcpeval-http" and t.is_alive()]

@@ -70,6 +70,13 @@ _LISTEN_S = 3600.0
 _NO_REQUEST: dict[str, Any] = {"id": None, "method": None}
 
 
+def _shut(sock: socket.socket | None) -> None:
+    """Shut a connection's socket down both ways: a worker blocked reading it wakes at once."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+
 def _header_safe(value: str, limit: int) -> bool:
     return 0 < len(value) <= limit and value == value.strip(" \t") and all(
         c == "\t" or 0x20 <= ord(c) <= 0x7E for c in value)
@@ -116,13 +123,16 @@ class HttpChannel:
         self._queue: queue.Queue[object] = queue.Queue(maxsize=MAX_QUEUED_FRAMES)
         self._closed = threading.Event()
         self._lock = threading.Lock()
-        self._connections: set[http.client.HTTPConnection] = set()
+        # each open connection's socket, kept apart: http.client drops ``conn.sock`` once a response says
+        # ``Connection: close`` while the response still reads from it (an SSE stream)
+        self._connections: dict[http.client.HTTPConnection, socket.socket | None] = {}
         self._workers: set[threading.Thread] = set()
         self._failure: TransportError | None = None
         self._listening = False
-        self._live: dict[int, http.client.HTTPConnection] = {}
+        self._live: dict[int, socket.socket | None] = {}
         self._aborted_ids: set[int] = set()
         self._statuses: dict[int, int] = {}
+        self._answered: dict[int, threading.Event] = {}  # the server answered a request's POST (or it ended)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.modern: str | None = None
@@ -158,6 +168,9 @@ class HttpChannel:
         if "method" in message and "id" in message:
             if message["method"] == "resources/subscribe":
                 self.listen()
+            if type(message["id"]) is int:
+                with self._lock:
+                    self._answered[message["id"]] = threading.Event()
             self._start(self._exchange, message, body, deadline, extra)
             return
         with self._open(deadline) as conn:
@@ -170,11 +183,19 @@ class HttpChannel:
     def abort(self, request_id: int) -> None:
         """Close the stream of one outstanding request (the modern era's cancellation on HTTP)."""
         with self._lock:
-            conn = self._live.pop(request_id, None)
+            sock = self._live.pop(request_id, None)
             self._aborted_ids.add(request_id)
-        if conn is not None and conn.sock is not None:
-            with contextlib.suppress(OSError):
-                conn.sock.shutdown(socket.SHUT_RDWR)
+        _shut(sock)
+
+    def wait_answered(self, request_id: int, deadline: float) -> None:
+        """Block until the server answered the request's POST (its status line and headers: it has the
+        request), or its exchange ended, or ``deadline``.  Each request is posted by a worker thread, so
+        a notification sent at once on the caller's own connection (a cancellation) could otherwise reach
+        the server before the request it names, which the server then rightly ignores."""
+        with self._lock:
+            event = self._answered.get(request_id)
+        if event is not None:
+            event.wait(max(0.0, deadline - time.monotonic()))
 
     def _start(self, target: Any, *args: Any) -> None:
         worker = threading.Thread(target=target, args=args, name="mcpeval-http", daemon=True)
@@ -238,13 +259,15 @@ class HttpChannel:
         with self._lock:
             if self._closed.is_set():
                 raise jsonrpc.closed()
-            self._connections.add(conn)
+            self._connections[conn] = None
         try:
             try:
                 conn.connect()
             except (OSError, http.client.HTTPException):
                 raise jsonrpc.failure(UNREACHABLE) from None
             assert conn.sock is not None
+            with self._lock:
+                self._connections[conn] = conn.sock
             conn.sock.settimeout(max(DEFAULT_IO_TIMEOUT_S, deadline - time.monotonic()))
             yield conn
         except TimeoutError:
@@ -253,7 +276,7 @@ class HttpChannel:
             raise jsonrpc.closed() from None
         finally:
             with self._lock:
-                self._connections.discard(conn)
+                self._connections.pop(conn, None)
             conn.close()
 
     def _post(self, conn: http.client.HTTPConnection, body: bytes,
@@ -309,13 +332,17 @@ class HttpChannel:
     def _exchange(self, message: dict[str, Any], body: bytes, deadline: float,
                   extra: Mapping[str, str] | None = None) -> None:
         request_id = message.get("id")
+        with self._lock:
+            answered = self._answered.get(request_id) if type(request_id) is int else None
         try:
             with self._open(deadline) as conn:
                 if type(request_id) is int:
                     with self._lock:
-                        self._live[request_id] = conn
+                        self._live[request_id] = self._connections.get(conn)
                 try:
                     response = self._post(conn, body, extra)
+                    if answered is not None:
+                        answered.set()
                 except _Rejected as rejected:
                     self._note_status(request_id, rejected.status)
                     self._reject(rejected, message)
@@ -342,6 +369,9 @@ class HttpChannel:
             if type(request_id) is int:
                 with self._lock:
                     self._live.pop(request_id, None)
+                    self._answered.pop(request_id, None)
+            if answered is not None:
+                answered.set()
 
     def _note_status(self, request_id: Any, status: int) -> None:
         if self.modern is not None and type(request_id) is int:
@@ -443,14 +473,12 @@ class HttpChannel:
             if self._closed.is_set():
                 return
             self._closed.set()
-            connections = list(self._connections)
+            sockets = list(self._connections.values())
             workers = list(self._workers)
         with contextlib.suppress(queue.Full):
             self._queue.put_nowait(_END)  # wakes a receive() blocked in another thread
-        for conn in connections:
-            with contextlib.suppress(OSError):
-                if conn.sock is not None:
-                    conn.sock.shutdown(socket.SHUT_RDWR)
+        for sock in sockets:
+            _shut(sock)
         if self.session_id is not None:
             self._delete_session()
         for worker in workers:

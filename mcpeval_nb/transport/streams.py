@@ -90,6 +90,11 @@ class StreamsMixin:
             abort(call.request_id)  # on modern HTTP, closing the stream is the cancellation
             self._inbox.abandon(call.request_id)
             return None
+        answered = getattr(self._channel, "wait_answered", None)
+        if answered is not None:  # HTTP posts each request on a worker: the cancellation must not overtake
+            # it, so it waits for the POST's headers (an SSE stream opens at once; a JSON answer's headers
+            # come with the answer, so at most the grace)
+            answered(call.request_id, self._cap(time.monotonic() + grace_seconds))
         self.notify("notifications/cancelled", {"requestId": call.request_id, "reason": reason})
         deadline = self._cap(time.monotonic() + grace_seconds)
         try:

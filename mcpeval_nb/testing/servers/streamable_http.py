@@ -7,7 +7,10 @@ issues an ``Mcp-Session-Id`` that every later POST must carry (else 400); notifi
 headers arrived, as booleans and the protocol version, never their values), ``ask`` (SSE modes: sends an
 ``elicitation/create`` request on the stream and answers with the code of the client's reply),
 ``announce`` (sends ``notifications/resources/updated`` on every standalone GET stream; ``json`` and
-``sse`` modes serve GET streams, the others answer 405).
+``sse`` modes serve GET streams, the others answer 405), ``cancellable`` (opens an SSE stream and holds
+it; a ``notifications/cancelled`` naming it ends the wait without an answer, as the SDKs do, else it
+answers after ``arguments.ms``), ``cancels`` (how many cancellations named a call in flight, and how
+many named a request the server had not received yet: those it ignores).
 
 Modes: ``json`` (application/json answers), ``sse`` (text/event-stream answers with a progress event,
 a comment, an event of another type and CRLF line ends), ``oversized`` (a 9 MiB JSON body with
@@ -31,7 +34,7 @@ from typing import Any
 
 CANARY = "CANARY-streamable-http-5d2e"
 MIB = 1024 * 1024
-_TOOL_NAMES = ("ok", "slow", "headers", "ask", "announce")
+_TOOL_NAMES = ("ok", "slow", "headers", "ask", "announce", "cancellable", "cancels")
 _TOOLS = [{"name": name, "inputSchema": {"type": "object"}} for name in _TOOL_NAMES]
 
 
@@ -43,6 +46,9 @@ class _State:
         self.reply_ready = threading.Condition()
         self.streams: list[tuple[Any, threading.Lock]] = []
         self.streams_ready = threading.Condition()
+        self.in_flight: dict[Any, threading.Event] = {}
+        self.cancels = {"in_flight": 0, "unknown": 0}
+        self.cancel_lock = threading.Lock()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -125,7 +131,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self.state.reply_ready.notify_all()
             return self._send(202)
         if "id" not in message:
+            if message.get("method") == "notifications/cancelled":
+                self._cancelled((message.get("params") or {}).get("requestId"))
             return self._send(202)
+        params = message.get("params") or {}
+        if message.get("method") == "tools/call" and params.get("name") == "cancellable":
+            return self._cancellable(message, int((params.get("arguments") or {}).get("ms", 10_000)))
         if mode == "slow":
             time.sleep(10)
         if mode.startswith("oversized"):
@@ -155,6 +166,9 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(int(arguments.get("ms", 0)) / 1000)
         if name == "announce":
             return {"announced": self._announce()}
+        if name == "cancels":
+            with self.state.cancel_lock:
+                return dict(self.state.cancels)
         if name == "headers":
             return {"authorization": "Authorization" in self.headers,
                     "protocol_version": self.headers.get("MCP-Protocol-Version"),
@@ -190,6 +204,33 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.reply_ready.wait_for(lambda: "srv-1" in self.state.replies, timeout=5.0)
             reply = self.state.replies.pop("srv-1", {})
         return reply.get("error", {}).get("code") if "error" in reply else reply.get("result")
+
+    def _cancelled(self, request_id: Any) -> None:
+        with self.state.cancel_lock:
+            event = self.state.in_flight.get(request_id)
+            self.state.cancels["in_flight" if event is not None else "unknown"] += 1
+        if event is not None:
+            event.set()
+
+    def _cancellable(self, message: dict[str, Any], ms: int) -> None:
+        cancelled = threading.Event()
+        with self.state.cancel_lock:
+            self.state.in_flight[message["id"]] = cancelled
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        if not cancelled.wait(ms / 1000):
+            return self._event({"jsonrpc": "2.0", "id": message["id"], "result": {"content": []}})
+        try:  # cancelled: no answer, the stream held open until the client goes away
+            while True:
+                time.sleep(0.5)
+                self.wfile.write(b": held\n\n")
+                self.wfile.flush()
+        except OSError:
+            pass
 
     def _oversized(self, message: dict[str, Any]) -> None:
         if self.state.mode == "oversized":
