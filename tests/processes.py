@@ -48,3 +48,16 @@ def listening(url: str, timeout: float = 60.0) -> str:
     if not until(accepts, stall_s=timeout):
         socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
     return url
+
+
+def signal_a_worker_thread(pid: int, signum: int) -> int:
+    """Send ``signum`` to one of ``pid``'s threads other than its main thread (``tgkill``): what the kernel
+    may do with any signal sent to the process while its main thread is busy.  Returns the thread's id."""
+    import ctypes
+    import os
+    tids = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+    assert tids, f"process {pid} runs no thread besides its main one"
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.tgkill(pid, tids[-1], signum) != 0:
+        raise OSError(ctypes.get_errno(), f"tgkill {pid}/{tids[-1]} failed")
+    return tids[-1]

@@ -230,6 +230,10 @@ class _Session:
                     self._notify(closing=True)
                     self.wakes["outbound"].wake()
 
+    def wake_supervisor(self) -> None:
+        """Wake ``supervise`` (a signal arrived: its handler runs once the main thread does)."""
+        self._notify()
+
     def wait_child(self) -> None:
         """Reap the child (its own thread) and wake the supervisor."""
         self.proc.wait()
@@ -359,7 +363,7 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
     threads.append(threading.Thread(target=run.watch_client, name="shim-watch", daemon=True))
     for thread in threads:
         thread.start()
-    with forward_signals(run.signal_child):
+    with forward_signals(run.signal_child, run.wake_supervisor):
         try:
             code = run.supervise()
         finally:

@@ -154,6 +154,11 @@ class HTTPShim:
         """``http://<ip>:<port>/mcp``-style URL of this listener (the path is not significant)."""
         return endpoint_url(self.address, self.endpoint.path)
 
+    @property
+    def wakeup_fd(self) -> int:
+        """A non-blocking descriptor whose write wakes ``serve_forever`` (the signal wakeup descriptor)."""
+        return self._wake.write_fd
+
     def start(self) -> HTTPShim:
         """Accept connections on a background thread; returns self."""
         self._acceptor = threading.Thread(target=self.serve_forever, name="shim-http-accept", daemon=True)

@@ -74,8 +74,14 @@ def start_server(command: Sequence[str], env: Mapping[str, str] | None) -> subpr
 
 
 @contextlib.contextmanager
-def forward_signals(send: Callable[[int], None]) -> Iterator[None]:
-    """Pass SIGTERM/SIGINT/SIGHUP to ``send`` while the block runs (main thread only; elsewhere a no-op)."""
+def forward_signals(send: Callable[[int], None], wake: Callable[[], None]) -> Iterator[None]:
+    """Pass SIGTERM/SIGINT/SIGHUP to ``send`` while the block runs (main thread only; elsewhere a no-op).
+
+    The kernel may hand a signal sent to the process to any of its threads; Python then runs ``send`` on
+    the main thread, but only once that thread runs again.  A main thread blocked on a lock would never
+    forward it, so the signal wakeup descriptor is a pipe whose relay thread calls ``wake`` (which must
+    wake the main thread's wait) for every signal caught.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -83,9 +89,23 @@ def forward_signals(send: Callable[[int], None]) -> Iterator[None]:
     def forward(signum: int, _frame: object) -> None:
         send(signum)
 
+    def relay() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(read_fd, 64):
+                wake()
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
     previous = {s: signal.signal(s, forward) for s in FORWARDED_SIGNALS}
+    previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    relay_thread = threading.Thread(target=relay, name="shim-signals", daemon=True)
+    relay_thread.start()
     try:
         yield
     finally:
+        signal.set_wakeup_fd(previous_fd)
+        os.close(write_fd)  # the relay reads end of input and returns
+        relay_thread.join()
+        os.close(read_fd)
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -75,6 +75,7 @@ class LoopbackListener:
         self._sock = listen_socket(ip, port, backlog=128)
         self._queue: queue.Queue[socket.socket | None] = queue.Queue(maxsize=max(SERVE_ACCEPT_QUEUE, workers))
         self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_w.setblocking(False)  # also the signal wakeup descriptor (run_until_signalled)
         self._stopped = threading.Event()
         self._name = name
         self._workers = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
@@ -92,6 +93,11 @@ class LoopbackListener:
     def url(self) -> str:
         """``http://<ip>:<port>/mcp``: the endpoint to give an MCP client (any path is served)."""
         return endpoint_url(self.address, "/mcp")
+
+    @property
+    def wakeup_fd(self) -> int:
+        """A non-blocking descriptor whose write wakes ``serve_forever`` (the signal wakeup descriptor)."""
+        return self._wake_w.fileno()
 
     def start(self) -> LoopbackListener:
         """Accept connections on a background thread; returns self."""

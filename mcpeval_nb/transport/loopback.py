@@ -245,6 +245,9 @@ class Listener(Protocol):
 
     def close(self) -> None: ...  # pragma: no cover
 
+    @property
+    def wakeup_fd(self) -> int: ...  # pragma: no cover - a non-blocking descriptor serve_forever watches
+
 
 def listen_socket(ip: str, port: int, *, backlog: int) -> socket.socket:
     """A TCP socket bound to ``(ip, port)`` and listening (``SO_REUSEADDR``); closed again on failure.
@@ -279,6 +282,11 @@ def run_until_signalled(make: Callable[[], Listener], announce: Callable[[str], 
     """Build a listener, announce its URL and serve until SIGTERM or SIGINT (handlers installed on the
     main thread only, restored afterwards); the listener is closed however the loop ends.
 
+    A signal sent to the process may be taken by any of its threads.  Python runs the handler on the main
+    thread only, and only once that thread runs again, so an accept loop blocked in ``select`` would never
+    see it: the listener's ``wakeup_fd`` is installed as the signal wakeup descriptor, so the signal itself
+    wakes the loop, whichever thread took it.
+
     Returns:
         0 after a clean shutdown.
 
@@ -290,13 +298,17 @@ def run_until_signalled(make: Callable[[], Listener], announce: Callable[[str], 
     except OSError as exc:
         raise UsageError(f"cannot listen on the --listen address: {exc.strerror}") from None
     previous: dict[signal.Signals, Any] = {}
+    previous_fd: int | None = None
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
             previous[signum] = signal.signal(signum, lambda _s, _f: listener.stop())
+        previous_fd = signal.set_wakeup_fd(listener.wakeup_fd, warn_on_full_buffer=False)
     try:
         announce(listener.url)
         listener.serve_forever()
     finally:
+        if previous_fd is not None:  # before close() frees the descriptor (its number may be reused)
+            signal.set_wakeup_fd(previous_fd)
         listener.close()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
