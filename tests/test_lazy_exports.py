@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-LAZY_PACKAGES = ("mcpeval_nb", "mcpeval_nb.capture", "mcpeval_nb.privacy", "mcpeval_nb.root",
-                 "mcpeval_nb.transport")
+LAZY_PACKAGES = ("mcpeval_nb", "mcpeval_nb.analysis", "mcpeval_nb.capture", "mcpeval_nb.privacy",
+                 "mcpeval_nb.root", "mcpeval_nb.transport")
 
 
 def _mirror(package: str) -> dict[str, str]:
@@ -69,3 +69,14 @@ def test_privacy_shape_is_the_function_whichever_import_comes_first(first: str) 
             "print(p.shape is shape and callable(shape))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "True"
+
+
+@pytest.mark.parametrize("module", ["mcpeval_nb.serve.listener", "mcpeval_nb.configuration",
+                                    "mcpeval_nb.triage.promote", "mcpeval_nb.triage.findings",
+                                    "mcpeval_nb.triage.index.build"])
+def test_serve_config_and_the_findings_commands_start_without_pandas(module: str) -> None:
+    """pandas costs 0.3-0.4 s of CPU per interpreter; these load it only if a call needs a frame (a trend
+    delta, a catalog status), not to start (``wilson_interval`` is stdlib, ``analysis`` loads lazily)."""
+    code = f"import sys; import {module}; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -30,9 +30,9 @@ import pandas as pd
 import pyarrow as pa
 
 from ..clock import Moment, is_day
+from ..wilson import wilson_interval
 from ._frames import as_frame, to_table
 from .catalog import Source, catalog_history, listings, moment, open_source
-from .outcomes import wilson_interval
 
 if TYPE_CHECKING:
     from ..tables.store import Store

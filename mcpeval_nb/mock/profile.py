@@ -21,13 +21,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..analysis.outcomes import wilson_interval
 from ..errors import DocumentError
 from ..jsonfmt import JSONFormatError, dumps, loads
 from ..privacy.catalog_schema import skeleton_of, valid_label
 from ..privacy.grammar import valid_server, valid_template_id
 from ..privacy.shape import is_canonical_token, sanitize_shape
 from ..schemacheck import packaged_checker, packaged_text
+from ..wilson import wilson_interval
 
 __all__ = [
     "HINTS",

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.outcomes import wilson_interval
 from ..sizes.measure import CallSize
+from ..wilson import wilson_interval
 from .build import bootstrap_percentile
 from .profile import Interval, ToolProfile
 

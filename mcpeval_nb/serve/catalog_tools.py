@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import catalog_status
 from .base import ToolContext, ToolResult
 
 __all__ = ["NO_CATALOG", "get_catalog_status"]
@@ -19,6 +18,8 @@ NO_CATALOG = "no catalog recorded and none pinned; capture a session through `mc
 
 def get_catalog_status(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
     """Every server's catalog against its pin (or only ``server``)."""
+    from ..catalog import catalog_status  # here: serve starts without the catalog layer (pandas)
+
     status = catalog_status(ctx.root, server=args.get("server"))
     lines = [line for s in status.servers for line in s.lines()]
     return ToolResult("\n".join(lines) if lines else NO_CATALOG, status.to_json())

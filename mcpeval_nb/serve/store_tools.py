@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.readiness import trend_delta
 from ..capture.annotate import annotate
 from ..errors import UsageError
 from ..privacy.records import ANNOTATION_KINDS, TrendPoint
@@ -57,6 +56,8 @@ def get_finding(ctx: ToolContext, args: dict[str, Any]) -> ToolResult:
 
 
 def _point(previous: TrendPoint | None, point: TrendPoint) -> dict[str, Any]:
+    from ..analysis.readiness import trend_delta  # here: serve starts without the analysis layer (pandas)
+
     return {"ts": point.ts, "passed": point.passed, "cases_total": point.cases_total,
             "cases_passed": point.cases_passed, "score": point.score,
             "manifest_sha256": point.manifest_sha256, "standard": point.standard,

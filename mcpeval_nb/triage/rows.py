@@ -26,8 +26,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..analysis.outcomes import wilson_interval
 from ..jsonfmt import loads
+from ..wilson import wilson_interval
 
 __all__ = [
     "FIELDS",

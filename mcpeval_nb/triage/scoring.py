@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from ..analysis.outcomes import wilson_interval
 from ..errors import UsageError
 from ..root import Root, RootLike
 from ..root.layout import CONFIG
+from ..wilson import wilson_interval
 
 __all__ = [
     "HALF_LIFE_DAYS",
