@@ -83,3 +83,19 @@ def test_the_stdio_shim_forwards_a_sigterm_taken_by_a_worker_thread(root: Path) 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_sigterm_before_the_shim_has_a_session_still_reaches_the_server(root: Path) -> None:
+    """The server's first act signals the shim, before any frame and likely before the session's threads
+    exist: the signal is held and passed on to the server once it runs, never the shim's own death."""
+    argv = shim_argv()
+    server = argv[argv.index("--") + 1:]
+    racing = [*argv[:argv.index("--") + 1], "sh", "-c", 'kill -TERM "$PPID"; exec "$@"', "sh", *server]
+    for _ in range(5):
+        proc = subprocess.Popen(racing, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            assert waiting.exited(proc, stall_s=20) == 128 + signal.SIGTERM  # the server died of it
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

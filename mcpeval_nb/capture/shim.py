@@ -294,6 +294,33 @@ class _Session:
                 wake.close()
 
 
+class _Forward:
+    """Where the shim's stop signals go: held until the session exists, then to its server's group."""
+
+    __slots__ = ("held", "run")
+
+    def __init__(self) -> None:
+        self.run: _Session | None = None
+        self.held: list[int] = []
+
+    def send(self, signum: int) -> None:
+        if self.run is None:
+            self.held.append(signum)
+        else:
+            self.run.signal_child(signum)
+
+    def wake(self) -> None:
+        if self.run is not None:
+            self.run.wake_supervisor()
+
+    def attach(self, run: _Session) -> None:
+        """Pass later signals to ``run``'s server, and the held ones now (handlers run on this thread)."""
+        self.run = run
+        held, self.held = self.held, []
+        for signum in held:
+            run.signal_child(signum)
+
+
 def _correlator_maker(options: ShimOptions, root: Path, salt: bytes,
                       session: str | None) -> Callable[[], Correlator]:
     """The shim's correlator, made where it is used (the recorder child): nothing that parses or records
@@ -348,22 +375,28 @@ def run_shim(options: ShimOptions, *, on_start: Callable[[int], None] | None = N
         recorder = Recorder(root=root, correlator=correlator())
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(0.0001)  # the forwarding threads get the interpreter lock back quickly
-    try:
-        proc = start_server(options.command, options.env)
-    except TransportError:
-        recorder.close()
-        sys.setswitchinterval(old_interval)
-        raise
-    run = _Session(options, proc, recorder)
-    if on_start is not None:
-        on_start(proc.pid)
-    threads = [threading.Thread(target=run.pump, args=(d,), name=f"shim-{d}", daemon=True)
-               for d in ("outbound", "inbound")]
-    threads.append(threading.Thread(target=run.wait_child, name="shim-wait", daemon=True))
-    threads.append(threading.Thread(target=run.watch_client, name="shim-watch", daemon=True))
-    for thread in threads:
-        thread.start()
-    with forward_signals(run.signal_child, run.wake_supervisor):
+    # The stop signals' handlers go in before the server starts: a signal that comes before the session
+    # exists is held and passed on to the server as soon as it runs, so SIGTERM/SIGINT/SIGHUP always reach
+    # the server and never end the shim by their default action (installed after the pumps started, a
+    # client that had seen an answer could kill the shim with the server still running).
+    forward = _Forward()
+    with forward_signals(forward.send, forward.wake):
+        try:
+            proc = start_server(options.command, options.env)
+        except TransportError:
+            recorder.close()
+            sys.setswitchinterval(old_interval)
+            raise
+        run = _Session(options, proc, recorder)
+        if on_start is not None:
+            on_start(proc.pid)
+        threads = [threading.Thread(target=run.pump, args=(d,), name=f"shim-{d}", daemon=True)
+                   for d in ("outbound", "inbound")]
+        threads.append(threading.Thread(target=run.wait_child, name="shim-wait", daemon=True))
+        threads.append(threading.Thread(target=run.watch_client, name="shim-watch", daemon=True))
+        forward.attach(run)
+        for thread in threads:
+            thread.start()
         try:
             code = run.supervise()
         finally:
