@@ -7,6 +7,7 @@ import socket
 import subprocess
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from typing import IO, Any
 
 from tests.waiting import until
@@ -48,6 +49,29 @@ def listening(url: str, timeout: float = 60.0) -> str:
     if not until(accepts, stall_s=timeout):
         socket.create_connection((parsed.hostname, parsed.port), timeout=1).close()
     return url
+
+
+def cli_listening(argv: list[str]) -> tuple[subprocess.Popen[str], int]:
+    """``python -m mcpeval_nb <argv> --listen 127.0.0.1:0`` (serve, mock, shim-http) once it announced its
+    URL on stderr; returns the process and its port."""
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "mcpeval_nb", *argv, "--listen", "127.0.0.1:0"],
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "listening on " in line, line
+    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
+
+
+@contextlib.contextmanager
+def killed_after(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """``proc`` for the block; killed and reaped after it when still running (a check failed first)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def signal_a_worker_thread(pid: int, signum: int) -> int:

@@ -23,7 +23,7 @@ PACKAGE = Path(mcpeval_nb.__file__).resolve().parent
 #: know each other).  ``""`` is the public ``mcpeval_nb/__init__.py``.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("_version", "_lazy", "_frozen", "errors", "limits", "junit", "schemacheck", "htmltext", "textsafe",
-     "progress", "wilson"),                               # stdlib
+     "progress", "wilson"),                     # stdlib
     ("clock", "jsonfmt", "root"),               # time, JSON text, the capture root
     ("privacy",),                               # the write boundary
     ("journal", "transport"),                   # journals; MCP clients

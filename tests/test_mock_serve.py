@@ -18,7 +18,7 @@ import pytest
 import mcpeval_nb as me
 from tests import waiting
 from tests.mock_support import CANARY, SERVER, WIDE, address, call, mock_process, write_recorded
-from tests.processes import signal_a_worker_thread
+from tests.processes import cli_listening, killed_after, signal_a_worker_thread
 from tests.serve_support import request, rpc
 
 
@@ -94,16 +94,10 @@ def test_the_sdk_client_lists_and_calls_the_mock_over_http(profile_file: Path, m
 
 def test_the_http_mock_stops_on_a_sigint_taken_by_a_worker_thread(profile_file: Path) -> None:
     """See ``test_signal_any_thread.py``: the signal wakes the accept loop whichever thread takes it."""
-    proc = subprocess.Popen([sys.executable, "-m", "mcpeval_nb", "mock", "--from-profile", str(profile_file),
-                             "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None and "listening on " in proc.stderr.readline()
+    proc, _port = cli_listening(["mock", "--from-profile", str(profile_file)])
+    with killed_after(proc):
         signal_a_worker_thread(proc.pid, signal.SIGINT)
         assert waiting.exited(proc, stall_s=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_the_same_seed_gives_the_same_answers_in_both_eras_and_transports(profile_file: Path) -> None:

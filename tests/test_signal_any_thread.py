@@ -11,32 +11,21 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from mcpeval_nb.testing import server_command
 from tests import waiting
-from tests.processes import signal_a_worker_thread
+from tests.processes import cli_listening, killed_after, signal_a_worker_thread
 from tests.serve_support import call
 from tests.shim_helpers import call as frame
 from tests.shim_helpers import children, gone, shim_argv, wait_for
 
-CLI = [sys.executable, "-m", "mcpeval_nb"]
-
-
-def _listening(argv: list[str]) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen([*CLI, *argv, "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    assert "listening on " in line, line
-    return proc, int(line.rsplit(":", 1)[1].split("/")[0])
-
 
 def test_serve_stops_on_a_sigint_taken_by_a_worker_thread_with_a_run_in_flight(root: Path) -> None:
-    proc, port = _listening(["serve", "--allow-spawn"])
-    try:
+    proc, port = cli_listening(["serve", "--allow-spawn"])
+    with killed_after(proc):
         slow = {"version": 1, "sandboxes": {}, "probes": [
             {"id": "slow-read", "probe": "degradation-over-n", "access": "read_only", "tool": "slow",
              "arguments": {"ms": 30000}, "max_attempts": 2}]}
@@ -50,27 +39,18 @@ def test_serve_stops_on_a_sigint_taken_by_a_worker_thread_with_a_run_in_flight(r
         assert waiting.exited(proc, stall_s=20) == 0
         waiting.until(lambda: not caller.is_alive(), stall_s=20)
         assert replies and replies[0]["result"]["content"][0]["text"] == "cancelled: 1 case(s) not run"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_shim_http_stops_on_a_sigterm_taken_by_a_worker_thread(root: Path) -> None:
     # no request is sent, so the upstream is never contacted
-    proc, _port = _listening(["shim-http", "--server", "demo", "--upstream", "http://127.0.0.1:9/mcp"])
-    try:
+    proc, _port = cli_listening(["shim-http", "--server", "demo", "--upstream", "http://127.0.0.1:9/mcp"])
+    with killed_after(proc):
         signal_a_worker_thread(proc.pid, signal.SIGTERM)
         assert waiting.exited(proc, stall_s=20) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_the_stdio_shim_forwards_a_sigterm_taken_by_a_worker_thread(root: Path) -> None:
-    proc = subprocess.Popen(shim_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
+    with killed_after(subprocess.Popen(shim_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(frame(1, "navigate"))
         proc.stdin.flush()
@@ -79,10 +59,6 @@ def test_the_stdio_shim_forwards_a_sigterm_taken_by_a_worker_thread(root: Path) 
         signal_a_worker_thread(proc.pid, signal.SIGTERM)
         assert waiting.exited(proc, stall_s=20) == 128 + signal.SIGTERM  # the server died of it
         assert wait_for(lambda: all(gone(k) for k in kids))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def test_a_sigterm_before_the_shim_has_a_session_still_reaches_the_server(root: Path) -> None:
@@ -92,10 +68,5 @@ def test_a_sigterm_before_the_shim_has_a_session_still_reaches_the_server(root: 
     server = argv[argv.index("--") + 1:]
     racing = [*argv[:argv.index("--") + 1], "sh", "-c", 'kill -TERM "$PPID"; exec "$@"', "sh", *server]
     for _ in range(5):
-        proc = subprocess.Popen(racing, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        try:
+        with killed_after(subprocess.Popen(racing, stdin=subprocess.PIPE, stdout=subprocess.PIPE)) as proc:
             assert waiting.exited(proc, stall_s=20) == 128 + signal.SIGTERM  # the server died of it
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
