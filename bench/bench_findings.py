@@ -11,7 +11,7 @@ imports) with the journals in the page cache:
 * ``incremental``: ``build_index(root)`` after 1,000 call records were appended through the writer;
 * ``promote``: ``promote(root)`` over the indexed store.
 
-``open_store`` and ``index`` run three times each, interleaved; the figures are their medians.  Then the
+``open_store`` and ``index`` run five times each, interleaved; the figures are their medians.  Then the
 same two on the same calls with an identity on every call (``identities="all"``, as new captures write
 them: one capture id per session; cached under ``build/bench/findings-1m-identities``), where the index
 has a million event ids to key and 400 captures to group (the first store has one identity in seven
@@ -43,13 +43,15 @@ STORE_IDS = ROOT / "findings-1m-identities"
 PARAMS_IDS = {**PARAMS, "identities": "all"}
 TARGETS = {"index": 3.0, "promote": 2.0}
 INCREMENTAL_MS = 100.0
-ROUNDS = 3  # open_store and index: the median of three interleaved runs each
+ROUNDS = 5  # open_store and index: the median of five interleaved runs each
 
 _CHILD = r"""
 import json, resource, sys, time
 mode, root = sys.argv[1], sys.argv[2]
 import mcpeval_nb as me
 import numpy, pyarrow  # imports are not what is measured
+import pandas  # neither is pandas: pyarrow imports it the first time it builds an array (pa.array checks
+               # for pandas objects), 0.2-0.3 s inside the timed call otherwise
 run = {"open_store": me.open_store, "index": me.build_index, "incremental": me.build_index,
        "promote": me.promote}[mode]
 import mcpeval_nb.tables.load, mcpeval_nb.triage.index.build, mcpeval_nb.triage.promote

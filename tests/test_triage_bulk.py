@@ -4,6 +4,7 @@ and a full build equals a refresh that reads the same journals row by row."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -172,3 +173,33 @@ def test_links_by_session_and_seq_past_the_packed_key_range(root: Path, tmp_path
     ours, theirs = canonical(tmp_path / "other" / INDEX_FILE), canonical(root / INDEX_FILE)
     ours.pop("sources"), theirs.pop("sources")
     assert ours == theirs
+
+
+def _deleted_indexes() -> list[str]:
+    """This process's descriptors on an index file that no longer has a name."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if INDEX_FILE in target and target.endswith("(deleted)"):
+                found.append(target)
+    return found
+
+
+def test_a_full_build_frees_the_replaced_index_on_a_thread_of_its_own_and_leaks_nothing(root: Path) -> None:
+    synthetic_store(root, calls=5_000, servers=2, tools=4, days=2, sessions=6, seed=5)
+    me.build_index(root)
+    path = root / INDEX_FILE
+    old_inode = path.stat().st_ino
+    reader = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)  # a reader of the old file
+    try:
+        calls = reader.execute("SELECT count(*) FROM calls").fetchone()
+        result = me.build_index(root, full=True)
+        assert result.full and path.stat().st_ino != old_inode
+        assert reader.execute("SELECT count(*) FROM calls").fetchone() == calls  # the old file reads on
+    finally:
+        reader.close()
+    for thread in [t for t in threading.enumerate() if t.name == "mcpeval-nb-index-free"]:
+        thread.join()  # it closes its descriptor and ends, whatever the timing
+    assert not _deleted_indexes()  # nothing holds the old file's blocks any more
+    assert not _tmp_files(root)

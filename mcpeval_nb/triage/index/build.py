@@ -139,6 +139,25 @@ def build_locked(base: Path, *, full: bool, options: ReadOptions) -> IndexResult
     return _full_build(base, sources, reason=reason, carry=state.ok, options=options)
 
 
+def _replace(tmp: Path, path: Path) -> None:
+    """Rename the new index over the old one, and let a thread of its own free the old file's blocks.
+
+    Renaming over a file drops its last name, and the kernel frees its blocks and cached pages there
+    and then (0.15-0.4 s for the bench store's 320 MB index, docs/performance.md): with the old file
+    still open, the rename only unlinks it, and the last close, on a daemon thread, frees it while the
+    caller goes on (``promote`` promotes meanwhile; a process that exits first frees it on exit).
+    """
+    try:
+        old = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # no previous index (or not one we can open: the rename frees it)
+        old = -1
+    try:
+        os.replace(tmp, path)
+    finally:
+        if old >= 0:
+            threading.Thread(target=os.close, args=(old,), name="mcpeval-nb-index-free", daemon=True).start()
+
+
 def _remove_stale(base: Path) -> None:
     """Delete temporary builds left by a killed run (we hold the lock: none is live)."""
     for name in os.listdir(base):
@@ -204,7 +223,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
         _carry_lifecycle(db, path)
         db.execute("COMMIT")
         db.close()
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except BaseException as exc:
         if bulk is not None:
             bulk.abort()
