@@ -38,6 +38,7 @@ def test_a_write_cut_short_by_the_file_size_limit_leaves_every_byte_as_it_was(ro
     before = path.read_bytes()
     child = textwrap.dedent(f"""
         import resource, sys
+        sys.dont_write_bytecode = True  # a module compiled under the limit would leave a truncated .pyc
         from pathlib import Path
         from mcpeval_nb import CallRecord, JournalError, append_record
         root = Path({str(root)!r})

@@ -94,6 +94,7 @@ def test_a_build_cancelled_while_streaming_keeps_the_previous_index(root: Path) 
 
 _LIMITED = r"""
 import resource, signal, sys
+sys.dont_write_bytecode = True  # under the limit a module compiled now would leave a truncated .pyc behind
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
 from mcpeval_nb.cli import main

@@ -81,6 +81,34 @@ def test_incremental_after_an_annotation_links_it_like_a_full_rebuild(root: Path
     ).fetchall()[-1] == (1,)
 
 
+def test_a_refresh_links_an_older_annotation_to_the_calls_appended_later(root: Path, tmp_path: Path) -> None:
+    _store(root)
+    notes = [("late-session-1", 7, "false-success"), ("late-session-2", 3, "workaround"),
+             ("late-session-3", 1, "blocked-optimal-path")]
+    for session, seq, kind in notes:  # annotated before any call is at their coordinates
+        me.append_record(root, me.AnnotationRecord(ts="2026-08-04T12:00:00.000Z", session=session, seq=seq,
+                                                   kind=kind, note="before the call"))
+    me.build_index(root)
+
+    def call(session: str, seq: int) -> me.CallRecord:
+        return me.CallRecord(ts="2026-08-04T13:00:00.000Z", session=session, seq=seq, server="late",
+                             method="tools/call", tool="t", outcome="ok")
+
+    # one call at the first coordinate, two at the second (ambiguous), none at the third; others around
+    me.append_records(root, [call("late-session-1", 6), call("late-session-1", 7), call("late-session-1", 8),
+                             call("late-session-2", 3), call("late-session-3", 2)])
+    me.append_records(root, [me.CallRecord(ts="2026-08-04T13:00:01.000Z", session="late-session-2", seq=3,
+                                           server="other", method="tools/call", tool="t", outcome="ok")])
+    result = me.build_index(root)
+    assert not result.full and result.added == 6
+    _same_content(root, tmp_path)
+    db = sqlite3.connect(root / INDEX_FILE)
+    ours = db.execute("SELECT a.kind, c.seq, c.server, a.matches FROM annotations a LEFT JOIN calls c "
+                      "ON c.id = a.call_id ORDER BY a.rowid DESC LIMIT 3").fetchall()  # ours: the last three
+    assert sorted(ours) == [("blocked-optimal-path", None, None, 0), ("false-success", 7, "late", 1),
+                            ("workaround", None, None, 2)]
+
+
 def test_a_hand_edited_earlier_line_forces_a_full_rebuild(root: Path, tmp_path: Path) -> None:
     _store(root)
     me.build_index(root)

@@ -207,8 +207,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
                                _groups(windows, enc, ids, ingest.encoder), strict=True):
             bulk.ingest(table, rows)
         ingest.bulk_strings()  # any assigned since (none is expected)
-        every = pa.nulls(1, pa.string())
-        bulk.execute(FILL_CAPTURES, pa.record_batch({"a": every, "b": every}))
+        bulk.execute(FILL_CAPTURES)
         bulk.close()
         db.execute("BEGIN")
         write_sources(db, done)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,9 +29,9 @@ from ...root import entry_exists
 from ...root.layout import INDEX
 from ..rows import ISSUES_TABLE, LIFECYCLE_TABLES
 
-__all__ = ["FILL_CAPTURES", "INDEXES", "INDEX_FILE",
-            "NULL_TS", "SCHEMA", "SPEC_TS", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState",
-           "Transaction", "connect", "inspect_index", "open_for_reading", "statements", "transaction"]
+__all__ = ["FILL_CAPTURES", "INDEXES", "INDEX_FILE", "NULL_TS", "REFILL_CAPTURES", "SCHEMA", "SPEC_TS",
+           "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState", "Transaction", "connect", "inspect_index",
+           "json_list", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = INDEX  # root.layout names it
 #: The checkpoint version: 2 since each source's digest is the one append proof (``journal.proof.Prefix``);
@@ -84,9 +85,12 @@ _FINDINGS_TABLE = (
 #: 3339 UTC with ms, as the reference writes it; ``spec_rows.spec_ts`` spells the same with numpy.
 SPEC_TS = "strftime('%Y-%m-%dT%H:%M:%fZ', {} / 1000.0, 'unixepoch')"
 #: ``index_captures`` rows of the named captures (a JSON array of capture ids), or of every capture.
-FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
-  SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session
-  WHERE ? IS NULL OR g.capture IN (SELECT value FROM json_each(?))"""
+_FILL = """INSERT OR REPLACE INTO index_captures (capture, session, server)
+  SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session"""
+#: ``index_captures`` from every capture group (a full build).
+FILL_CAPTURES = _FILL
+#: ``index_captures`` of the captures in a JSON list (a refresh: looked up by key, not a scan of every group).
+REFILL_CAPTURES = _FILL + "\n  WHERE g.capture IN (SELECT value FROM json_each(?))"
 #: Every table, in creation order.
 TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
 
@@ -94,12 +98,19 @@ TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCL
 INDEXES = """
 CREATE INDEX call_errors_issue ON call_errors (err_code, err_template_id);
 CREATE INDEX annotations_call ON annotations (call_id);
+CREATE INDEX annotations_at ON annotations (session, seq);
 """
 
 SCHEMA = TABLES + INDEXES
 #: SHA-256 of the layout above: a checkpoint with another digest (an older layout, the Rust tool's) is
 #: rebuilt.  The Rust tool rebuilds ours for the same reason.
 SCHEMA_DIGEST = "mcpeval-nb:" + hashlib.sha256(SCHEMA.encode("utf-8")).hexdigest()
+
+
+def json_list(values: object) -> str:
+    """A list bound as one parameter that SQLite's ``json_each`` reads (plain JSON: it never leaves SQLite,
+    so it is not the reference tool's serialisation)."""
+    return json.dumps(values, separators=(",", ":"))
 
 
 def statements(text: str) -> list[str]:

@@ -4,7 +4,8 @@ An annotation links to the call with its event id, else to the one call with its
 (``matches`` keeps how many calls have that coordinate, so a refresh can tell "none yet" from "two"
 without a (session, seq) index over every call).  A full build counts the matches with numpy over the
 sorted calls before the annotations are written; a refresh adds the new calls' matches to the old
-annotations and counts new annotations' matches with one scan of the calls of their sessions.
+annotations at their coordinates (found through ``annotations_at``) and counts new annotations' matches
+with one scan of the calls of their sessions.
 ``index_groups`` keeps each legacy (session, server) group's last five calls (``id:seq:failed``), the
 only calls a new call's window can reach.
 """
@@ -18,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...jsonfmt import dumps
+from .database import json_list
 from .encode import Encoded, Encoder
 from .events import EventOrder, event_calls
 from .windows import Tail
@@ -110,10 +111,13 @@ def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder:
     for session, seq, call in zip(enc.session.tolist(), enc.seq.tolist(), ids.tolist(), strict=True):
         fresh[(session, seq)].append(call)
     updates: list[tuple[int, int | None, int]] = []
-    if fresh:
+    if fresh:  # only the old annotations at a new call's (session, seq): SQLite picks them out
+        texts = {code: text for text, code in encoder.strings.items()}
+        keys = json_list([[texts[session], seq] for session, seq in fresh if session in texts])
         for rowid, session, seq, matches in db.execute(
-                "SELECT rowid, session, seq, matches FROM annotations WHERE event_id IS NULL AND rowid <= ?",
-                (last_note,)).fetchall():
+                "SELECT a.rowid, a.session, a.seq, a.matches FROM json_each(?) k JOIN annotations a "
+                "ON a.session = k.value ->> 0 AND a.seq = k.value ->> 1 "
+                "WHERE a.event_id IS NULL AND a.rowid <= ?", (keys, last_note)).fetchall():
             hits = fresh.get((encoder.strings.get(session, 0), seq))
             if hits:
                 total = matches + len(hits)
@@ -123,7 +127,7 @@ def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder:
     if new:
         codes = {s: c for s, c in db.execute(
             "SELECT value, id FROM strings WHERE value IN (SELECT value FROM json_each(?))",
-            (_json([s for _, s, _ in new]),))}
+            (json_list([s for _, s, _ in new]),))}
         wanted = {(codes.get(s), q) for _, s, q in new}
         found: dict[tuple[int, int], list[int]] = defaultdict(list)
         marks = ", ".join(str(c) for c in set(codes.values())) or "NULL"
@@ -135,7 +139,3 @@ def link_refresh(db: sqlite3.Connection, enc: Encoded, ids: np.ndarray, encoder:
             hits = found.get((codes.get(session, -1), seq), [])
             updates.append((len(hits), hits[0] if len(hits) == 1 else None, rowid))
     db.executemany("UPDATE annotations SET matches = ?, call_id = ? WHERE rowid = ?", updates)
-
-
-def _json(values: list[str]) -> str:
-    return dumps(values, sort_keys=False)

@@ -17,8 +17,7 @@ import numpy as np
 from ...errors import FindingsError
 from ...journal.proof import Prefix
 from ...journal.snapshot import Cursor
-from ...jsonfmt import dumps
-from .database import FILL_CAPTURES, connect, transaction
+from .database import REFILL_CAPTURES, connect, json_list, transaction
 from .encode import Encoded, Encoder, check_captures
 from .ingest import Ingest, ReadOptions, write_sources
 from .links import link_refresh, parse_tail
@@ -87,8 +86,8 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
         reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:
             return Rebuild(reason)
-        captures = dumps(ingest.encoder.capture_ids, sort_keys=False)
-        db.execute(FILL_CAPTURES, (captures, captures))
+        if ingest.encoder.capture_ids:
+            db.execute(REFILL_CAPTURES, (json_list(ingest.encoder.capture_ids),))
     link_refresh(db, enc, ids, ingest.encoder, last_note)
     write_sources(db, done)
     added_failures = int(enc.failed.sum())
@@ -124,14 +123,14 @@ def _append_windows(
     starts = np.flatnonzero(np.r_[True, key[order][1:] != key[order][:-1]])
     names = {v: k for k, v in encoder.servers.items()}
     touched = sorted({int(s) for s in enc.session.tolist()} & encoder.known)
-    codes = _json_ints(touched)
+    codes = json_list(touched)
     skipped = set(db.execute("SELECT session, server FROM index_skipped WHERE session IN "
                              "(SELECT value FROM json_each(?))", (codes,)).fetchall())
     stored = {(s, v): t for s, v, t in db.execute("SELECT session, server, tail FROM index_groups WHERE "
                                                   "session IN (SELECT value FROM json_each(?))", (codes,))}
     held = {c: (s, v, t) for c, s, v, t in db.execute(
         "SELECT capture, session, server, tail FROM index_capture_groups WHERE capture IN "
-        "(SELECT value FROM json_each(?))", (dumps(encoder.capture_ids, sort_keys=False),))}
+        "(SELECT value FROM json_each(?))", (json_list(encoder.capture_ids),))}
     groups: dict[int, tuple[int, str]] = {}
     captured: dict[int, tuple[str, int, str]] = {}
     tail_key: list[int] = []
@@ -185,7 +184,3 @@ def _append_windows(
                    "VALUES (?, ?, ?, ?)",
                    [(*captured[k], tail) for k, tail in tails.items() if k in captured])
     return None
-
-
-def _json_ints(values: list[int]) -> str:
-    return "[" + ",".join(str(v) for v in values) + "]"
