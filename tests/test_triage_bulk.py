@@ -187,19 +187,34 @@ def _deleted_indexes() -> list[str]:
     return found
 
 
-def test_a_full_build_frees_the_replaced_index_on_a_thread_of_its_own_and_leaks_nothing(root: Path) -> None:
+@pytest.mark.parametrize("swap", ["exchange", "rename"])
+def test_a_full_build_frees_the_replaced_index_on_a_thread_of_its_own_and_leaks_nothing(
+        root: Path, swap: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcpeval_nb.triage.index.build as build
+
+    swaps: list[bool] = []
+
+    def exchange(a: Path, b: Path) -> bool:  # the real one, or a filesystem without it
+        swaps.append(swap == "exchange" and real_exchange(a, b))
+        return swaps[-1]
+
+    real_exchange = build.exchange
+    monkeypatch.setattr(build, "exchange", exchange)
     synthetic_store(root, calls=5_000, servers=2, tools=4, days=2, sessions=6, seed=5)
     me.build_index(root)
+    assert swaps == []  # nothing to swap with: renamed
     path = root / INDEX_FILE
     old_inode = path.stat().st_ino
     reader = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)  # a reader of the old file
     try:
         calls = reader.execute("SELECT count(*) FROM calls").fetchone()
         result = me.build_index(root, full=True)
+        assert swaps == [swap == "exchange"]
         assert result.full and path.stat().st_ino != old_inode
         assert reader.execute("SELECT count(*) FROM calls").fetchone() == calls  # the old file reads on
     finally:
         reader.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM calls").fetchone() == (result.calls,)
     for thread in [t for t in threading.enumerate() if t.name == "mcpeval-nb-index-free"]:
         thread.join()  # it closes its descriptor and ends, whatever the timing
     assert not _deleted_indexes()  # nothing holds the old file's blocks any more

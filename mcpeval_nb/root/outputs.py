@@ -56,6 +56,7 @@ __all__ = [
     "Staging",
     "build_and_publish",
     "discard",
+    "exchange",
     "publish",
     "remove_stale_staging",
     "stage_prefix",
@@ -277,6 +278,9 @@ class Staging:
             self._fd = -1
 
 
+_UNSUPPORTED = (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP)  # renameat2 or its flag is not available
+
+
 def _renameat2(src: Path, dst: Path, flags: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     func = libc.renameat2  # AttributeError where libc lacks it
@@ -284,6 +288,27 @@ def _renameat2(src: Path, dst: Path, flags: int) -> None:
     if func(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap two existing directory entries in one step (``renameat2(RENAME_EXCHANGE)``).
+
+    Returns:
+        True when swapped; False where the C library or the filesystem cannot (nothing changed: the
+        caller falls back to a rename).
+
+    Raises:
+        OSError: any other failure (nothing changed).
+    """
+    try:
+        _renameat2(a, b, _RENAME_EXCHANGE)
+    except AttributeError:
+        return False
+    except OSError as exc:
+        if exc.errno in _UNSUPPORTED:
+            return False
+        raise
+    return True
 
 
 def _publish_fallback(stage: Path, out: Path) -> Path | None:
@@ -322,7 +347,7 @@ def publish(stage: Path, out: Path, *, what: str = "the share envelope",
     except AttributeError:
         pass
     except OSError as exc:
-        if exc.errno not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        if exc.errno not in _UNSUPPORTED:
             raise error(f"cannot publish {what} at {out}: {exc.strerror}") from None
     try:
         return _publish_fallback(stage, out)

@@ -32,6 +32,7 @@ from ...governance.erasure import recover
 from ...journal.snapshot import Cursor
 from ...root import Root, RootLike
 from ...root.layout import INDEX_TMP_PREFIX, index_lock_path
+from ...root.outputs import exchange
 from ...tables.load import check_errors
 from ..rows import LIFECYCLE_COLUMNS
 from .bulk import Bulk
@@ -140,19 +141,27 @@ def build_locked(base: Path, *, full: bool, options: ReadOptions) -> IndexResult
 
 
 def _replace(tmp: Path, path: Path) -> None:
-    """Rename the new index over the old one, and let a thread of its own free the old file's blocks.
+    """Put the new index in the old one's place, and let a thread of its own free the old file's blocks.
 
-    Renaming over a file drops its last name, and the kernel frees its blocks and cached pages there
-    and then (0.15-0.4 s for the bench store's 320 MB index, docs/performance.md): with the old file
-    still open, the rename only unlinks it, and the last close, on a daemon thread, frees it while the
-    caller goes on (``promote`` promotes meanwhile; a process that exits first frees it on exit).
+    A rename over an existing file costs twice on ext4: the kernel frees the old file's blocks and cached
+    pages there and then, and it first starts writing the new file's delayed blocks (``auto_da_alloc``,
+    its guard for programs that replace a file without syncing it): 0.15-0.4 s for the bench store's
+    320 MB index (docs/performance.md).  So the two names are swapped in one step (``renameat2``'s
+    exchange: readers see the old index or the new one, never none), the old file's new name is removed
+    while it is still open, and the last close, on a daemon thread, frees it while the caller goes on
+    (``promote`` promotes meanwhile; a process that exits first frees it on exit).  Where the exchange is
+    not available, the rename does the same with the first cost only.
     """
     try:
         old = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:  # no previous index (or not one we can open: the rename frees it)
         old = -1
     try:
-        os.replace(tmp, path)
+        if old >= 0 and exchange(tmp, path):
+            with contextlib.suppress(OSError):  # else a temporary name left for the next build to remove
+                os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     finally:
         if old >= 0:
             threading.Thread(target=os.close, args=(old,), name="mcpeval-nb-index-free", daemon=True).start()
