@@ -84,13 +84,11 @@ _FINDINGS_TABLE = (
 #: SQLite's spelling of ``calls.ts`` for a time in milliseconds (the SQL expression ``{}`` stands for): RFC
 #: 3339 UTC with ms, as the reference writes it; ``spec_rows.spec_ts`` spells the same with numpy.
 SPEC_TS = "strftime('%Y-%m-%dT%H:%M:%fZ', {} / 1000.0, 'unixepoch')"
-#: ``index_captures`` rows of the named captures (a JSON array of capture ids), or of every capture.
-_FILL = """INSERT OR REPLACE INTO index_captures (capture, session, server)
-  SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session"""
 #: ``index_captures`` from every capture group (a full build).
-FILL_CAPTURES = _FILL
+FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
+  SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session"""
 #: ``index_captures`` of the captures in a JSON list (a refresh: looked up by key, not a scan of every group).
-REFILL_CAPTURES = _FILL + "\n  WHERE g.capture IN (SELECT value FROM json_each(?))"
+REFILL_CAPTURES = FILL_CAPTURES + "\n  WHERE g.capture IN (SELECT value FROM json_each(?))"
 #: Every table, in creation order.
 TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
 
