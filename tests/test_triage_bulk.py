@@ -19,7 +19,6 @@ import mcpeval_nb as me
 from mcpeval_nb.testing import canary_store, synthetic_store
 from mcpeval_nb.triage.index.bulk import Bulk
 from mcpeval_nb.triage.index.database import INDEX_FILE
-from mcpeval_nb.triage.index.encode import CALL_ROWS
 
 from .triage_support import canonical
 
@@ -32,14 +31,19 @@ def _bulk_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "mcpeval-nb-index-bulk"]
 
 
+#: The scratch table these tests write: seven integer columns, as a call's compact ones.
+_ITEMS = pa.schema([(name, pa.int64()) for name in ("id", "ts_ms", "session", "seq", "labels", "latency_ms",
+                                                      "args")])
+
+
 def _rows(n: int, start: int = 1) -> pa.RecordBatch:
     ids = pa.array(range(start, start + n), pa.int64())
-    return pa.record_batch([ids] * len(CALL_ROWS), schema=CALL_ROWS)
+    return pa.record_batch([ids] * len(_ITEMS), schema=_ITEMS)
 
 
 def test_a_job_that_fails_is_one_findings_error_and_later_jobs_do_not_run(tmp_path: Path) -> None:
     path = tmp_path / "bulk.db"
-    sqlite3.connect(path).executescript("CREATE TABLE call_rows (id INTEGER PRIMARY KEY, ts_ms, session, "
+    sqlite3.connect(path).executescript("CREATE TABLE items (id INTEGER PRIMARY KEY, ts_ms, session, "
                                         "seq, labels, latency_ms, args); CREATE TABLE other (x INTEGER);")
     bulk = Bulk(path)
     bulk.ingest("no_such_table", pa.table({"x": [1, 2]}))
@@ -52,25 +56,25 @@ def test_a_job_that_fails_is_one_findings_error_and_later_jobs_do_not_run(tmp_pa
 
 def test_an_append_that_fails_stops_the_producer_instead_of_hanging_it(tmp_path: Path) -> None:
     path = tmp_path / "bulk.db"
-    sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY)")  # 6 columns short
+    sqlite3.connect(path).execute("CREATE TABLE items (id INTEGER PRIMARY KEY)")  # 6 columns short
     bulk = Bulk(path, depth=1)
     with pytest.raises(me.FindingsError, match="cannot write the index"):
         for i in range(10_000):  # the writer refuses the first batch; the next append must not block for ever
-            bulk.append("call_rows", _rows(10, start=1 + 10 * i))
+            bulk.append("items", _rows(10, start=1 + 10 * i))
     assert not _bulk_threads()
 
 
 def test_appended_batches_are_committed_in_order(tmp_path: Path) -> None:
     path = tmp_path / "bulk.db"
-    sqlite3.connect(path).execute("CREATE TABLE call_rows (id INTEGER PRIMARY KEY, ts_ms, session, seq, "
+    sqlite3.connect(path).execute("CREATE TABLE items (id INTEGER PRIMARY KEY, ts_ms, session, seq, "
                                   "labels, latency_ms, args)")
     bulk = Bulk(path, depth=2)
     for i in range(50):
-        bulk.append("call_rows", _rows(1000, start=1 + 1000 * i))
-    bulk.execute("DELETE FROM call_rows WHERE id = ?", pa.record_batch({"id": pa.array([7, 9], pa.int64())}))
+        bulk.append("items", _rows(1000, start=1 + 1000 * i))
+    bulk.execute("DELETE FROM items WHERE id = ?", pa.record_batch({"id": pa.array([7, 9], pa.int64())}))
     bulk.close()
     db = sqlite3.connect(path)
-    assert db.execute("SELECT COUNT(*), MIN(id), MAX(id), SUM(id = seq) FROM call_rows").fetchone() == (
+    assert db.execute("SELECT COUNT(*), MIN(id), MAX(id), SUM(id = seq) FROM items").fetchone() == (
         49_998, 1, 50_000, 49_998)
 
 

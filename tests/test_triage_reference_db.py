@@ -90,7 +90,16 @@ def test_index_db_holds_spec_12s_tables_with_their_names_and_types(root: Path) -
     db = _db(root)
     kinds = dict(db.execute("SELECT name, type FROM sqlite_master"))
     assert {name: kinds.get(name) for name in SPEC_TABLES} == dict.fromkeys(SPEC_TABLES, "table")
-    assert [(r[1], r[2]) for r in db.execute("PRAGMA table_info(calls)")] == SPEC_CALLS
+    columns = [(r[1], r[2]) for r in db.execute("PRAGMA table_info(calls)")]  # SPEC's, then the compact
+    compact = [("ts_ms", "INTEGER"), ("session_code", "INTEGER"), ("labels_code", "INTEGER"),  # ones (ours,
+               ("args_code", "INTEGER")]  # after SPEC's, as elsewhere)
+    assert columns == [*SPEC_CALLS, *compact]
+    db.execute("BEGIN")  # a row naming SPEC's columns only is taken
+    names = ", ".join(n for n, _ in SPEC_CALLS)
+    db.execute(f"INSERT INTO calls ({names}) VALUES ({', '.join('?' * len(SPEC_CALLS))})",
+               (10**9, None, None, "unknown", "s", 1, "srv", "tools/call", "t", 5, "ok", None, None, None,
+                None, "{}", "real"))
+    db.execute("ROLLBACK")
     for table, columns in SPEC_COLUMNS.items():
         found = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
         assert found[: len(columns)] == columns, table
@@ -121,6 +130,12 @@ def test_calls_holds_every_stored_call_as_spec_12_1_spells_it(root: Path) -> Non
         assert ts.endswith("Z") and ts[10] == "T"
     captured = {r[10] for r in rows if r[10] is not None}
     assert captured == {c for (c,) in db.execute("SELECT capture FROM index_captures")}
+    coded = db.execute(  # each row's compact columns code its own texts (this package's readers use them)
+        "SELECT c.session IS ses.value, c.args IS shape.value, c.server IS l.server, c.method IS l.method, "
+        "c.tool IS l.tool, c.outcome IS l.outcome, c.kind IS l.kind, c.ts IS " + SPEC_TS.format("c.ts_ms")
+        + " FROM calls c LEFT JOIN strings ses ON ses.id = c.session_code LEFT JOIN strings shape "
+        "ON shape.id = c.args_code LEFT JOIN call_labels l ON l.id = c.labels_code").fetchall()
+    assert len(coded) == len(stored) and set(coded) == {(1,) * 8}
 
 
 def test_the_reference_promotion_and_findings_queries_run_on_the_file(root: Path) -> None:

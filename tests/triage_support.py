@@ -232,7 +232,14 @@ def canonical(path: Path) -> dict[str, Any]:
 
     db = sqlite3.connect(path)
     try:
-        calls = {row[0]: row[1:] for row in db.execute("SELECT * FROM calls")}
+        from mcpeval_nb.triage.index.spec_rows import SPEC_CALLS_COLUMNS
+
+        spec = ", ".join(f"c.{name}" for name in SPEC_CALLS_COLUMNS)
+        calls = {row[0]: row[1:] for row in db.execute(  # the compact columns as the values they code
+            f"SELECT {spec}, c.ts_ms, ses.value, shape.value, l.server, l.method, l.tool, l.outcome, l.kind "
+            "FROM calls c LEFT JOIN strings ses ON ses.id = c.session_code "
+            "LEFT JOIN strings shape ON shape.id = c.args_code "
+            "LEFT JOIN call_labels l ON l.id = c.labels_code")}
         windows = Counter((calls[f], calls[n], o) for f, n, o in db.execute("SELECT * FROM windows"))
         notes = Counter(
             (calls.get(c), *rest)
@@ -261,11 +268,15 @@ def canonical(path: Path) -> dict[str, Any]:
             )
         }
         events = Counter((key, calls[call_id]) for key, call_id in db.execute("SELECT * FROM call_events"))
+        labels = {tuple(row): n for *row, n in db.execute(  # counted by the index, and as its calls count
+            "SELECT server, method, tool, outcome, kind, calls FROM call_labels WHERE calls > 0")}
+        assert labels == Counter(values[-5:] for values in calls.values())
         return {
             "groups": groups,
             "captures": captures,
             "events": events,
             "calls": Counter(calls.values()),
+            "labels": labels,
             "windows": windows,
             "annotations": notes,
             "checkpoint": check,

@@ -103,14 +103,15 @@ def _call_counts(
 ) -> Counter[tuple[str, str | None]]:
     real = [c for c, (_, method, _, _, kind) in labels.items() if method == "tools/call" and kind == "real"]
     counts: Counter[tuple[str, str | None]] = Counter()
-    if real:
-        for label, n in db.execute(
-            f"SELECT r.labels, COUNT(*) FROM call_rows r WHERE r.labels IN "
-            f"({', '.join(map(str, real))}){span[0]} GROUP BY r.labels",
-            span[1],
-        ):
+    if real:  # every call: counted by the index; in a span: counted here
+        marks = ", ".join(map(str, real))
+        query = (f"SELECT id, calls FROM call_labels WHERE id IN ({marks})" if not span[0] else
+                 f"SELECT r.labels, COUNT(*) FROM call_rows r WHERE r.labels IN ({marks}){span[0]} "
+                 "GROUP BY r.labels")
+        for label, n in db.execute(query, span[1]):
             server, _, tool, _, _ = labels[label]
-            counts[(server, tool)] += n
+            if n:
+                counts[(server, tool)] += n
     return counts
 
 

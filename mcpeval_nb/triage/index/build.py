@@ -37,6 +37,7 @@ from ...tables.load import check_errors
 from ..rows import LIFECYCLE_COLUMNS
 from .bulk import Bulk
 from .database import (
+    COUNT_LABELS,
     FILL_CAPTURES,
     INDEX_FILE,
     INDEXES,
@@ -47,7 +48,7 @@ from .database import (
     inspect_index,
     statements,
 )
-from .encode import Encoded, Encoder, call_rows_batch, check_captures
+from .encode import Encoded, Encoder, check_captures, label_counts
 from .ingest import Ingest, Progress, ReadOptions, write_sources
 from .links import linked_notes
 from .refresh import refresh_index
@@ -197,11 +198,9 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
             proof = ingest.read(source, cursor)
             assert proof is not None  # nothing to prove from: read whole
             done.append((source, cursor, proof))
-        for part, part_ids in zip(ingest.parts, ingest.ids, strict=True):  # written by the bulk thread (no
-            bulk.ingest("call_rows", pa.Table.from_batches([call_rows_batch(part, part_ids)]))  # GIL) while
-        dropped = pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())})  # replays, links and
-        for table, column in (("call_rows", "id"), ("call_errors", "call_id"), ("calls", "id")):  # windows
-            bulk.execute(f"DELETE FROM {table} WHERE {column} = ?", dropped)  # are computed here
+        dropped = pa.record_batch({"id": pa.array(ingest.drop_replays(), pa.int64())})
+        for table, column in (("call_errors", "call_id"), ("calls", "id")):
+            bulk.execute(f"DELETE FROM {table} WHERE {column} = ?", dropped)
         assert ingest.events is not None  # sorted by drop_replays
         bulk.ingest("call_events", ingest.events.table())  # in key order: appended, not sorted by SQLite
         enc, ids = ingest.calls()
@@ -216,6 +215,7 @@ def _full_build(base: Path, sources: list[Source], *, reason: str, carry: bool,
                                _groups(windows, enc, ids, ingest.encoder), strict=True):
             bulk.ingest(table, rows)
         ingest.bulk_strings()  # any assigned since (none is expected)
+        bulk.execute(COUNT_LABELS, label_counts(enc.labels))
         bulk.execute(FILL_CAPTURES)
         bulk.close()
         db.execute("BEGIN")

@@ -3,10 +3,13 @@
 The SQL surface is SPEC's, so that the reference tool can read and rebuild the file: ``calls`` (a table
 with SPEC's columns), ``windows``, ``annotations``, the checkpoint tables, the lifecycle mirror
 (``finding_lifecycle``, ``probe_history``: ``lifecycle.db`` stays authoritative) and, after ``promote``,
-``issues`` and ``findings``.  This package's own readers use the compact rows: a call is one row of
-integers (``call_rows``, with the id of its ``calls`` row, which holds its identity texts): other text
-values live once in ``strings`` (sessions, argument shapes), label combinations once in ``call_labels``
-(server, method, tool, outcome, kind) and error fields in ``call_errors`` for the rows that have them.
+``issues`` and ``findings``.  This package's own readers use the compact columns that follow SPEC's in
+each ``calls`` row (``ts_ms`` and three codes), through the view ``call_rows``: a call is one row of
+integers there, with its ``calls`` id; text values live once in ``strings`` (sessions, argument shapes),
+label combinations once in ``call_labels`` (server, method, tool, outcome, kind, with the number of
+indexed calls that have them, so that ``promote`` counts calls without reading them) and error fields in
+``call_errors`` for the rows that have them.  (A table of their own cost every full build 1.2-1.5 s
+of writing; in ``calls`` they cost the bulk writer almost nothing: docs/performance.md.)
 Event ids are found through ``call_events`` (64-bit keys in key order, ``events.py``); each capture's last
 calls are kept in ``index_capture_groups`` as a legacy group's are in ``index_groups``, which is all a
 refresh needs of a capture (sizes and times in docs/performance.md). ``index.db`` is derived: a file
@@ -29,9 +32,9 @@ from ...root import entry_exists
 from ...root.layout import INDEX
 from ..rows import ISSUES_TABLE, LIFECYCLE_TABLES
 
-__all__ = ["FILL_CAPTURES", "INDEXES", "INDEX_FILE", "NULL_TS", "REFILL_CAPTURES", "SCHEMA", "SPEC_TS",
-           "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState", "Transaction", "connect", "inspect_index",
-           "json_list", "open_for_reading", "statements", "transaction"]
+__all__ = ["COUNT_LABELS", "FILL_CAPTURES", "INDEXES", "INDEX_FILE", "NULL_TS", "REFILL_CAPTURES", "SCHEMA",
+           "SPEC_TS", "SCHEMA_DIGEST", "TABLES", "VERSION", "IndexState", "Transaction", "connect",
+           "inspect_index", "json_list", "open_for_reading", "statements", "transaction"]
 
 INDEX_FILE = INDEX  # root.layout names it
 #: The checkpoint version: 2 since each source's digest is the one append proof (``journal.proof.Prefix``);
@@ -43,9 +46,8 @@ NULL_TS = -(2**63)  # bound for a NULL ts/latency (binding None is slow in the s
 _CALL_TABLES = """
 CREATE TABLE strings (id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);
 CREATE TABLE call_labels (id INTEGER PRIMARY KEY, server TEXT NOT NULL, method TEXT NOT NULL, tool TEXT,
-  outcome TEXT NOT NULL, kind TEXT NOT NULL, UNIQUE (server, method, tool, outcome, kind));
-CREATE TABLE call_rows (id INTEGER PRIMARY KEY, ts_ms INTEGER, session INTEGER NOT NULL,
-  seq INTEGER NOT NULL, labels INTEGER NOT NULL, latency_ms INTEGER, args INTEGER NOT NULL);
+  outcome TEXT NOT NULL, kind TEXT NOT NULL, calls INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (server, method, tool, outcome, kind));
 CREATE TABLE call_errors (call_id INTEGER PRIMARY KEY, err_code TEXT, err_template TEXT,
   err_template_id TEXT, err_retryable INTEGER);
 CREATE TABLE call_events (key INTEGER NOT NULL, call_id INTEGER NOT NULL, PRIMARY KEY (key, call_id))
@@ -66,15 +68,24 @@ CREATE TABLE index_checkpoint (singleton INTEGER PRIMARY KEY CHECK (singleton = 
   failures INTEGER NOT NULL DEFAULT 0, annotations INTEGER NOT NULL DEFAULT 0);
 """
 #: SPEC 12.1's tables that the reference tool reads (``calls``) or drops and recreates on its own rebuild
-#: (all of them): tables with SPEC's names, columns and types.  ``calls`` is written beside ``call_rows``,
-#: from the same Arrow batch (``spec_rows.py``); ``index_captures`` from ``index_capture_groups``;
-#: ``index_events`` stays empty (event ids are found through ``call_events``; the reference reads it only
-#: under a checkpoint of its own, so it rebuilds first).
+#: (all of them): tables with SPEC's names, columns and types (``calls`` is written from the loader's
+#: Arrow batch, ``spec_rows.py``); ``index_captures`` from ``index_capture_groups``; ``index_events``
+#: stays empty (event ids are found through ``call_events``; the reference reads it only under a checkpoint
+#: of its own, so it rebuilds first).  After SPEC's columns, as other tables here have columns of ours
+#: after SPEC's, each ``calls`` row holds its compact columns: the time in ms (NULL for none) and the codes
+#: of its session and argument shape (``strings``) and of its labels (``call_labels``), nullable like our
+#: other columns, so that an insert naming only SPEC's columns works.
 _SPEC_TABLES = """CREATE TABLE calls (id INTEGER PRIMARY KEY, capture_id TEXT, event_id TEXT, ts, session,
   seq, server, method, tool, latency_ms, outcome, err_code TEXT, err_template TEXT, err_template_id TEXT,
-  err_retryable INTEGER, args TEXT, kind);
+  err_retryable INTEGER, args TEXT, kind, ts_ms INTEGER, session_code INTEGER, labels_code INTEGER,
+  args_code INTEGER);
 CREATE TABLE index_events (event TEXT PRIMARY KEY, digest TEXT);
 CREATE TABLE index_captures (capture TEXT PRIMARY KEY, session, server);
+"""
+#: A call as this package's readers use it: integers only (``session`` and ``args`` are ``strings`` codes,
+#: ``labels`` a ``call_labels`` code).  SQLite reads the view as the ``calls`` columns it names.
+_VIEWS = """CREATE VIEW call_rows (id, ts_ms, session, seq, labels, latency_ms, args) AS
+  SELECT id, ts_ms, session_code, seq, labels_code, latency_ms, args_code FROM calls;
 """
 #: The promoted ones among the last promotion's ``issues`` (``rows.ISSUES_TABLE``).
 _FINDINGS_TABLE = (
@@ -84,13 +95,15 @@ _FINDINGS_TABLE = (
 #: SQLite's spelling of ``calls.ts`` for a time in milliseconds (the SQL expression ``{}`` stands for): RFC
 #: 3339 UTC with ms, as the reference writes it; ``spec_rows.spec_ts`` spells the same with numpy.
 SPEC_TS = "strftime('%Y-%m-%dT%H:%M:%fZ', {} / 1000.0, 'unixepoch')"
+#: ``call_labels.calls``: add each label's number of calls (parameters: the number, the label's code).
+COUNT_LABELS = "UPDATE call_labels SET calls = calls + ? WHERE id = ?"
 #: ``index_captures`` from every capture group (a full build).
 FILL_CAPTURES = """INSERT OR REPLACE INTO index_captures (capture, session, server)
   SELECT g.capture, ses.value, g.server FROM index_capture_groups g JOIN strings ses ON ses.id = g.session"""
 #: ``index_captures`` of the captures in a JSON list (a refresh: looked up by key, not a scan of every group).
 REFILL_CAPTURES = FILL_CAPTURES + "\n  WHERE g.capture IN (SELECT value FROM json_each(?))"
 #: Every table, in creation order.
-TABLES = _CALL_TABLES + _SPEC_TABLES + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
+TABLES = _CALL_TABLES + _SPEC_TABLES + _VIEWS + ISSUES_TABLE + _FINDINGS_TABLE + LIFECYCLE_TABLES
 
 #: Created after a full build's rows are in (and kept up to date by incremental refreshes).
 INDEXES = """

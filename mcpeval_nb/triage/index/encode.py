@@ -1,4 +1,5 @@
-"""Arrow call batches -> the integer rows of ``index.db`` (``call_rows``, ``call_labels``, ``strings``).
+"""Arrow call batches -> the integer codes of ``index.db`` (``calls``' compact columns, ``call_labels``,
+``strings``).
 
 A session or argument shape is stored once and becomes a code into ``strings``, a (server, method, tool,
 outcome, kind) combination a code into ``call_labels``.  Codes are computed per distinct value of a
@@ -12,7 +13,7 @@ values come from the loader's tables, which re-sanitised every record (SPEC 2.2)
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS
 from .events import event_keys
 
-__all__ = ["CALL_ROWS", "Encoded", "Encoder", "LabelRow", "call_rows", "call_rows_batch", "check_captures"]
+__all__ = ["INSERT_ERRORS", "Encoded", "Encoder", "LabelRow", "check_captures", "label_counts"]
 
 _I64_MAX = 2**63 - 1
 LabelRow = tuple[str, str, str | None, str, str]
@@ -306,35 +307,14 @@ def check_captures(enc: Encoded) -> None:
         raise FindingsError("one capture id spans two sessions or servers (conflicting records)")
 
 
-def call_rows(enc: Encoded, ids: np.ndarray) -> Iterable[tuple[int, ...]]:
-    """``call_rows`` rows of these calls for ``executemany(INSERT_ROWS, ...)``, as Python ints."""
-    return zip(*(col.tolist() for col in (ids, enc.ts, enc.session, enc.seq, enc.labels, enc.latency,
-                                          enc.args)), strict=True)
+def label_counts(labels: np.ndarray) -> pa.RecordBatch:
+    """``COUNT_LABELS``' parameters for calls with these label codes: each code's number of calls, the code
+    (the codes no call has are left out)."""
+    counts = np.bincount(labels)
+    codes = np.flatnonzero(counts)
+    return pa.record_batch({"calls": pa.array(counts[codes], pa.int64()), "id": pa.array(codes, pa.int64())})
 
 
-#: ``call_rows`` as Arrow (a full build's bulk ingest); nulls where the statements below write NULL.
-CALL_ROWS = pa.schema([("id", pa.int64()), ("ts_ms", pa.int64()), ("session", pa.int64()),
-                       ("seq", pa.int64()), ("labels", pa.int64()), ("latency_ms", pa.int64()),
-                       ("args", pa.int64())])
-
-
-def call_rows_batch(enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
-    """The rows ``call_rows`` gives ``INSERT_ROWS``, as one Arrow batch (same values, same nulls)."""
-
-    def ints(values: np.ndarray, null: int | None = None) -> pa.Array:
-        return pa.array(values, pa.int64(), mask=None if null is None else values == null)
-
-    return pa.record_batch(
-        [ints(ids), ints(enc.ts, NULL_TS), ints(enc.session), ints(enc.seq), ints(enc.labels),
-         ints(enc.latency, NULL_TS), ints(enc.args)],
-        schema=CALL_ROWS,
-    )
-
-
-INSERT_ROWS = (
-    "INSERT INTO call_rows (id, ts_ms, session, seq, labels, latency_ms, args) "
-    f"VALUES (?, NULLIF(?, {NULL_TS}), ?, ?, ?, NULLIF(?, {NULL_TS}), ?)"
-)
 INSERT_ERRORS = (
     "INSERT INTO call_errors (call_id, err_code, err_template, err_template_id, err_retryable) "
     "VALUES (?, ?, ?, ?, ?)"

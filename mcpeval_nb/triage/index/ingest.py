@@ -23,7 +23,7 @@ from ...journal.snapshot import Cursor
 from ...tables.load import Errors, LoadReport, load_file
 from .bulk import Bulk
 from .database import NULL_TS
-from .encode import INSERT_ERRORS, INSERT_ROWS, Encoded, Encoder, call_rows
+from .encode import INSERT_ERRORS, Encoded, Encoder
 from .events import EventOrder, event_calls
 from .sources import Source
 from .spec_rows import INSERT_CALLS, spec_calls_batch, spec_errors
@@ -127,7 +127,6 @@ class Ingest:
         if self.bulk is not None:
             self._bulk_calls(self.bulk, batch, enc, ids)
         else:
-            self.db.executemany(INSERT_ROWS, call_rows(enc, ids))
             spec = spec_calls_batch(batch, enc, ids)  # the rows a full build's bulk writer appends
             self.db.executemany(INSERT_CALLS, _rows_of(spec))
             self.db.executemany(INSERT_ERRORS, _rows_of(spec_errors(spec, batch.column("has_error"))))
@@ -139,9 +138,9 @@ class Ingest:
         self.paths.append(path)
 
     def _bulk_calls(self, bulk: Bulk, batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> None:
-        """A full build's batch: SPEC's ``calls`` rows, the strings and labels they name and their error
-        rows, written by the bulk thread while this one reads on (replays are deleted from both tables
-        once every batch is read; ``call_rows`` are written then, while this thread computes windows)."""
+        """A full build's batch: its ``calls`` rows, the strings and labels they name and their error rows,
+        written by the bulk thread while this one reads on (replays are deleted from both tables once
+        every batch is read)."""
         spec = spec_calls_batch(batch, enc, ids)
         bulk.append("calls", spec)
         self.bulk_strings()
@@ -299,11 +298,9 @@ def stored_values(db: sqlite3.Connection, events: list[str]) -> dict[str, tuple[
         part = ids[start : start + 500]
         marks = ", ".join("?" * len(part))
         for row in db.execute(
-            "SELECT r.id, c.capture_id, r.ts_ms, r.session, r.seq, r.labels, r.latency_ms, "
-            "r.args, e.call_id, e.err_code, e.err_template, e.err_template_id, "
-            "e.err_retryable FROM call_rows r JOIN calls c ON c.id = r.id "
-            "LEFT JOIN call_errors e ON e.call_id = r.id "
-            f"WHERE r.id IN ({marks})",
+            "SELECT c.id, c.capture_id, c.ts_ms, c.session_code, c.seq, c.labels_code, c.latency_ms, "
+            "c.args_code, e.call_id, e.err_code, e.err_template, e.err_template_id, e.err_retryable "
+            f"FROM calls c LEFT JOIN call_errors e ON e.call_id = c.id WHERE c.id IN ({marks})",
             part,
         ):
             call, capture, ts, session, seq, labels, latency, args, has_error, *err = row

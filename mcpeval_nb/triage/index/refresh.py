@@ -17,8 +17,8 @@ import numpy as np
 from ...errors import FindingsError
 from ...journal.proof import Prefix
 from ...journal.snapshot import Cursor
-from .database import REFILL_CAPTURES, connect, json_list, transaction
-from .encode import Encoded, Encoder, check_captures
+from .database import COUNT_LABELS, REFILL_CAPTURES, connect, json_list, transaction
+from .encode import Encoded, Encoder, check_captures, label_counts
 from .ingest import Ingest, ReadOptions, write_sources
 from .links import link_refresh, parse_tail
 from .result import IndexResult, Rebuild
@@ -69,7 +69,7 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
     replayed, calls, failures, annotations = db.execute(
         "SELECT replayed_events, calls, failures, annotations FROM index_checkpoint"
     ).fetchone()
-    first_id = (db.execute("SELECT MAX(id) FROM call_rows").fetchone()[0] or 0) + 1
+    first_id = (db.execute("SELECT MAX(id) FROM calls").fetchone()[0] or 0) + 1
     last_note = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM annotations").fetchone()[0]
     ingest = Ingest(db, Encoder(db, fresh=False), next_id=first_id, options=options)
     ingest.total = sum(max(0, s.end - c.offset) for s, c, _ in work)
@@ -82,6 +82,8 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
             done.append((source, cursor, taken))
     enc, ids = ingest.calls()
     ingest.encoder.flush()
+    counts = label_counts(enc.labels)
+    db.executemany(COUNT_LABELS, zip(*(c.to_pylist() for c in counts.columns), strict=True))
     if len(ids):
         reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:

@@ -1,8 +1,8 @@
 """SPEC 12.1's ``calls`` rows of a batch of calls, from Arrow: the text table the reference tool reads.
 
 Filling ``calls`` with SQL from the compact rows (SQLite's ``strftime`` and four look-ups per row) took a
-third of a full build, so ``calls`` is written from the loader's batch itself, beside ``call_rows`` (by
-the bulk writer in a full build, by ``executemany`` in a refresh): the label, session and argument texts
+third of a full build, so ``calls`` is written from the loader's batch itself, its compact columns with it
+(by the bulk writer in a full build, by ``executemany`` in a refresh): the label, session and argument texts
 are the batch's dictionary columns as they are (the driver writes their text), the error code's JSON
 text is spelled once per distinct code, and ``ts`` is formatted here with numpy, digit by digit, exactly
 as SQLite's ``strftime('%Y-%m-%dT%H:%M:%fZ', ts_ms / 1000.0, 'unixepoch')`` spells it (``SPEC_TS``;
@@ -22,15 +22,18 @@ from ...privacy.errorinfo import code_json
 from .database import NULL_TS, SPEC_TS
 from .encode import Encoded
 
-__all__ = ["INSERT_CALLS", "SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_errors", "spec_ts"]
+__all__ = ["CALLS_COLUMNS", "INSERT_CALLS", "SPEC_CALLS_COLUMNS", "spec_calls_batch", "spec_errors",
+           "spec_ts"]
 
 #: ``calls``' columns in SPEC 12.1's order (a batch's dictionary columns are written as their text).
 SPEC_CALLS_COLUMNS = ("id", "capture_id", "event_id", "ts", "session", "seq", "server", "method", "tool",
                       "latency_ms", "outcome", "err_code", "err_template", "err_template_id", "err_retryable",
                       "args", "kind")
+#: Every column of a ``calls`` row: SPEC's, then the compact ones (``database.py``).
+CALLS_COLUMNS = (*SPEC_CALLS_COLUMNS, "ts_ms", "session_code", "labels_code", "args_code")
 #: A refresh's ``executemany`` of the same rows (a thousand calls: no bulk writer).
-INSERT_CALLS = (f"INSERT INTO calls ({', '.join(SPEC_CALLS_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(SPEC_CALLS_COLUMNS))})")
+INSERT_CALLS = (f"INSERT INTO calls ({', '.join(CALLS_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(CALLS_COLUMNS))})")
 #: 0001-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the times spelled here.
 _FIRST_MS, _LAST_MS = -62_135_596_800_000, 253_402_300_799_999
 #: "00" to "99" and "000" to "999" as bytes: a field's digits are one table look-up per row.
@@ -110,7 +113,8 @@ def _sqlite_ts(values: list[int]) -> list[str | None]:
 
 
 def spec_calls_batch(batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> pa.RecordBatch:
-    """The ``calls`` rows of one loader batch (``CALLS_SCHEMA``) encoded as ``enc`` with call ids ``ids``."""
+    """The ``calls`` rows of one loader batch (``CALLS_SCHEMA``) encoded as ``enc`` with call ids ``ids``:
+    ``CALLS_COLUMNS``, SPEC's then the compact ones."""
     failed = batch.column("has_error")
     no_error = pc.invert(failed)
 
@@ -128,8 +132,10 @@ def spec_calls_batch(batch: pa.RecordBatch, enc: Encoded, ids: np.ndarray) -> pa
                pa.array(enc.seq, pa.int64()), batch.column("server"), batch.column("method"),
                batch.column("tool"), pa.array(enc.latency, pa.int64(), mask=enc.latency == NULL_TS),
                batch.column("outcome"), error("error_code", spell=True), error("error_template"),
-               error("error_template_id"), retryable, batch.column("args"), batch.column("kind")]
-    return pa.RecordBatch.from_arrays(columns, names=list(SPEC_CALLS_COLUMNS))
+               error("error_template_id"), retryable, batch.column("args"), batch.column("kind"),
+               pa.array(enc.ts, pa.int64(), mask=enc.ts == NULL_TS), pa.array(enc.session, pa.int64()),
+               pa.array(enc.labels, pa.int64()), pa.array(enc.args, pa.int64())]
+    return pa.RecordBatch.from_arrays(columns, names=list(CALLS_COLUMNS))
 
 
 def spec_errors(spec: pa.RecordBatch, failed: pa.Array) -> pa.RecordBatch:
