@@ -28,7 +28,7 @@ from .events import EventOrder, event_calls
 from .sources import Source
 from .spec_rows import INSERT_CALLS, spec_calls_batch, spec_errors
 
-__all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "write_sources"]
+__all__ = ["Ingest", "Progress", "ReadOptions", "annotation_rows", "rows_of", "write_sources"]
 
 Progress = Callable[[int, int], None]
 
@@ -128,8 +128,8 @@ class Ingest:
             self._bulk_calls(self.bulk, batch, enc, ids)
         else:
             spec = spec_calls_batch(batch, enc, ids)  # the rows a full build's bulk writer appends
-            self.db.executemany(INSERT_CALLS, _rows_of(spec))
-            self.db.executemany(INSERT_ERRORS, _rows_of(spec_errors(spec, batch.column("has_error"))))
+            self.db.executemany(INSERT_CALLS, rows_of(spec))
+            self.db.executemany(INSERT_ERRORS, rows_of(spec_errors(spec, batch.column("has_error"))))
             event = np.flatnonzero(enc.has_event)
             self.db.executemany("INSERT INTO call_events (key, call_id) VALUES (?, ?)",
                                 zip(enc.event_key[event].tolist(), ids[event].tolist(), strict=True))
@@ -240,7 +240,7 @@ class Ingest:
         self.annotations += batch.num_rows
 
 
-def _rows_of(batch: pa.RecordBatch) -> Iterable[tuple[object, ...]]:
+def rows_of(batch: pa.RecordBatch) -> Iterable[tuple[object, ...]]:
     """A batch's rows as Python tuples for ``executemany``."""
     return zip(*(_values_of(c) for c in batch.columns), strict=True)
 

@@ -19,7 +19,7 @@ from ...journal.proof import Prefix
 from ...journal.snapshot import Cursor
 from .database import COUNT_LABELS, REFILL_CAPTURES, connect, json_list, transaction
 from .encode import Encoded, Encoder, check_captures, label_counts
-from .ingest import Ingest, ReadOptions, write_sources
+from .ingest import Ingest, ReadOptions, rows_of, write_sources
 from .links import link_refresh, parse_tail
 from .result import IndexResult, Rebuild
 from .sources import Source
@@ -82,8 +82,7 @@ def _refresh(db: sqlite3.Connection, path: Path, sources: list[Source],
             done.append((source, cursor, taken))
     enc, ids = ingest.calls()
     ingest.encoder.flush()
-    counts = label_counts(enc.labels)
-    db.executemany(COUNT_LABELS, zip(*(c.to_pylist() for c in counts.columns), strict=True))
+    db.executemany(COUNT_LABELS, rows_of(label_counts(enc.labels)))
     if len(ids):
         reason = _append_windows(db, enc, ids, ingest.encoder)
         if reason is not None:
